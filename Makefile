@@ -1,0 +1,25 @@
+# Two entry points: `make demo` runs the main job, `make test` runs the whole suite.
+# Each creates its own virtual environment (.venv) and installs what it needs.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) examples/scripted_research.py
+
+test: $(VENV)/.installed
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed
+	$(PY) bench/long_run.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,78 @@
+"""jupyter_deepagent: a deep research agent that lives in the notebook, with its whole context visible.
+
+Heavy dependencies (LangChain, LangGraph, pandas) load on first use of a name, not at import, so
+`%load_ext jupyter_deepagent` stays fast.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "BackendProtocol": "jupyter_deepagent.backends.protocol",
+    "CompositeBackend": "jupyter_deepagent.backends.composite",
+    "DiskBackend": "jupyter_deepagent.backends.disk",
+    "StateBackend": "jupyter_deepagent.backends.state",
+    "StoreBackend": "jupyter_deepagent.backends.store",
+    "ScriptedChatModel": "jupyter_deepagent.harness.scripted_model",
+    "resolve_model": "jupyter_deepagent.harness.model_resolution",
+}
+for _name in (
+    "BackendError",
+    "BinaryFile",
+    "ContextOverflow",
+    "EditConflict",
+    "FileNotFound",
+    "FileTooLarge",
+    "InvalidPath",
+    "MissingAPIKey",
+    "ModelConfigurationError",
+    "PermissionDenied",
+    "ResearchAssistantError",
+    "ScriptError",
+):
+    _EXPORTS[_name] = "jupyter_deepagent._exceptions"
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module 'jupyter_deepagent' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from jupyter_deepagent._exceptions import (
+        BackendError,
+        BinaryFile,
+        ContextOverflow,
+        EditConflict,
+        FileNotFound,
+        FileTooLarge,
+        InvalidPath,
+        MissingAPIKey,
+        ModelConfigurationError,
+        PermissionDenied,
+        ResearchAssistantError,
+        ScriptError,
+    )
+    from jupyter_deepagent.backends.composite import CompositeBackend
+    from jupyter_deepagent.backends.disk import DiskBackend
+    from jupyter_deepagent.backends.protocol import BackendProtocol
+    from jupyter_deepagent.backends.state import StateBackend
+    from jupyter_deepagent.backends.store import StoreBackend
+    from jupyter_deepagent.harness.model_resolution import resolve_model
+    from jupyter_deepagent.harness.scripted_model import ScriptedChatModel

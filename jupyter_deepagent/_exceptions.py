@@ -1,0 +1,97 @@
+"""The exceptions this project raises, under one root.
+
+```
+ResearchAssistantError
+ ├── BackendError                  a file operation failed; carries .path
+ │    ├── FileNotFound             no file or folder at that path
+ │    ├── PermissionDenied         the mount is read-only or the path is protected
+ │    ├── InvalidPath              the path is malformed or would leave its mount
+ │    ├── EditConflict             old text not found, or found more than once
+ │    ├── FileTooLarge             over the backend's max_file_bytes
+ │    └── BinaryFile               the file is not text; it is reported, not dumped
+ ├── ModelConfigurationError       a model string or key cannot be turned into a model
+ │    └── MissingAPIKey            the provider needs a key that is not set
+ ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
+ └── ContextOverflow               the conversation does not fit the window, even after compression
+```
+
+Every message says what happened, which file or option, and what to do. Builtins (`TypeError`,
+`ValueError`) are used only for caller misuse of the Python API.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "BinaryFile",
+    "ContextOverflow",
+    "EditConflict",
+    "FileNotFound",
+    "FileTooLarge",
+    "InvalidPath",
+    "MissingAPIKey",
+    "ModelConfigurationError",
+    "PermissionDenied",
+    "ResearchAssistantError",
+    "ScriptError",
+]
+
+
+class ResearchAssistantError(Exception):
+    """Root of every error raised by jupyter_deepagent."""
+
+
+class BackendError(ResearchAssistantError):
+    """A file operation on a backend failed."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class FileNotFound(BackendError):
+    """No file or folder exists at the path."""
+
+
+class PermissionDenied(BackendError):
+    """The operation is not allowed on this path (read-only mount, protected file)."""
+
+
+class InvalidPath(BackendError):
+    """The path is malformed (NUL byte, too long) or resolves outside its mount."""
+
+
+class EditConflict(BackendError):
+    """An edit's old text was not found, or was found more than once without replace_all."""
+
+    def __init__(self, message: str, *, path: str | None = None, matches: int = 0) -> None:
+        super().__init__(message, path=path)
+        self.matches = matches
+
+
+class FileTooLarge(BackendError):
+    """The file is larger than the backend allows."""
+
+
+class BinaryFile(BackendError):
+    """The file holds binary data; it can be listed but not read as text."""
+
+
+class ModelConfigurationError(ResearchAssistantError):
+    """A model specification cannot be turned into a chat model."""
+
+
+class MissingAPIKey(ModelConfigurationError):
+    """The chosen provider needs an API key that is not set."""
+
+    def __init__(self, message: str, *, variables: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.variables = variables
+
+
+class ScriptError(ResearchAssistantError):
+    """A ScriptedChatModel script is malformed, or the run asked for more replies than it has."""
+
+
+class ContextOverflow(ResearchAssistantError):
+    """The conversation could not be brought inside the model's context window."""

@@ -1,0 +1,1 @@
+"""Where bytes live: one protocol and its implementations (no LLM, no Jupyter)."""

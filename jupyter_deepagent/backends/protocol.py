@@ -1,0 +1,159 @@
+"""The one protocol every backend implements, and the small typed results it returns.
+
+Paths are virtual and absolute (`/notes/a.md`); folders end in `/` when listed. A backend never
+raises anything but the `BackendError` family for a bad path or file, so tools can turn every
+failure into a message for the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "DEFAULT_READ_LIMIT",
+    "AsyncBackendMixin",
+    "BackendProtocol",
+    "EditResult",
+    "FileInfo",
+    "GrepMatch",
+    "ReadResult",
+    "WriteResult",
+]
+
+DEFAULT_READ_LIMIT = 2000
+"""Lines returned by `read` when no limit is given."""
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One entry of a listing: a file or a folder (folders' paths end in `/`)."""
+
+    path: str
+    size: int = 0
+    modified_at: datetime | None = None
+    is_dir: bool = False
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """A page of a text file: `lines` (without newlines) starting at 0-based line `offset`."""
+
+    path: str
+    lines: list[str]
+    offset: int
+    total_lines: int
+
+    @property
+    def next_offset(self) -> int | None:
+        """Offset of the next page, or None when this page reaches the end of the file."""
+        end = self.offset + len(self.lines)
+        return end if end < self.total_lines else None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """A file written: its path, size in bytes and whether it was new."""
+
+    path: str
+    size: int
+    created: bool
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """An exact-text edit applied: how many occurrences were replaced."""
+
+    path: str
+    replacements: int
+
+
+@dataclass(frozen=True)
+class GrepMatch:
+    """One matching line (1-based line number)."""
+
+    path: str
+    line_number: int
+    line: str
+
+
+@runtime_checkable
+class BackendProtocol(Protocol):
+    """Where the agent's files live. Every method has an async twin prefixed with `a`."""
+
+    def ls(self, path: str = "/") -> list[FileInfo]:
+        """List the direct children of a folder, sorted by path."""
+        ...
+
+    def read(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
+        """Read `limit` lines of a text file starting at 0-based line `offset`."""
+        ...
+
+    def write(self, path: str, content: str) -> WriteResult:
+        """Create or overwrite a text file (parent folders are implied)."""
+        ...
+
+    def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
+        """Replace exact text; `old` must occur exactly once unless `replace_all`."""
+        ...
+
+    def delete(self, path: str) -> None:
+        """Delete a file, or a folder with everything under it."""
+        ...
+
+    def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
+        """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`)."""
+        ...
+
+    def grep(
+        self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
+    ) -> list[GrepMatch]:
+        """Lines of text files under `path` containing `pattern` (a literal unless `regex`)."""
+        ...
+
+    async def als(self, path: str = "/") -> list[FileInfo]: ...
+    async def aread(
+        self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
+    ) -> ReadResult: ...
+    async def awrite(self, path: str, content: str) -> WriteResult: ...
+    async def aedit(
+        self, path: str, old: str, new: str, replace_all: bool = False
+    ) -> EditResult: ...
+    async def adelete(self, path: str) -> None: ...
+    async def aglob(self, pattern: str, path: str = "/") -> list[FileInfo]: ...
+    async def agrep(
+        self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
+    ) -> list[GrepMatch]: ...
+
+
+class AsyncBackendMixin:
+    """Async twins written once: each runs the sync method in a worker thread.
+
+    `asyncio.to_thread` copies the caller's context, so a `StateBackend` bound to a run's state
+    sees the same files from the async twin.
+    """
+
+    async def als(self, path: str = "/") -> list[FileInfo]:
+        return await asyncio.to_thread(self.ls, path)  # type: ignore[attr-defined]
+
+    async def aread(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
+        return await asyncio.to_thread(self.read, path, offset, limit)  # type: ignore[attr-defined]
+
+    async def awrite(self, path: str, content: str) -> WriteResult:
+        return await asyncio.to_thread(self.write, path, content)  # type: ignore[attr-defined]
+
+    async def aedit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
+        return await asyncio.to_thread(self.edit, path, old, new, replace_all)  # type: ignore[attr-defined]
+
+    async def adelete(self, path: str) -> None:
+        await asyncio.to_thread(self.delete, path)  # type: ignore[attr-defined]
+
+    async def aglob(self, pattern: str, path: str = "/") -> list[FileInfo]:
+        return await asyncio.to_thread(self.glob, pattern, path)  # type: ignore[attr-defined]
+
+    async def agrep(
+        self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
+    ) -> list[GrepMatch]:
+        return await asyncio.to_thread(self.grep, pattern, path, glob, regex)  # type: ignore[attr-defined]

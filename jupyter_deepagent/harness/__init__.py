@@ -1,0 +1,1 @@
+"""The agent: tools over backends and middleware for the five kinds of context (no Jupyter)."""
