@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from jupyter_deepagent._exceptions import BackendError
+
 __all__ = [
     "DEFAULT_READ_LIMIT",
     "AsyncBackendMixin",
@@ -45,6 +47,29 @@ class ReadResult:
     lines: list[str]
     offset: int
     total_lines: int
+
+    @classmethod
+    def from_text(
+        cls, path: str, text: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
+    ) -> ReadResult:
+        """Page `text` the way every backend does: `str.splitlines()` lines from `offset`.
+
+        Raises:
+            BackendError: If `offset` is negative or past the end of a non-empty file, or
+                `limit` is below 1.
+        """
+        lines = text.splitlines()
+        if offset < 0 or limit < 1:
+            msg = f"Cannot read {path} at offset={offset}, limit={limit}: use offset >= 0, limit >= 1."
+            raise BackendError(msg, path=path)
+        if lines and offset >= len(lines):
+            msg = (
+                f"offset {offset} is past the end of {path}, which has {len(lines)} lines. "
+                f"Use an offset below {len(lines)}."
+            )
+            raise BackendError(msg, path=path)
+        page = lines[offset : offset + limit]
+        return cls(path=path, lines=page, offset=offset, total_lines=len(lines))
 
     @property
     def next_offset(self) -> int | None:
