@@ -20,6 +20,13 @@ _EXPORTS: dict[str, str] = {
     "StoreBackend": "jupyter_deepagent.backends.store",
     "ScriptedChatModel": "jupyter_deepagent.harness.scripted_model",
     "resolve_model": "jupyter_deepagent.harness.model_resolution",
+    "HarnessProfile": "jupyter_deepagent.harness.profile",
+    "PromptAssembly": "jupyter_deepagent.harness.prompt",
+    "PromptSection": "jupyter_deepagent.harness.prompt",
+    "assemble_prompt": "jupyter_deepagent.harness.agent",
+    "create_research_agent": "jupyter_deepagent.harness.agent",
+    "RunTrace": "jupyter_deepagent.trace.run_trace",
+    "trace_run": "jupyter_deepagent.trace.run_trace",
 }
 for _name in (
     "BackendError",
@@ -74,5 +81,9 @@ if TYPE_CHECKING:
     from jupyter_deepagent.backends.protocol import BackendProtocol
     from jupyter_deepagent.backends.state import StateBackend
     from jupyter_deepagent.backends.store import StoreBackend
+    from jupyter_deepagent.harness.agent import assemble_prompt, create_research_agent
     from jupyter_deepagent.harness.model_resolution import resolve_model
+    from jupyter_deepagent.harness.profile import HarnessProfile
+    from jupyter_deepagent.harness.prompt import PromptAssembly, PromptSection
+    from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
     from jupyter_deepagent.harness.scripted_model import ScriptedChatModel

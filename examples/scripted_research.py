@@ -1,0 +1,106 @@
+"""A scripted research run, end to end and offline: the agent plans, takes notes in files, reads a
+skill, searches its notes and writes a report. Prints every run event, the prompt it assembled and
+the files it left behind.
+
+Run with `make demo`. No API key and no network: the model is a ScriptedChatModel.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from jupyter_deepagent import (
+    CompositeBackend,
+    DiskBackend,
+    ScriptedChatModel,
+    StateBackend,
+    create_research_agent,
+    trace_run,
+)
+
+SKILL = """---
+name: source-notes
+description: Take structured notes on a source (claim, evidence, caveats) before summarising.
+---
+For each source write `/notes/<source>.md` with three headings: Claim, Evidence, Caveats.
+"""
+
+SCRIPT = [
+    {"tool_calls": [{"name": "write_todos", "args": {"todos": [
+        {"content": "Read the note-taking skill", "status": "in_progress"},
+        {"content": "Take notes on two sources", "status": "pending"},
+        {"content": "Write the report", "status": "pending"},
+    ]}}]},
+    {"tool_calls": [{"name": "read_file", "args": {"file_path": "/workspace/skills/source-notes/SKILL.md"}}]},
+    {"tool_calls": [
+        {"name": "write_file", "args": {"file_path": "/notes/smith2021.md", "content":
+            "# Claim\nGlacier mass loss doubled since 2000.\n# Evidence\nGRACE gravimetry.\n# Caveats\nShort record.\n"}},
+        {"name": "write_file", "args": {"file_path": "/notes/lee2023.md", "content":
+            "# Claim\nLoss rates vary by region.\n# Evidence\nDEM differencing.\n# Caveats\nSparse in Asia.\n"}},
+    ]},
+    {"tool_calls": [{"name": "grep", "args": {"pattern": "Caveats", "path": "/notes/", "output_mode": "content"}}]},
+    {"tool_calls": [{"name": "write_file", "args": {"file_path": "/workspace/report.md", "content":
+        "# Glacier mass loss\n\nTwo sources agree loss accelerated since 2000 (smith2021, lee2023);\n"
+        "regional coverage remains thin.\n"}}]},
+    "The report is in /workspace/report.md: mass loss accelerated since 2000, with thin regional coverage.",
+]
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder)
+        (workspace / "skills" / "source-notes").mkdir(parents=True)
+        (workspace / "skills" / "source-notes" / "SKILL.md").write_text(SKILL)
+        (workspace / "AGENTS.md").write_text("Cite sources by first author and year.\n")
+        backend = CompositeBackend(StateBackend(), {"/workspace/": DiskBackend(workspace)})
+        agent = create_research_agent(
+            ScriptedChatModel(script=SCRIPT),
+            system_prompt="You are a research assistant for climate science.",
+            memory=["/workspace/AGENTS.md"],
+            skills=["/workspace/skills/"],
+            backend=backend,
+        )
+        trace = trace_run(
+            agent, {"messages": [{"role": "user", "content": "Summarise glacier mass loss."}]}
+        )
+
+        print("== System prompt (first model call) ==")
+        for section in trace.prompts[0].sections:
+            print(f"  {section.name:<18} {section.tokens:>5} tokens  ({section.source})")
+        print("\n== Run events ==")
+        for event in trace.events:
+            print("  " + describe(event))
+        print("\n== Files in the thread's state ==")
+        for path, data in sorted(trace.state.get("files", {}).items()):
+            print(f"  {path} ({len(data['content'])} chars)")
+        print("\n== Files written to the workspace on disk ==")
+        for path in sorted(workspace.rglob("*")):
+            if path.is_file():
+                print(f"  /workspace/{path.relative_to(workspace)}")
+        print("\n== Final answer ==\n" + trace.final_text)
+
+
+def describe(event: dict) -> str:
+    kind, step = event["type"], event["step"]
+    if kind == "prompt":
+        return f"[{step}] prompt: {len(event['assembly']['sections'])} sections, {event['assembly']['tokens']} tokens"
+    if kind == "model_call":
+        calls = ", ".join(event["tool_calls"]) or "final answer"
+        return f"[{step}] model: {event['tokens_in']} tokens in, {event['tokens_out']} out -> {calls}"
+    if kind == "tool_call":
+        return f"[{step}] tool {event['tool']}({', '.join(f'{k}={v!r}' for k, v in event['args'].items())})"[:160]
+    if kind == "tool_result":
+        status = f"error: {event['error']}" if event["error"] else f"{event['size']} chars"
+        return f"[{step}] -> {event['tool']}: {status} in {event['seconds'] * 1000:.1f} ms"
+    if kind == "todos":
+        return f"[{step}] todos: " + "; ".join(f"{t['content']} ({t['status']})" for t in event["todos"])
+    if kind == "skill_loaded":
+        return f"[{step}] skill loaded: {event['skill']}"
+    if kind == "memory_loaded":
+        return f"[{step}] memory loaded: {event['path']} ({event['tokens']} tokens)"
+    return f"[{step}] {kind}: {event.get('message', '')}"
+
+
+if __name__ == "__main__":
+    main()

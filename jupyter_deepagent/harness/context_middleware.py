@@ -1,0 +1,127 @@
+"""The middleware that owns the system prompt: memory, skills, profile and the prompt event.
+
+It sits inside any user middleware, so whatever they add to the system message becomes the
+"middleware" section, and the model receives exactly `PromptAssembly.text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.messages import SystemMessage, ToolMessage
+from langgraph.types import Command
+
+from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.backends.state import bind_state_files
+from jupyter_deepagent.harness.assembly import AssemblyConfig, AssemblyResult, build_assembly
+from jupyter_deepagent.harness.events import emit_event, run_step
+from jupyter_deepagent.harness.tokens import approx_tokens
+
+__all__ = ["ResearchContextMiddleware"]
+
+
+class ResearchContextMiddleware(AgentMiddleware):
+    """Assembles the system prompt at every model call and reports what went into it."""
+
+    def __init__(self, config: AssemblyConfig, backend: BackendProtocol) -> None:
+        super().__init__()
+        self.config = config
+        self.backend = backend
+
+    # -- run start: report memory and skill problems once per run --------------------------------
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        result = self._assemble(state)
+        for memory_file in result.memory:
+            if memory_file.text is None:
+                emit_event("warning", message=memory_file.problem, source=memory_file.path)
+            else:
+                emit_event(
+                    "memory_loaded", path=memory_file.path, tokens=approx_tokens(memory_file.text)
+                )
+        for source, message in result.skills.problems:
+            emit_event("warning", message=message, source=source)
+        return None
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    # -- every model call: the assembled prompt, the profile's view of the tools ------------------
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> Any:
+        return handler(self._prepare(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        return await handler(self._prepare(request))
+
+    def _prepare(self, request: ModelRequest) -> ModelRequest:
+        outer = request.system_message.text if request.system_message is not None else ""
+        result = self._assemble(request.state, middleware_text=outer)
+        emit_event(
+            "prompt", step=run_step(request.state["messages"]) + 1, assembly=result.assembly.as_dict()
+        )
+        return request.override(
+            system_message=SystemMessage(content=result.assembly.text),
+            tools=self._visible_tools(request.tools),
+        )
+
+    def _assemble(self, state: Any, middleware_text: str = "") -> AssemblyResult:
+        with bind_state_files(state.get("files") if isinstance(state, dict) else None):
+            return build_assembly(self.config, self.backend, middleware_text=middleware_text)
+
+    def _visible_tools(self, tools: list[Any]) -> list[Any]:
+        profile = self.config.profile
+        visible = []
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else getattr(tool, "name", None)
+            if name in profile.excluded_tools:
+                continue
+            override = profile.tool_description_overrides.get(name or "")
+            if override is not None:
+                if isinstance(tool, dict):
+                    tool = {**tool, "description": override}
+                else:
+                    tool = tool.model_copy(update={"description": override})
+            visible.append(tool)
+        return visible
+
+    # -- tool calls: a SKILL.md read is a skill loaded --------------------------------------------
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command]
+    ) -> ToolMessage | Command:
+        result = handler(request)
+        self._note_skill_read(request, result)
+        return result
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+    ) -> ToolMessage | Command:
+        result = await handler(request)
+        self._note_skill_read(request, result)
+        return result
+
+    def _note_skill_read(self, request: ToolCallRequest, result: Any) -> None:
+        call = request.tool_call
+        if call["name"] != "read_file" or not self.config.skills:
+            return
+        if isinstance(result, ToolMessage) and result.status == "error":
+            return
+        path = str(call.get("args", {}).get("file_path", ""))
+        if not path.endswith("SKILL.md"):
+            return
+        path = "/" + path.lstrip("/")
+        with bind_state_files(request.state.get("files") if isinstance(request.state, dict) else None):
+            from jupyter_deepagent.harness.skills import scan_skills
+
+            skill = scan_skills(self.backend, self.config.skills).by_path(path)
+        if skill is not None:
+            emit_event(
+                "skill_loaded", step=run_step(request.state["messages"]), skill=skill.name, path=path
+            )

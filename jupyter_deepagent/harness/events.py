@@ -1,0 +1,151 @@
+"""Run events: the one stream every view reads (cell output, inspector, sidebar, research log).
+
+Each event is a plain JSON-serializable dict written to LangGraph's custom stream
+(`stream_mode="custom"`). Every event carries:
+
+- `type`: one of `EVENT_TYPES`
+- `time`: seconds since the epoch
+- `agent`: the agent's name (`"main"`, or the subagent's name)
+- `task_id`: None for the main agent; the task id for events of a subagent's own steps
+- `step`: the model call of this run the event belongs to (1-based; 0 before the first call)
+
+and its own fields:
+
+| type | fields |
+|---|---|
+| `prompt` | `assembly` (PromptAssembly.as_dict(): sections with name, source, text, tokens) |
+| `model_call` | `tokens_in`, `tokens_out`, `seconds`, `messages`, `tool_calls` (names) |
+| `tool_call` | `tool`, `tool_call_id`, `args` (summary) |
+| `tool_result` | `tool`, `tool_call_id`, `size` (chars), `seconds`, `error` (None or text) |
+| `skill_loaded` | `skill`, `path` |
+| `memory_loaded` | `path`, `tokens` |
+| `todos` | `todos` (list of {content, status}) |
+| `warning` | `message`, `source` (a file, an option) |
+
+Later layers add their own types (compression, subagents) with the same common fields.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = [
+    "EVENT_TYPES",
+    "RunEvent",
+    "agent_scope",
+    "current_agent",
+    "emit_event",
+    "event_sink",
+    "run_step",
+    "summarize_args",
+]
+
+RunEvent = dict[str, Any]
+
+EVENT_TYPES = (
+    "prompt",
+    "model_call",
+    "tool_call",
+    "tool_result",
+    "skill_loaded",
+    "memory_loaded",
+    "todos",
+    "warning",
+)
+
+_agent_scope: contextvars.ContextVar[tuple[str, str | None]] = contextvars.ContextVar(
+    "jupyter_deepagent_agent_scope", default=("main", None)
+)
+_extra_sink: contextvars.ContextVar[Callable[[RunEvent], None] | None] = contextvars.ContextVar(
+    "jupyter_deepagent_event_sink", default=None
+)
+
+
+def current_agent() -> tuple[str, str | None]:
+    """The (agent name, task id) the events of this context are stamped with."""
+    return _agent_scope.get()
+
+
+@contextmanager
+def agent_scope(name: str, task_id: str | None) -> Iterator[None]:
+    """Stamp events emitted inside the block with a subagent's name and task id."""
+    token = _agent_scope.set((name, task_id))
+    try:
+        yield
+    finally:
+        _agent_scope.reset(token)
+
+
+@contextmanager
+def event_sink(sink: Callable[[RunEvent], None]) -> Iterator[None]:
+    """Send events emitted inside the block to `sink` instead of LangGraph's custom stream.
+
+    Used to forward a subagent's events into its parent's stream.
+    """
+    token = _extra_sink.set(sink)
+    try:
+        yield
+    finally:
+        _extra_sink.reset(token)
+
+
+def emit_event(event_type: str, step: int = 0, **fields: Any) -> RunEvent:
+    """Build an event with the common fields and write it to the current run's custom stream.
+
+    Outside a graph run (a plain function call in a test or script) the event is only returned.
+    """
+    agent, task_id = _agent_scope.get()
+    event: RunEvent = {
+        "type": event_type,
+        "time": time.time(),
+        "agent": agent,
+        "task_id": task_id,
+        "step": step,
+        **fields,
+    }
+    sink = _extra_sink.get()
+    if sink is not None:
+        sink(event)
+        return event
+    try:
+        from langgraph.config import get_stream_writer
+
+        writer = get_stream_writer()
+    except (RuntimeError, ImportError):  # not inside a graph run
+        return event
+    writer(event)
+    return event
+
+
+def run_step(messages: Sequence[Any]) -> int:
+    """Number of model replies since the last human message: the step of the current run."""
+    steps = 0
+    for message in reversed(messages):
+        kind = getattr(message, "type", None)
+        if kind == "human":
+            break
+        if kind == "ai":
+            steps += 1
+    return steps
+
+
+def summarize_args(args: Any, limit: int = 200) -> dict[str, Any]:
+    """A short, display-safe copy of a tool call's arguments: long strings are cut."""
+    if not isinstance(args, dict):
+        return {"value": _short(args, limit)}
+    return {key: _short(value, limit) for key, value in args.items()}
+
+
+def _short(value: Any, limit: int) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}… [{len(value) - limit:,} more characters]"
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    if isinstance(value, str):
+        return value
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}…"

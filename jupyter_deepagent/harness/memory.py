@@ -1,0 +1,58 @@
+"""AGENTS.md memory: files read through the backend at every model call and always in the prompt.
+
+Nothing is cached per thread, so an edit between two runs (or during one) is what the next model
+call sees. Missing files are skipped with a warning event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jupyter_deepagent._exceptions import BackendError, FileNotFound
+from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.files import read_text
+from jupyter_deepagent.harness.prompt import PromptSection
+
+__all__ = ["MEMORY_GUIDANCE", "MemoryFile", "load_memory", "memory_section"]
+
+MEMORY_GUIDANCE = """\
+These files are your long-term memory; they are loaded into every conversation. Update them with \
+`edit_file` when the user states a lasting preference, corrects you, or asks you to remember \
+something, and when you learn a fact about the project that will matter next time. Keep entries \
+short and current; do not record one-off task details, and never write secrets or keys."""
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A memory file as loaded: its path and text (None when it could not be read)."""
+
+    path: str
+    text: str | None
+    problem: str | None = None
+
+
+def load_memory(backend: BackendProtocol, paths: Sequence[str]) -> list[MemoryFile]:
+    """Read each memory file; a missing or unreadable one comes back with `problem` set."""
+    loaded = []
+    for path in paths:
+        try:
+            loaded.append(MemoryFile(path, read_text(backend, path)))
+        except FileNotFound:
+            loaded.append(
+                MemoryFile(path, None, f"memory file {path} does not exist; it was skipped")
+            )
+        except BackendError as exc:
+            loaded.append(MemoryFile(path, None, f"memory file {path} was skipped: {exc}"))
+    return loaded
+
+
+def memory_section(files: Sequence[MemoryFile]) -> PromptSection:
+    """The memory section: each readable file in an <agent_memory> block, then the guidance."""
+    present = [f for f in files if f.text is not None]
+    blocks = [f'<agent_memory path="{f.path}">\n{f.text}\n</agent_memory>' for f in present]
+    if not blocks:
+        blocks = ["(No memory files exist yet. Create one of the paths below to start.)"]
+    paths = ", ".join(f.path for f in files)
+    text = "\n\n".join(["## Memory", *blocks, f"Memory paths: {paths}.", MEMORY_GUIDANCE])
+    return PromptSection("memory", f"memory: {paths}", text)

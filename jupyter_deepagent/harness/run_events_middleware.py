@@ -1,0 +1,144 @@
+"""Reports each model call and tool call as run events (timings, tokens, sizes, errors, todos)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.types import Command
+
+from jupyter_deepagent.harness.events import emit_event, run_step, summarize_args
+from jupyter_deepagent.harness.tokens import messages_tokens
+
+__all__ = ["RunEventsMiddleware"]
+
+
+class RunEventsMiddleware(AgentMiddleware):
+    """Innermost middleware: times the model and the tools themselves."""
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> Any:
+        started = time.perf_counter()
+        response = handler(request)
+        self._model_event(request, response, time.perf_counter() - started)
+        return response
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        started = time.perf_counter()
+        response = await handler(request)
+        self._model_event(request, response, time.perf_counter() - started)
+        return response
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command]
+    ) -> ToolMessage | Command:
+        step = self._tool_started(request)
+        started = time.perf_counter()
+        try:
+            result = handler(request)
+        except Exception as exc:
+            self._tool_finished(request, None, time.perf_counter() - started, step, exc)
+            raise
+        self._tool_finished(request, result, time.perf_counter() - started, step)
+        return result
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command]],
+    ) -> ToolMessage | Command:
+        step = self._tool_started(request)
+        started = time.perf_counter()
+        try:
+            result = await handler(request)
+        except Exception as exc:
+            self._tool_finished(request, None, time.perf_counter() - started, step, exc)
+            raise
+        self._tool_finished(request, result, time.perf_counter() - started, step)
+        return result
+
+    # -- event building ---------------------------------------------------------------------------
+    @staticmethod
+    def _model_event(request: ModelRequest, response: Any, seconds: float) -> None:
+        message = _ai_message(response)
+        usage = (message.usage_metadata if message is not None else None) or {}
+        tokens_in = usage.get("input_tokens")
+        if tokens_in is None:
+            system = [request.system_message] if request.system_message is not None else []
+            tokens_in = messages_tokens([*system, *request.messages])
+        emit_event(
+            "model_call",
+            step=run_step(request.state["messages"]) + 1,
+            tokens_in=tokens_in,
+            tokens_out=usage.get("output_tokens", 0),
+            seconds=round(seconds, 6),
+            messages=len(request.messages),
+            tool_calls=[call["name"] for call in (message.tool_calls if message else [])],
+        )
+
+    @staticmethod
+    def _tool_started(request: ToolCallRequest) -> int:
+        call = request.tool_call
+        step = run_step(request.state["messages"]) if isinstance(request.state, dict) else 0
+        emit_event(
+            "tool_call",
+            step=step,
+            tool=call["name"],
+            tool_call_id=call.get("id"),
+            args=summarize_args(call.get("args", {})),
+        )
+        return step
+
+    @staticmethod
+    def _tool_finished(
+        request: ToolCallRequest,
+        result: Any,
+        seconds: float,
+        step: int,
+        exc: BaseException | None = None,
+    ) -> None:
+        call = request.tool_call
+        message = _tool_message(result)
+        error = None
+        if exc is not None:
+            error = f"{type(exc).__name__}: {exc}"
+        elif message is not None and message.status == "error":
+            error = message.text
+        emit_event(
+            "tool_result",
+            step=step,
+            tool=call["name"],
+            tool_call_id=call.get("id"),
+            size=len(message.text) if message is not None else 0,
+            seconds=round(seconds, 6),
+            error=error,
+        )
+        if call["name"] == "write_todos" and error is None:
+            emit_event("todos", step=step, todos=list(call.get("args", {}).get("todos", [])))
+
+
+def _ai_message(response: Any) -> AIMessage | None:
+    if isinstance(response, AIMessage):
+        return response
+    inner = getattr(response, "model_response", response)
+    for message in reversed(getattr(inner, "result", []) or []):
+        if isinstance(message, AIMessage):
+            return message
+    return None
+
+
+def _tool_message(result: Any) -> ToolMessage | None:
+    if isinstance(result, ToolMessage):
+        return result
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        for message in result.update.get("messages", []):
+            if isinstance(message, ToolMessage):
+                return message
+    return None

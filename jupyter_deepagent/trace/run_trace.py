@@ -1,0 +1,89 @@
+"""`RunTrace`: the record of one agent run, built only from its run events and final state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_deepagent.harness.events import RunEvent
+from jupyter_deepagent.harness.prompt import PromptAssembly
+
+__all__ = ["RunTrace", "trace_run"]
+
+
+@dataclass
+class RunTrace:
+    """Events of a run in order, the final state, and any pending interrupts."""
+
+    events: list[RunEvent] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    interrupts: list[Any] = field(default_factory=list)
+
+    def of_type(self, *types: str) -> list[RunEvent]:
+        """Events of the given types, in order."""
+        return [event for event in self.events if event["type"] in types]
+
+    @property
+    def prompts(self) -> list[PromptAssembly]:
+        """The system prompt of each of the main agent's model calls, in order."""
+        return [
+            PromptAssembly.from_dict(event["assembly"])
+            for event in self.of_type("prompt")
+            if event.get("task_id") is None
+        ]
+
+    @property
+    def messages(self) -> list[Any]:
+        """The conversation as checkpointed at the end of the run."""
+        return list(self.state.get("messages", []))
+
+    @property
+    def final_text(self) -> str:
+        """Text of the last AI message ("" when the run ended on an interrupt or a tool)."""
+        for message in reversed(self.messages):
+            if getattr(message, "type", None) == "ai":
+                return message.text if not getattr(message, "tool_calls", None) else ""
+        return ""
+
+    @property
+    def warnings(self) -> list[str]:
+        """Messages of the run's warning events."""
+        return [event["message"] for event in self.of_type("warning")]
+
+
+def trace_run(
+    agent: Any,
+    input: Any,  # noqa: A002 - LangGraph's own name for it
+    *,
+    context: Any = None,
+    config: dict[str, Any] | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
+) -> RunTrace:
+    """Run `agent` on `input` and collect its run events and final state.
+
+    `on_event` is called with each event as it arrives, for live views.
+    """
+    trace = RunTrace()
+    for mode, chunk in _stream(agent, input, context=context, config=config):
+        if mode == "custom" and isinstance(chunk, dict) and "type" in chunk:
+            trace.events.append(chunk)
+            if on_event is not None:
+                on_event(chunk)
+        elif mode == "values" and isinstance(chunk, dict):
+            if "__interrupt__" in chunk:
+                trace.interrupts.extend(chunk["__interrupt__"])
+            else:
+                trace.state = chunk
+        elif mode == "updates" and isinstance(chunk, dict) and "__interrupt__" in chunk:
+            trace.interrupts.extend(chunk["__interrupt__"])
+    return trace
+
+
+def _stream(
+    agent: Any, input: Any, *, context: Any, config: dict[str, Any] | None  # noqa: A002
+) -> Iterable[tuple[str, Any]]:
+    kwargs: dict[str, Any] = {"stream_mode": ["custom", "values", "updates"]}
+    if context is not None:
+        kwargs["context"] = context
+    yield from agent.stream(input, config, **kwargs)
