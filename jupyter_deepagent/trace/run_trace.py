@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_deepagent.harness.events import RunEvent
+from jupyter_deepagent.harness.events import RunEvent, event_sink
 from jupyter_deepagent.harness.prompt import PromptAssembly
 
 __all__ = ["RunTrace", "trace_run"]
@@ -62,28 +63,36 @@ def trace_run(
 ) -> RunTrace:
     """Run `agent` on `input` and collect its run events and final state.
 
-    `on_event` is called with each event as it arrives, for live views.
+    `on_event` is called with each event as it arrives, for live views. Events are collected
+    through `event_sink` rather than LangGraph's custom stream: with only "values"/"updates"
+    streaming, LangGraph runs each node in the calling thread, so a KeyboardInterrupt (the
+    notebook's stop button) arrives at once instead of after the running node finishes.
     """
     trace = RunTrace()
-    for mode, chunk in _stream(agent, input, context=context, config=config):
-        if mode == "custom" and isinstance(chunk, dict) and "type" in chunk:
-            trace.events.append(chunk)
-            if on_event is not None:
-                on_event(chunk)
-        elif mode == "values" and isinstance(chunk, dict):
+    lock = threading.Lock()
+
+    def collect(event: RunEvent) -> None:
+        with lock:
+            trace.events.append(event)
+        if on_event is not None:
+            on_event(event)
+
+    with event_sink(collect):
+        for mode, chunk in _stream(agent, input, context=context, config=config):
+            if not isinstance(chunk, dict):
+                continue
             if "__interrupt__" in chunk:
-                trace.interrupts.extend(chunk["__interrupt__"])
-            else:
+                if mode == "updates":
+                    trace.interrupts.extend(chunk["__interrupt__"])
+            elif mode == "values":
                 trace.state = chunk
-        elif mode == "updates" and isinstance(chunk, dict) and "__interrupt__" in chunk:
-            trace.interrupts.extend(chunk["__interrupt__"])
     return trace
 
 
 def _stream(
     agent: Any, input: Any, *, context: Any, config: dict[str, Any] | None  # noqa: A002
 ) -> Iterable[tuple[str, Any]]:
-    kwargs: dict[str, Any] = {"stream_mode": ["custom", "values", "updates"]}
+    kwargs: dict[str, Any] = {"stream_mode": ["values", "updates"]}
     if context is not None:
         kwargs["context"] = context
     yield from agent.stream(input, config, **kwargs)
