@@ -1,0 +1,175 @@
+"""How filesystem tool results read to the model: numbered pages, listings, match lists, caps.
+
+Pure functions from backend results to text, so the wording lives in one place and is tested
+without an agent. Long outputs are capped with a note that says what was left out and how to
+narrow the request, so one call can never flood the context window.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Literal
+
+from jupyter_deepagent.backends.protocol import (
+    EditResult,
+    FileInfo,
+    GrepMatch,
+    ReadResult,
+    WriteResult,
+)
+
+__all__ = [
+    "MAX_ENTRIES",
+    "MAX_GREP_LINE_CHARS",
+    "MAX_LINE_CHARS",
+    "GrepOutputMode",
+    "cut_line",
+    "format_edit",
+    "format_glob",
+    "format_grep",
+    "format_listing",
+    "format_read",
+    "format_write",
+]
+
+MAX_ENTRIES = 500
+"""Most entries (listing rows, paths, matching lines) one ls, glob or grep call returns."""
+
+MAX_LINE_CHARS = 2000
+"""Longest line `read_file` shows; the rest is replaced by a marker saying how much was cut."""
+
+MAX_GREP_LINE_CHARS = 500
+"""Longest matching line grep's `content` mode shows."""
+
+GrepOutputMode = Literal["files_with_matches", "content", "count"]
+
+
+def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
+    """Shorten `line` to `limit` characters, with a marker saying how many were cut."""
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]}… [line cut: {len(line) - limit:,} more characters]"
+
+
+def _capped(rows: Sequence[str], noun: str, narrow: str) -> str:
+    """Join rows, keeping at most MAX_ENTRIES and saying how many were left out."""
+    if len(rows) <= MAX_ENTRIES:
+        return "\n".join(rows)
+    left_out = len(rows) - MAX_ENTRIES
+    note = (
+        f"[Showing {MAX_ENTRIES:,} of {len(rows):,} {noun}; {left_out:,} left out. {narrow}]"
+    )
+    return "\n".join([*rows[:MAX_ENTRIES], note])
+
+
+def _bytes(size: int) -> str:
+    return f"{size:,} byte{'s' * (size != 1)}"
+
+
+def _when(moment: datetime | None) -> str:
+    if moment is None:
+        return ""
+    if moment.tzinfo is not None:
+        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def format_listing(entries: Sequence[FileInfo], path: str) -> str:
+    """One row per entry: path (folders end in `/`), size, modification time."""
+    if not entries:
+        return f"The folder {path} is empty."
+    width = min(max(len(entry.path) for entry in entries), 60)
+    rows = []
+    for entry in entries:
+        size = "folder" if entry.is_dir else _bytes(entry.size)
+        row = f"{entry.path.ljust(width)}  {size:<15} {_when(entry.modified_at)}"
+        rows.append(row.rstrip())
+    narrow = "List a subfolder, or use glob(pattern, path=...) to find specific files."
+    return _capped(rows, "entries", narrow)
+
+
+def format_read(result: ReadResult, file_path: str, limit: int, default_limit: int) -> str:
+    """Lines numbered like `cat -n` (1-based), long lines cut, and a hint when more follow.
+
+    Raises:
+        ValueError: If the page is empty because `offset` is past the end of the file.
+    """
+    if result.total_lines == 0:
+        return f"{file_path} is empty (0 lines)."
+    if not result.lines:
+        msg = (
+            f"offset {result.offset} is past the end of {file_path}, which has "
+            f"{result.total_lines:,} lines. Use an offset below {result.total_lines}."
+        )
+        raise ValueError(msg)
+    rows = [
+        f"{number:>6}\t{cut_line(line)}"
+        for number, line in enumerate(result.lines, start=result.offset + 1)
+    ]
+    next_offset = result.next_offset
+    if next_offset is not None:
+        first, last = result.offset + 1, result.offset + len(result.lines)
+        call = f"file_path={json.dumps(file_path, ensure_ascii=False)}, offset={next_offset}"
+        if limit != default_limit:
+            call += f", limit={limit}"
+        rows.append(
+            f"[Showing lines {first:,}-{last:,} of {result.total_lines:,}. "
+            f"Continue with read_file({call}).]"
+        )
+    return "\n".join(rows)
+
+
+def _count_lines(content: str) -> int:
+    return len(content.splitlines())
+
+
+def format_write(result: WriteResult, content: str) -> str:
+    """Say what was written, and whether the file is new or was overwritten."""
+    lines = _count_lines(content)
+    what = f"Wrote {lines:,} line{'s' * (lines != 1)} ({_bytes(result.size)}) to {result.path}"
+    if result.created:
+        return f"{what} (new file)."
+    return f"{what}, replacing its previous content."
+
+
+def format_edit(result: EditResult) -> str:
+    """Say how many occurrences were replaced."""
+    n = result.replacements
+    return f"Replaced {n:,} occurrence{'s' * (n != 1)} in {result.path}."
+
+
+def format_glob(found: Sequence[FileInfo], pattern: str, path: str) -> str:
+    """One path per line, or a plain note when nothing matched."""
+    if not found:
+        return f"No files match {pattern!r} under {path}."
+    narrow = "Use a more specific pattern or a deeper path."
+    return _capped([info.path for info in found], "matching files", narrow)
+
+
+def format_grep(
+    matches: Sequence[GrepMatch],
+    pattern: str,
+    path: str,
+    file_glob: str | None,
+    mode: GrepOutputMode,
+) -> str:
+    """Render grep matches as file paths, `path:line: text` lines, or `path: count` rows."""
+    if not matches:
+        where = f"{path} (files matching {file_glob!r})" if file_glob else path
+        return f"No matches for {pattern!r} in {where}."
+    narrow = "Narrow the search with path=, glob= or a more specific pattern."
+    if mode == "content":
+        rows = [
+            f"{m.path}:{m.line_number}: {cut_line(m.line, MAX_GREP_LINE_CHARS)}" for m in matches
+        ]
+        return _capped(rows, "matching lines", narrow)
+    counts: dict[str, int] = {}
+    for match in matches:
+        counts[match.path] = counts.get(match.path, 0) + 1
+    if mode == "count":
+        rows = [f"{file}: {n}" for file, n in counts.items()]
+    else:
+        rows = list(counts)
+    return _capped(rows, "files", narrow)
