@@ -1,0 +1,376 @@
+"""A deterministic chat model that plays a script, for tests, demos and CI without a network.
+
+`ScriptedChatModel` answers each call with the next step of its script, unless a rule matches the
+conversation first, and records every request it was sent in `.requests`, so a test can assert on
+exactly what the model saw. It binds tools, streams word by word, reports approximate token usage,
+and can raise a provider's context-overflow error on cue.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langchain_core import exceptions as lc_errors
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field, PrivateAttr
+
+from jupyter_deepagent._exceptions import ScriptError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import LanguageModelInput
+    from langchain_core.runnables import Runnable
+
+__all__ = ["ScriptedChatModel", "ScriptedRequest"]
+
+# what `{"raise": kind}` raises: LangChain's own provider-neutral error types
+_ERRORS: dict[str, type[Exception]] = {
+    "context_overflow": lc_errors.ContextOverflowError,
+    "error": lc_errors.ModelAPIError,
+    "rate_limit": lc_errors.ModelRateLimitError,
+    "timeout": lc_errors.ModelTimeoutError,
+}
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+@dataclass(frozen=True)
+class ScriptedRequest:
+    """One call to the model: the messages it was sent and the tool schemas bound to it."""
+
+    messages: list[BaseMessage]
+    tools: list[dict[str, Any]]
+    tool_choice: Any = None
+
+    @property
+    def system(self) -> str:
+        """The text of the system message, or "" when there is none."""
+        for message in self.messages:
+            if isinstance(message, SystemMessage):
+                return str(message.text)
+        return ""
+
+    @property
+    def last(self) -> BaseMessage:
+        """The last message of the request (the one rules match against)."""
+        return self.messages[-1]
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the bound tools, in the order they were bound."""
+        return [tool.get("function", tool).get("name", "") for tool in self.tools]
+
+
+@dataclass(frozen=True)
+class _Step:
+    reply: AIMessage | None = None
+    error: type[Exception] | None = None
+    error_message: str = ""
+
+
+@dataclass
+class _Rule:
+    when: str | None
+    when_system: str | None
+    step: _Step
+    repeat: bool
+    used: bool = False
+
+
+def _check_fields(raw: Mapping[str, Any], where: str, spec: dict[str, tuple[type, ...]]) -> None:
+    """Reject unknown keys and values of the wrong type, naming where they are."""
+    unknown = sorted(set(raw) - set(spec), key=str)
+    if unknown:
+        msg = f"{where} has unknown key {unknown[0]!r} (expected {', '.join(spec)})"
+        raise ScriptError(msg)
+    for key, types in spec.items():
+        if key in raw and not isinstance(raw[key], types):
+            expected = " or ".join(t.__name__ for t in types)
+            msg = f"{where} has {key!r} of type {type(raw[key]).__name__}, expected {expected}"
+            raise ScriptError(msg)
+
+
+def _compile_tool_call(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        msg = f"{where} has type {type(raw).__name__}, expected a mapping with 'name' and 'args'"
+        raise ScriptError(msg)
+    _check_fields(raw, where, {"name": (str,), "args": (Mapping,), "id": (str,), "type": (str,)})
+    if not raw.get("name"):
+        msg = f"{where} has no 'name'"
+        raise ScriptError(msg)
+    return {
+        "type": "tool_call",
+        "name": raw["name"],
+        "args": dict(raw.get("args", {})),
+        "id": raw.get("id"),
+    }
+
+
+def _compile_step(raw: Any, where: str) -> _Step:
+    if isinstance(raw, str):
+        return _Step(reply=AIMessage(content=raw))
+    if isinstance(raw, AIMessage):
+        return _Step(reply=raw)
+    if not isinstance(raw, Mapping):
+        msg = f"{where} has type {type(raw).__name__}, expected a string, an AIMessage or a mapping"
+        raise ScriptError(msg)
+    if "raise" in raw:
+        _check_fields(raw, where, {"raise": (str,), "message": (str,)})
+        if raw["raise"] not in _ERRORS:
+            msg = f"{where} has unknown raise kind {raw['raise']!r} (expected {', '.join(_ERRORS)})"
+            raise ScriptError(msg)
+        return _Step(error=_ERRORS[raw["raise"]], error_message=raw.get("message", raw["raise"]))
+    _check_fields(raw, where, {"content": (str, list), "tool_calls": (list,)})
+    if not raw:
+        msg = f"{where} is empty: give 'content' and/or 'tool_calls'"
+        raise ScriptError(msg)
+    calls = [
+        _compile_tool_call(c, f"{where}: tool_calls[{i}]")
+        for i, c in enumerate(raw.get("tool_calls", []))
+    ]
+    return _Step(reply=AIMessage(content=raw.get("content", ""), tool_calls=calls))
+
+
+def _compile_rule(raw: Any, where: str) -> _Rule:
+    if not isinstance(raw, Mapping):
+        msg = f"{where} has type {type(raw).__name__}, expected a mapping with 'when' and 'reply'"
+        raise ScriptError(msg)
+    _check_fields(
+        raw, where, {"when": (str,), "when_system": (str,), "reply": (object,), "repeat": (bool,)}
+    )
+    if not raw.get("when") and not raw.get("when_system"):
+        msg = f"{where} has neither 'when' nor 'when_system' (a non-empty substring to match)"
+        raise ScriptError(msg)
+    if "reply" not in raw:
+        msg = f"{where} has no 'reply'"
+        raise ScriptError(msg)
+    step = _compile_step(raw["reply"], f"{where}: reply")
+    return _Rule(raw.get("when"), raw.get("when_system"), step, raw.get("repeat", False))
+
+
+def _read_script_file(path: Path) -> dict[str, Any]:
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".json"):
+        msg = f"{path}: unknown script format {path.suffix!r}; use .yaml, .yml or .json"
+        raise ScriptError(msg)
+    try:
+        text = path.read_text(encoding="utf-8")
+        if suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml  # noqa: PLC0415  (only script files need PyYAML)
+
+            data = yaml.safe_load(text)
+    except Exception as exc:
+        msg = f"{path}: cannot read the script: {exc}"
+        raise ScriptError(msg) from exc
+    data = {"script": data} if isinstance(data, list) else data
+    if not isinstance(data, dict):
+        msg = f"{path}: expected a list of steps or a mapping with 'script' and 'rules'"
+        raise ScriptError(msg)
+    _check_fields(
+        data, str(path), {"script": (list,), "rules": (list,), "profile": (dict,), "name": (str,)}
+    )
+    return data
+
+
+def _chars(message: BaseMessage) -> int:
+    content = message.content
+    size = len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
+    for call in getattr(message, "tool_calls", None) or []:
+        size += len(call["name"]) + len(json.dumps(call["args"], default=str))
+    return size
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that replies from a script and records what it was sent.
+
+    Each call uses the first unused rule whose `when` occurs in the last message (and whose
+    `when_system` occurs in the system message), else the next script step. A step is a string,
+    an `AIMessage`, `{"content": ..., "tool_calls": [{"name", "args", "id"?}]}`, or
+    `{"raise": "context_overflow" | "error" | "rate_limit" | "timeout", "message": ...}`.
+    Missing tool-call ids become `call_1`, `call_2`, ... in the order replies are made.
+
+    Example:
+        >>> model = ScriptedChatModel(script=["Hello!"])
+        >>> model.invoke("hi").content
+        'Hello!'
+    """
+
+    script: list[Any] = Field(default_factory=list)
+    """The replies, played in order."""
+    rules: list[Any] = Field(default_factory=list)
+    """`{"when": substring, "when_system": substring, "reply": step, "repeat": bool}` entries."""
+    name: str | None = "scripted"
+    """Reported as the model name in `response_metadata`."""
+
+    _steps: list[_Step] = PrivateAttr(default_factory=list)
+    _rules: list[_Rule] = PrivateAttr(default_factory=list)
+    _next: int = PrivateAttr(default=0)
+    _ids: int = PrivateAttr(default=0)
+    _requests: list[ScriptedRequest] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Validate every step and rule now, so a broken script fails before the first call.
+
+        Raises:
+            ScriptError: A step or rule is malformed; the message names its index.
+        """
+        super().model_post_init(context)
+        self._steps = [_compile_step(s, f"step {i}") for i, s in enumerate(self.script)]
+        self._rules = [_compile_rule(r, f"rule {i}") for i, r in enumerate(self.rules)]
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedChatModel:
+        """Load a script from YAML (`.yaml`/`.yml`) or JSON.
+
+        The file holds either a list of steps or `{"script": [...], "rules": [...],
+        "profile": {...}, "name": ...}`.
+
+        Raises:
+            ScriptError: The file is missing, unreadable, not YAML/JSON, or a step is malformed;
+                the message names the file and the step.
+        """
+        path = Path(path)
+        data = _read_script_file(path)
+        try:
+            return cls(**data)
+        except ScriptError as exc:
+            msg = f"{path}: {exc}"
+            raise ScriptError(msg) from exc
+
+    @property
+    def requests(self) -> list[ScriptedRequest]:
+        """Every request sent to the model so far, in call order (a copy of the record)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def remaining(self) -> int:
+        """How many script steps have not been played yet (rules not counted)."""
+        with self._lock:
+            return len(self._steps) - self._next
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(
+        self, tools: Sequence[Any], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools as OpenAI-style schemas; they reach the model and `.requests[i].tools`.
+
+        Raises:
+            ValueError: A tool cannot be converted to a schema.
+        """
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
+
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+        request = ScriptedRequest(
+            list(messages), list(kwargs.get("tools") or []), kwargs.get("tool_choice")
+        )
+        with self._lock:
+            self._requests.append(request)
+            call = len(self._requests)
+            step = self._pick(request)
+            if step is None:
+                raise self._exhausted(call, request)
+            if step.error is not None:
+                raise step.error(step.error_message)
+            assert step.reply is not None  # a step is a reply or an error
+            calls = [self._with_id(tool_call) for tool_call in step.reply.tool_calls]
+        reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
+        sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
+        usage = {"input_tokens": math.ceil(sent / 4), "output_tokens": math.ceil(_chars(reply) / 4)}
+        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
+        reply.usage_metadata = usage  # type: ignore[assignment]
+        reply.response_metadata = {**reply.response_metadata, "model_name": self.name}
+        return reply
+
+    def _with_id(self, tool_call: Any) -> Any:
+        if tool_call.get("id"):
+            return tool_call
+        self._ids += 1
+        return {**tool_call, "id": f"call_{self._ids}"}
+
+    def _pick(self, request: ScriptedRequest) -> _Step | None:
+        last, system = str(request.last.text) if request.messages else "", request.system
+        for rule in self._rules:
+            if rule.used or (rule.when is not None and rule.when not in last):
+                continue
+            if rule.when_system is not None and rule.when_system not in system:
+                continue
+            rule.used = not rule.repeat
+            return rule.step
+        if self._next < len(self._steps):
+            self._next += 1
+            return self._steps[self._next - 1]
+        return None
+
+    def _exhausted(self, call: int, request: ScriptedRequest) -> ScriptError:
+        last = str(request.last.text)[:200] if request.messages else ""
+        msg = (
+            f"ScriptedChatModel call {call}: the script is exhausted ({len(self._steps)} steps, "
+            f"all played; no rule matched). Last message: {last!r}. "
+            "Add a step to the script or a rule matching this message."
+        )
+        return ScriptError(msg)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Reply with the next scripted step.
+
+        Raises:
+            ScriptError: The script is exhausted and no rule matches.
+            ContextOverflowError: The step is `{"raise": "context_overflow"}`.
+            ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
+        """
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Stream the next step word by word; tool calls and usage come in the final chunk.
+
+        Raises:
+            ScriptError: The script is exhausted and no rule matches.
+            ContextOverflowError: The step is `{"raise": "context_overflow"}`.
+            ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
+        """
+        reply = self._reply(messages, kwargs)
+        content = reply.content
+        pieces = _WORDS.findall(content) if isinstance(content, str) else [content]
+        for piece in pieces:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+        tool_call_chunks = [
+            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+            for i, c in enumerate(reply.tool_calls)
+        ]
+        last = AIMessageChunk(
+            content="" if isinstance(content, str) else [],
+            tool_call_chunks=tool_call_chunks,  # type: ignore[arg-type]
+            usage_metadata=reply.usage_metadata,
+            response_metadata=reply.response_metadata,
+            additional_kwargs=reply.additional_kwargs,
+            chunk_position="last",
+        )
+        yield ChatGenerationChunk(message=last)
