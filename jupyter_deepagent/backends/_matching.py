@@ -17,6 +17,7 @@ from jupyter_deepagent.backends.protocol import GrepMatch
 __all__ = [
     "compile_glob",
     "expand_braces",
+    "file_filter_matches",
     "glob_matches",
     "grep_texts",
     "replace_exact",
@@ -121,7 +122,8 @@ def glob_matches(pattern: str, path: str, root: str) -> bool:
     return compile_glob(pattern).fullmatch(relative_to(path, root)) is not None
 
 
-def _file_filter_matches(file_glob: str, path: str, root: str) -> bool:
+def file_filter_matches(file_glob: str, path: str, root: str) -> bool:
+    """Tell whether a grep `glob` filter keeps `path`: the basename, or relative path if `/`."""
     if "/" in file_glob:
         return glob_matches(file_glob, path, root)
     return compile_glob(file_glob).fullmatch(path.rsplit("/", 1)[-1]) is not None
@@ -168,7 +170,7 @@ def grep_texts(
 
     matches: list[GrepMatch] = []
     for path, text in files:
-        if "\x00" in text or (file_glob and not _file_filter_matches(file_glob, path, root)):
+        if "\x00" in text or (file_glob and not file_filter_matches(file_glob, path, root)):
             continue
         for number, line in enumerate(text.splitlines(), start=1):
             if hit(line):

@@ -128,7 +128,7 @@ class _FileMapBackend(AsyncBackendMixin):
 
     @staticmethod
     def _info(path: str, data: FileData) -> FileInfo:
-        size = len(data["content"].encode("utf-8"))
+        size = len(data["content"].encode("utf-8", "surrogatepass"))
         return FileInfo(path=path, size=size, modified_at=_parse_time(data.get("modified_at")))
 
     def _text(self, path: str) -> str:
@@ -192,7 +192,8 @@ class _FileMapBackend(AsyncBackendMixin):
                     raise InvalidPath(msg, path=path)
                 parent = parent.rsplit("/", 1)[0]
         self._put(path, FileData(content=content, modified_at=_now()))
-        return WriteResult(path=path, size=len(content.encode("utf-8")), created=existing is None)
+        size = len(content.encode("utf-8", "surrogatepass"))
+        return WriteResult(path=path, size=size, created=existing is None)
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
         """Replace exact text; `old` must occur exactly once unless `replace_all`."""

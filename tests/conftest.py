@@ -1,0 +1,76 @@
+"""Shared fixtures: every backend, ready to use, under the same name."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from jupyter_deepagent.backends import (
+    BackendProtocol,
+    CompositeBackend,
+    DiskBackend,
+    StateBackend,
+    StoreBackend,
+    bind_state_files,
+)
+
+
+@dataclass
+class MountedBackend:
+    """A backend under test and the folder the tests work in (`/`, or a mount like `/mnt/`)."""
+
+    backend: BackendProtocol
+    root: str = "/"
+
+    def path(self, relative: str) -> str:
+        """The virtual path of `relative` inside the folder under test."""
+        return self.root + relative
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[object]:
+    """A LangGraph SqliteStore on a file, set up and closed after the test."""
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = sqlite3.connect(
+        tmp_path / "store.sqlite", check_same_thread=False, isolation_level=None
+    )
+    store = SqliteStore(conn)
+    store.setup()
+    yield store
+    conn.close()
+
+
+@pytest.fixture(
+    params=[
+        "state",
+        "state-bound",
+        "store-memory",
+        "store-sqlite",
+        "disk",
+        "composite-default",
+        "composite-mount",
+    ]
+)
+def any_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MountedBackend]:
+    """Every backend implementation, each empty, for the conformance suite."""
+    kind = request.param
+    if kind == "state":
+        yield MountedBackend(StateBackend())
+    elif kind == "state-bound":
+        with bind_state_files({}):
+            yield MountedBackend(StateBackend())
+    elif kind == "store-memory":
+        yield MountedBackend(StoreBackend())
+    elif kind == "store-sqlite":
+        yield MountedBackend(StoreBackend(request.getfixturevalue("sqlite_store")))
+    elif kind == "disk":
+        yield MountedBackend(DiskBackend(tmp_path / "root"))
+    else:
+        mounted = DiskBackend(tmp_path / "mnt")
+        composite = CompositeBackend(StateBackend(), {"/mnt/": mounted})
+        yield MountedBackend(composite, "/mnt/" if kind == "composite-mount" else "/")
