@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,15 @@ def test_reading_past_the_end_is_an_error(fs: MountedBackend) -> None:
     fs.backend.write(fs.path("short.txt"), "one\ntwo")
     with pytest.raises(BackendError, match="past the end"):
         fs.backend.read(fs.path("short.txt"), offset=2)
+
+
+@pytest.mark.parametrize(("offset", "limit"), [(-1, 10), (0, 0)])
+def test_a_negative_offset_or_empty_limit_is_explained(
+    fs: MountedBackend, offset: int, limit: int
+) -> None:
+    fs.backend.write(fs.path("a.md"), "a")
+    with pytest.raises(BackendError, match="offset of 0 or more"):
+        fs.backend.read(fs.path("a.md"), offset=offset, limit=limit)
 
 
 def test_a_large_file_pages_with_offset_limit_and_next_offset(fs: MountedBackend) -> None:
@@ -251,6 +261,34 @@ def test_glob_braces_and_character_classes(tree: MountedBackend) -> None:
     assert paths(tree.backend.glob("?.py", tree.root)) == [tree.path("c.py")]
 
 
+def test_glob_double_star_in_the_middle_spans_zero_or_more_folders(tree: MountedBackend) -> None:
+    assert paths(tree.backend.glob("docs/**/*.md", tree.root)) == [
+        tree.path("docs/d.md"),
+        tree.path("docs/deep/e.md"),
+    ]
+    assert paths(tree.backend.glob("docs/**", tree.root)) == [
+        tree.path("docs/d.md"),
+        tree.path("docs/deep/e.md"),
+        tree.path("docs/deep/f.txt"),
+    ]
+
+
+def test_glob_nested_braces_and_negated_classes(tree: MountedBackend) -> None:
+    nested = tree.backend.glob("{a.md,docs/{d.md,deep/{e,f}.*}}", tree.root)
+    assert paths(nested) == [
+        tree.path("a.md"),
+        tree.path("docs/d.md"),
+        tree.path("docs/deep/e.md"),
+        tree.path("docs/deep/f.txt"),
+    ]
+    assert paths(tree.backend.glob("[!ab].*", tree.root)) == [tree.path("c.py")]
+
+
+def test_glob_with_an_absolute_pattern_matches_whole_paths(tree: MountedBackend) -> None:
+    found = tree.backend.glob(tree.path("docs/*.md"), tree.root)
+    assert paths(found) == [tree.path("docs/d.md")]
+
+
 def test_glob_from_a_subfolder_is_relative_to_it(tree: MountedBackend) -> None:
     found = tree.backend.glob("*.md", tree.path("docs/deep"))
     assert paths(found) == [tree.path("docs/deep/e.md")]
@@ -403,3 +441,27 @@ def test_importing_backends_does_not_import_langgraph() -> None:
         cwd=Path(__file__).resolve().parents[1],
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_broken_store_is_a_backend_error_not_a_crash(tmp_path: Path) -> None:
+    from langgraph.store.sqlite import SqliteStore
+
+    from jupyter_deepagent.backends import StoreBackend
+
+    conn = sqlite3.connect(tmp_path / "gone.sqlite", check_same_thread=False)
+    store = SqliteStore(conn)
+    store.setup()
+    conn.close()
+    closed = r"store failed to \w+ /a\.md: Cannot operate on a closed database\. Check"
+    with pytest.raises(BackendError, match=closed):
+        StoreBackend(store).write("/a.md", "x")
+
+
+def test_backends_exports_are_complete_and_sorted() -> None:
+    import jupyter_deepagent.backends as backends
+
+    assert backends.__all__ == sorted(backends.__all__)
+    assert all(hasattr(backends, name) for name in backends.__all__)
+    assert {"StateBackend", "StoreBackend", "DiskBackend", "CompositeBackend"} <= set(
+        backends.__all__
+    )

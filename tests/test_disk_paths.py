@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jupyter_deepagent import (
     BackendError,
@@ -19,6 +22,7 @@ from jupyter_deepagent import (
     PermissionDenied,
 )
 from jupyter_deepagent.backends import DiskBackend
+from jupyter_deepagent.backends._paths import normalize_virtual_path
 
 SENTINEL = "SENTINEL: this file lives outside the root"
 
@@ -288,3 +292,36 @@ def test_deleting_the_root_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PermissionDenied):
         DiskBackend(tmp_path).delete("/")
     assert (tmp_path / "a.md").exists()
+
+
+_PIECES = ["/", ".", "..", "\\", "%2e", "%2F", "~", "C:", "a", "é", "\x00", " ", "\n"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_normalized_paths_are_absolute_tidy_and_stable(pieces: list[str]) -> None:
+    raw = "".join(pieces)
+    try:
+        normalized = normalize_virtual_path(raw)
+    except InvalidPath:
+        return
+    assert normalized.startswith("/")
+    assert ".." not in normalized.split("/")
+    assert "//" not in normalized and "\\" not in normalized and "\x00" not in normalized
+    assert normalized == "/" or not normalized.endswith("/")
+    assert normalize_virtual_path(normalized) == normalized
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["/", ".", "..", "a", "out", "link", "%2e", "é"]), max_size=10))
+def test_any_write_lands_inside_the_root(pieces: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as base:
+        root = Path(base) / "root"
+        root.mkdir()
+        (Path(base) / "out").mkdir()
+        (root / "link").symlink_to(Path(base) / "out", target_is_directory=True)
+        try:
+            DiskBackend(root).write("".join(pieces), "x")
+        except (InvalidPath, FileNotFound):
+            pass
+        assert list((Path(base) / "out").iterdir()) == []
+        assert sorted(path.name for path in Path(base).iterdir()) == ["out", "root"]

@@ -81,7 +81,8 @@ def _translate(pattern: str) -> str:
         elif char == "?":
             out.append("[^/]")
         elif char == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
+            start = i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1
+            end = pattern.find("]", start + 1 if pattern[start : start + 1] == "]" else start)
             if end == -1:
                 out.append(re.escape(char))
             else:
@@ -106,9 +107,16 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
 
     Returns:
         A compiled pattern to use with `fullmatch`.
+
+    Raises:
+        BackendError: If the pattern cannot be compiled (e.g. a reversed range `[z-a]`).
     """
     alternatives = [_translate(option) for option in expand_braces(pattern)]
-    return re.compile("(?:" + "|".join(alternatives) + ")", re.DOTALL)
+    try:
+        return re.compile("(?:" + "|".join(alternatives) + ")", re.DOTALL)
+    except re.error as exc:
+        msg = f"invalid glob pattern {pattern!r}: {exc.msg}. Use *, **, ?, [abc] and {{a,b}}."
+        raise BackendError(msg) from exc
 
 
 def glob_matches(pattern: str, path: str, root: str) -> bool:

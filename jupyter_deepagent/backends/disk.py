@@ -112,8 +112,11 @@ class DiskBackend(AsyncBackendMixin):
         lexical = os.path.join(self._root, *virtual.split("/")[1:])
         try:
             real = os.fspath(Path(lexical).resolve(strict=False))
-        except (OSError, RuntimeError) as exc:
+        except RuntimeError as exc:
             msg = f"{virtual} cannot be resolved: it goes through a symlink loop. Use another path."
+            raise InvalidPath(msg, path=virtual) from exc
+        except OSError as exc:
+            msg = f"{virtual} cannot be resolved: {exc.strerror}. Use another path."
             raise InvalidPath(msg, path=virtual) from exc
         if not self._inside(real):
             msg = (

@@ -60,7 +60,10 @@ class ReadResult:
         """
         lines = text.splitlines()
         if offset < 0 or limit < 1:
-            msg = f"Cannot read {path} at offset={offset}, limit={limit}: use offset >= 0, limit >= 1"
+            msg = (
+                f"Cannot read {path} with offset={offset}, limit={limit}: "
+                "use an offset of 0 or more and a limit of 1 or more."
+            )
             raise BackendError(msg, path=path)
         if lines and offset >= len(lines):
             msg = (

@@ -76,9 +76,10 @@ class StoreBackend(_FileMapBackend):
         except BackendError:
             raise
         except Exception as exc:
+            reason = str(exc).rstrip(".")
             msg = (
-                f"The store failed to {action} {path} in namespace {self.namespace}: {exc}. "
-                "Check that the store is set up and reachable."
+                f"The store failed to {action} {path}: {reason}. Check that the store is set up "
+                "(SqliteStore needs setup()) and reachable, and that the namespace is valid."
             )
             raise BackendError(msg, path=path) from exc
 
@@ -93,7 +94,7 @@ class StoreBackend(_FileMapBackend):
         self._call("delete", path, lambda: self.store.delete(self.namespace, path))
 
     def _files_under(self, folder: str) -> dict[str, FileData]:
-        namespace = self.namespace
+        namespace = self._call("list", folder, lambda: self.namespace)
         files: dict[str, FileData] = {}
         offset = 0
         while True:
