@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from typing import Annotated, Any, NotRequired
 
 import pytest
 from langchain.agents import AgentState, create_agent
 from langchain.tools import ToolRuntime
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.types import Command
 
+from jupyter_deepagent.backends.composite import CompositeBackend
+from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.state import StateBackend, merge_files
+from jupyter_deepagent.harness.scripted_model import ScriptedChatModel
 from jupyter_deepagent.harness.tools import filesystem
 from jupyter_deepagent.harness.tools.filesystem import (
     FILESYSTEM_TOOL_NAMES,
@@ -36,13 +37,6 @@ EXPECTED_ARGS = {
 
 class FilesState(AgentState):
     files: Annotated[NotRequired[dict], merge_files]
-
-
-class FakeToolModel(GenericFakeChatModel):
-    """Plays scripted replies; tools bind without changing anything."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> FakeToolModel:
-        return self
 
 
 def _call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -209,22 +203,21 @@ def _script() -> list[AIMessage]:
     ]
 
 
-def _agent() -> Any:
-    model = FakeToolModel(messages=iter(_script()))
+def _agent(model: ScriptedChatModel) -> Any:
     return create_agent(model, tools=filesystem_tools(StateBackend()), state_schema=FilesState)
 
 
-def _replies(result: dict[str, Any]) -> dict[str, ToolMessage]:
-    return {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
+def _assert_run(model: ScriptedChatModel, result: dict[str, Any]) -> None:
+    request = model.requests[-1]
+    assert set(request.tool_names) == set(FILESYSTEM_TOOL_NAMES)
+    replies = {m.tool_call_id: m for m in request.messages if isinstance(m, ToolMessage)}
+    assert len(replies) == 13
 
-
-def _assert_run(result: dict[str, Any]) -> None:
     files = result["files"]
     assert set(files) == {"/notes/long.txt", "/notes/dup.md"}
     assert files["/notes/long.txt"]["content"] == LONG
     assert files["/notes/dup.md"]["content"] == "y\ny\n"
 
-    replies = _replies(result)
     size = f"{len(LONG.encode()):,} bytes"
     assert replies["w1"].content == f"Wrote 500 lines ({size}) to /notes/long.txt (new file)."
     page = replies["r1"].content
@@ -266,13 +259,15 @@ def _assert_run(result: dict[str, Any]) -> None:
 
 
 def test_agent_run_writes_state_files_and_the_model_reads_tool_results() -> None:
-    result = _agent().invoke({"messages": [HumanMessage("Take notes.")]})
-    _assert_run(result)
+    model = ScriptedChatModel(script=_script())
+    result = _agent(model).invoke({"messages": [HumanMessage("Take notes.")]})
+    _assert_run(model, result)
 
 
 def test_agent_run_async_gives_the_same_results() -> None:
-    result = asyncio.run(_agent().ainvoke({"messages": [HumanMessage("Take notes.")]}))
-    _assert_run(result)
+    model = ScriptedChatModel(script=_script())
+    result = asyncio.run(_agent(model).ainvoke({"messages": [HumanMessage("Take notes.")]}))
+    _assert_run(model, result)
 
 
 def test_backend_factory_receives_the_runtime() -> None:
@@ -399,13 +394,8 @@ def test_async_tools_share_the_state_files() -> None:
 
 # --- other backends -----------------------------------------------------------------------------
 
-_has = importlib.util.find_spec
 
-
-@pytest.mark.skipif(_has("jupyter_deepagent.backends.disk") is None, reason="no DiskBackend yet")
 def test_tools_over_disk_write_real_files(tmp_path: Any) -> None:
-    from jupyter_deepagent.backends.disk import DiskBackend
-
     files = Files(DiskBackend(tmp_path))
     assert files("write_file", file_path="/notes/a.md", content="hello\n").endswith("(new file).")
     assert (tmp_path / "notes" / "a.md").read_text() == "hello\n"
@@ -417,13 +407,7 @@ def test_tools_over_disk_write_real_files(tmp_path: Any) -> None:
     assert not (tmp_path / "notes" / "a.md").exists()
 
 
-@pytest.mark.skipif(
-    _has("jupyter_deepagent.backends.composite") is None, reason="no CompositeBackend yet"
-)
 def test_tools_over_mounts_route_by_path(tmp_path: Any) -> None:
-    from jupyter_deepagent.backends.composite import CompositeBackend
-    from jupyter_deepagent.backends.disk import DiskBackend
-
     backend = CompositeBackend(StateBackend(), {"/workspace/": DiskBackend(tmp_path)})
     files = Files(backend)
     files("write_file", file_path="/workspace/data.csv", content="a,b\n")
@@ -432,6 +416,9 @@ def test_tools_over_mounts_route_by_path(tmp_path: Any) -> None:
     assert (tmp_path / "data.csv").read_text() == "a,b\n"
     assert set(files.files) == {"/scratch.md"}
     assert files("grep", pattern="a,b") == "/scratch.md\n/workspace/data.csv"
+    assert "/workspace/" in files("ls").split()
+    escape = files("read_file", file_path="/workspace/../etc/passwd")
+    assert escape.startswith("Error: ") and "not a valid path" in escape
 
 
 def test_module_exports() -> None:
