@@ -21,8 +21,11 @@ and its own fields:
 | `memory_loaded` | `path`, `tokens` |
 | `todos` | `todos` (list of {content, status}) |
 | `warning` | `message`, `source` (a file, an option) |
+| `subagent_started` | `task_id`, `subagent`, `description`, `started_at` (ISO time), `parent_task_id`, `turn_id` (the calling AI message), `call_index` (its position among that message's tool calls) |
+| `subagent_finished` | the same, plus `status` (ok, error, interrupted), `result` (the report text), `structured` (dict or None), `tokens_in`, `tokens_out` (summed over the task's model calls), `seconds`, `files_written`, `transcript_path`, `error` (None or text) |
 
-Later layers add their own types (compression, subagents) with the same common fields.
+Later layers add their own types (compression) with the same common fields. The subagent
+events are stamped with the subagent's name and task id, like every event of its own steps.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ __all__ = [
     "RunEvent",
     "agent_scope",
     "current_agent",
+    "current_sink",
     "emit_event",
     "event_sink",
     "run_step",
@@ -55,6 +59,8 @@ EVENT_TYPES = (
     "memory_loaded",
     "todos",
     "warning",
+    "subagent_started",
+    "subagent_finished",
 )
 
 _agent_scope: contextvars.ContextVar[tuple[str, str | None]] = contextvars.ContextVar(
@@ -78,6 +84,11 @@ def agent_scope(name: str, task_id: str | None) -> Iterator[None]:
         yield
     finally:
         _agent_scope.reset(token)
+
+
+def current_sink() -> Callable[[RunEvent], None] | None:
+    """The sink events emitted here go to, or None when they go to LangGraph's custom stream."""
+    return _extra_sink.get()
 
 
 @contextmanager
