@@ -77,7 +77,11 @@ def build_assembly(
         scan = scan_skills(backend, config.skills)
         sections.append(skills_section(scan, config.skills))
     if config.filesystem_text:
-        sections.append(PromptSection("filesystem", "filesystem tools", config.filesystem_text))
+        sections.append(
+            PromptSection(
+                "filesystem", "filesystem tools", f"## Virtual filesystem\n\n{config.filesystem_text}"
+            )
+        )
     if config.subagents_text and "task" in config.tool_names:
         sections.append(PromptSection("subagents", "task tool", config.subagents_text))
     if middleware_text.strip():
