@@ -202,7 +202,7 @@ def test_excluding_every_filesystem_tool_removes_the_filesystem_section() -> Non
     assert "filesystem" not in assembly
     model = ScriptedChatModel(script=["ok"])
     create_research_agent(model, profile=profile).invoke(ask("hi"))
-    assert model.requests[0].tool_names == ["write_todos"]
+    assert model.requests[0].tool_names == ["write_todos", "task"]
 
 
 @dataclass
@@ -352,3 +352,23 @@ def test_agent_runs_from_a_model_string_with_a_scripted_file(tmp_path: Path) -> 
     script.write_text("script:\n  - Hello from a script.\n")
     agent = create_research_agent(f"scripted:{script}")
     assert trace_run(agent, ask("hi")).final_text == "Hello from a script."
+
+
+@tool
+def flaky_source(query: str) -> str:
+    """Fetch a source that is down."""
+    msg = f"server for {query!r} is down"
+    raise RuntimeError(msg)
+
+
+def test_a_tool_that_raises_becomes_an_error_message_and_the_run_goes_on() -> None:
+    model = ScriptedChatModel(
+        script=[{"tool_calls": [call("flaky_source", query="glaciers")]}, "Worked around it."]
+    )
+    trace = trace_run(create_research_agent(model, tools=[flaky_source]), ask("look it up"))
+    tool_message = model.requests[1].messages[-1]
+    assert tool_message.status == "error"
+    assert "RuntimeError" in tool_message.text and "is down" in tool_message.text
+    [result] = trace.of_type("tool_result")
+    assert "is down" in result["error"]
+    assert trace.final_text == "Worked around it."

@@ -28,6 +28,7 @@ class _Plan:
     filesystem_tools: tuple[str, ...]
     todos: bool
     config: AssemblyConfig
+    subagents: tuple[Any, ...] = ()
 
 
 def _plan(
@@ -36,11 +37,13 @@ def _plan(
     system_prompt: str | None,
     memory: Sequence[str],
     skills: Sequence[str],
+    subagents: Sequence[Any] = (),
     backend: BackendProtocol | None,
     interrupt_on: Mapping[str, Any] | None,
     profile: HarnessProfile | None,
 ) -> _Plan:
     from jupyter_deepagent.backends.state import StateBackend
+    from jupyter_deepagent.harness.subagent_specs import normalize_subagents, subagents_prompt
     from jupyter_deepagent.harness.tools.filesystem import filesystem_prompt
 
     if isinstance(memory, str) or isinstance(skills, str):
@@ -51,7 +54,11 @@ def _plan(
     excluded = set(profile.excluded_tools)
     fs_tools = tuple(name for name in _FILESYSTEM_TOOLS if name not in excluded)
     todos = "write_todos" not in excluded
+    specs = ()
+    if "task" not in excluded:
+        specs = normalize_subagents(subagents, general_purpose=profile.general_purpose_subagent)
     names = (*tool_names_of(tools), *fs_tools, *(("write_todos",) if todos else ()))
+    names += ("task",) if specs else ()
     config = AssemblyConfig(
         system_prompt=system_prompt,
         memory=tuple(memory),
@@ -59,9 +66,19 @@ def _plan(
         profile=profile,
         tool_names=tuple(n for n in names if n not in excluded),
         filesystem_text=filesystem_prompt(fs_tools) if fs_tools else "",
+        subagents_text=subagents_prompt(specs) if specs else "",
         interrupt_on=dict(interrupt_on) if interrupt_on else None,
     )
-    return _Plan(backend, profile, fs_tools, todos, config)
+    return _Plan(backend, profile, fs_tools, todos, config, specs)
+
+
+def _tool_error_message(exc: Exception, request: Any) -> str:
+    """A tool that raised: tell the model what happened so the run goes on."""
+    name = request.tool_call["name"]
+    return (
+        f"Error: the tool `{name}` raised {type(exc).__name__}: {exc}. Check the arguments, "
+        "or try a different approach; do not repeat the same call unchanged."
+    )
 
 
 def assemble_prompt(
@@ -88,6 +105,7 @@ def assemble_prompt(
         system_prompt=system_prompt,
         memory=memory,
         skills=skills,
+        subagents=subagents,
         backend=backend,
         interrupt_on=interrupt_on,
         profile=profile,
@@ -112,6 +130,8 @@ def create_research_agent(
     interrupt_on: Mapping[str, Any] | None = None,
     profile: HarnessProfile | None = None,
     name: str | None = None,
+    response_format: Any = None,
+    max_parallel_subagents: int = 4,
 ) -> Any:
     """Create a research agent: a compiled LangGraph graph (`invoke`, `stream`, `ainvoke`).
 
@@ -122,7 +142,8 @@ def create_research_agent(
         system_prompt: your instructions; the first section of the system prompt.
         memory: AGENTS.md-style files (virtual paths) loaded into every model call.
         skills: folders (virtual paths) holding `<skill>/SKILL.md`; listed, loaded on demand.
-        subagents: subagent specs for the `task` tool.
+        subagents: `SubAgent`, `CompiledSubAgent` or dict specs for the `task` tool; a
+            `general-purpose` subagent is offered too unless the profile turns it off.
         backend: where the files live; default a `StateBackend` (files in the thread's state).
         store: a LangGraph store (long-term memory), handed to the graph.
         checkpointer: a LangGraph checkpointer; needed for threads and `interrupt_on`.
@@ -132,16 +153,20 @@ def create_research_agent(
         interrupt_on: tool name -> True or an `InterruptOnConfig`: ask a person first.
         profile: a `HarnessProfile` (base prompt, suffix, tool descriptions, excluded tools).
         name: the graph's name.
+        response_format: a pydantic model, TypedDict or JSON schema for a structured final
+            answer (in the final state's `structured_response`).
+        max_parallel_subagents: how many `task` calls run at once; further ones wait.
 
     Returns:
         The compiled agent graph. Its custom stream (`stream_mode="custom"`) carries run events.
 
     Raises:
-        ValueError: `interrupt_on` without a checkpointer.
+        ValueError: `interrupt_on` without a checkpointer (also in a subagent), or
+            `max_parallel_subagents` below 1.
         ModelConfigurationError: the model string cannot be resolved (e.g. missing API key).
     """
     from langchain.agents import create_agent
-    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
 
     from jupyter_deepagent.harness.context_middleware import ResearchContextMiddleware
     from jupyter_deepagent.harness.filesystem_middleware import FilesystemMiddleware
@@ -160,6 +185,7 @@ def create_research_agent(
         system_prompt=system_prompt,
         memory=memory,
         skills=skills,
+        subagents=subagents,
         backend=backend,
         interrupt_on=interrupt_on,
         profile=profile,
@@ -173,11 +199,29 @@ def create_research_agent(
             plan.backend, exclude=tuple(set(plan.profile.excluded_tools) & set(_FILESYSTEM_TOOLS))
         )
     )
+    if plan.subagents:
+        from jupyter_deepagent.harness.subagents import SubagentDefaults, SubAgentMiddleware
+
+        defaults = SubagentDefaults(
+            model=chat_model,
+            tools=tuple(tools),
+            skills=tuple(skills),
+            backend=plan.backend,
+            profile=plan.profile,
+            interrupt_on=interrupt_on,
+            checkpointer=checkpointer,
+            store=store,
+            context_schema=context_schema,
+        )
+        stack.append(
+            SubAgentMiddleware(plan.subagents, defaults, max_parallel=max_parallel_subagents)
+        )
     stack.extend(middleware)
     if interrupt_on:
         stack.append(HumanInTheLoopMiddleware(interrupt_on=dict(interrupt_on)))
     stack.append(ResearchContextMiddleware(plan.config, plan.backend))
     stack.append(RunEventsMiddleware())
+    stack.append(ToolErrorMiddleware(on_error=_tool_error_message))
     return create_agent(
         chat_model,
         tools=list(tools),
@@ -187,4 +231,5 @@ def create_research_agent(
         checkpointer=checkpointer,
         store=store,
         name=name,
+        response_format=response_format,
     )
