@@ -27,6 +27,9 @@ _EXPORTS: dict[str, str] = {
     "create_research_agent": "jupyter_deepagent.harness.agent",
     "RunTrace": "jupyter_deepagent.trace.run_trace",
     "trace_run": "jupyter_deepagent.trace.run_trace",
+    "SubAgent": "jupyter_deepagent.harness.subagent_specs",
+    "CompiledSubAgent": "jupyter_deepagent.harness.subagent_specs",
+    "results_frame": "jupyter_deepagent.trace.results",
 }
 for _name in (
     "BackendError",
@@ -87,3 +90,5 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.prompt import PromptAssembly, PromptSection
     from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
     from jupyter_deepagent.harness.scripted_model import ScriptedChatModel
+    from jupyter_deepagent.harness.subagent_specs import CompiledSubAgent, SubAgent
+    from jupyter_deepagent.trace.results import results_frame

@@ -49,7 +49,7 @@ def _all_options() -> PromptAssembly:
 def test_sections_come_in_the_fixed_order_with_every_option_on() -> None:
     assembly = _all_options()
     assert assembly.names == [
-        "system_prompt", "base", "todos", "memory", "skills", "filesystem",
+        "system_prompt", "base", "todos", "memory", "skills", "filesystem", "subagents",
         "human_in_the_loop", "suffix",
     ]
     assert [n for n in SECTION_ORDER if n in assembly.names] == assembly.names
@@ -82,7 +82,7 @@ def test_unknown_or_duplicate_sections_are_refused() -> None:
 
 def test_memory_and_skills_sections_appear_only_when_asked_for() -> None:
     bare = assemble_prompt()
-    assert bare.names == ["base", "todos", "filesystem"]
+    assert bare.names == ["base", "todos", "filesystem", "subagents"]  # general-purpose subagent
 
 
 def test_prompt_snapshot_with_all_options() -> None:

@@ -52,6 +52,13 @@ class RunTrace:
         """Messages of the run's warning events."""
         return [event["message"] for event in self.of_type("warning")]
 
+    def results_frame(self) -> Any:
+        """The run's subagent tasks as a pandas DataFrame, one row per task in call order
+        (see `jupyter_deepagent.trace.results.results_frame`)."""
+        from jupyter_deepagent.trace.results import results_frame
+
+        return results_frame(self.events)
+
 
 def trace_run(
     agent: Any,

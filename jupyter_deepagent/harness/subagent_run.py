@@ -1,0 +1,324 @@
+"""One `task` call from start to finish: the subagent's input, its events, its report, its files and
+its transcript. The sync and async tool functions drive the same `TaskRun`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.types import Command
+
+from jupyter_deepagent._exceptions import BackendError
+from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.backends.state import FileData, bind_state_files, merge_files
+from jupyter_deepagent.harness.events import RunEvent, emit_event
+
+__all__ = ["TRANSCRIPT_FOLDER", "TaskRun"]
+
+TRANSCRIPT_FOLDER = "/subagents/"
+"""Where each task's transcript is saved, as `<task-id>.md`."""
+
+_WRITING_TOOLS = ("write_file", "edit_file")
+# folders the harness itself writes to; not counted as files a subagent wrote
+_HARNESS_FOLDERS = ("/large_tool_results/", "/conversation_history/", TRANSCRIPT_FOLDER)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _as_dict(value: Any) -> dict[str, Any] | None:
+    """A structured response as plain JSON data (pydantic model, dataclass, TypedDict or dict)."""
+    if value is None:
+        return None
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if not isinstance(value, Mapping):
+        value = {"value": value}
+    return json.loads(json.dumps(dict(value), ensure_ascii=False, default=str))
+
+
+def _last_ai_text(messages: list[Any]) -> str:
+    for message in reversed(messages):
+        if getattr(message, "type", None) == "ai":
+            text = message.text if isinstance(message.text, str) else str(message.content)
+            if text.strip():
+                return text.strip()
+    return ""
+
+
+def _written_paths(messages: list[Any], changed: Mapping[str, FileData | None]) -> list[str]:
+    """Files the subagent wrote: successful write_file/edit_file calls (any backend), then other
+    paths its state changed (a compiled subagent writing `files` itself)."""
+    failed = {
+        message.tool_call_id
+        for message in messages
+        if getattr(message, "type", None) == "tool" and getattr(message, "status", "") == "error"
+    }
+    paths: list[str] = []
+    for message in messages:
+        for call in getattr(message, "tool_calls", None) or []:
+            path = str(call.get("args", {}).get("file_path", ""))
+            if call["name"] in _WRITING_TOOLS and path and call.get("id") not in failed:
+                path = "/" + path.lstrip("/")
+                if path not in paths:
+                    paths.append(path)
+    for path, data in sorted(changed.items()):
+        if data is not None and path not in paths and not path.startswith(_HARNESS_FOLDERS):
+            paths.append(path)
+    return paths
+
+
+@dataclass
+class TaskRun:
+    """The state of one delegated task while it runs."""
+
+    task_id: str
+    subagent: str
+    description: str
+    runnable: Any
+    backend: BackendProtocol | None
+    runtime: ToolRuntime
+    outer_sink: Callable[[RunEvent], None] | None
+    parent_task_id: str | None
+    step: int
+    turn_id: str | None
+    call_index: int
+    structured_expected: bool = False
+    started_at: str = ""
+    state: dict[str, Any] = field(default_factory=dict)
+    status: str = "ok"
+    error: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    _clock: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- events -----------------------------------------------------------------------------------
+    def forward(self, event: RunEvent) -> None:
+        """The event sink of the subagent's steps: count its tokens, pass the event on."""
+        if event.get("type") == "model_call":
+            with self._lock:
+                self.tokens_in += int(event.get("tokens_in") or 0)
+                self.tokens_out += int(event.get("tokens_out") or 0)
+        if self.outer_sink is not None:
+            self.outer_sink(event)
+
+    def _common(self) -> dict[str, Any]:
+        return {
+            "subagent": self.subagent,
+            "description": self.description,
+            "started_at": self.started_at,
+            "parent_task_id": self.parent_task_id,
+            "turn_id": self.turn_id,
+            "call_index": self.call_index,
+        }
+
+    def started(self) -> None:
+        """Mark the start (after waiting for a free slot) and report it."""
+        self.started_at = _now()
+        self._clock = time.perf_counter()
+        emit_event("subagent_started", step=self.step, task_id=self.task_id, **self._common())
+
+    # -- running ----------------------------------------------------------------------------------
+    def _input(self) -> dict[str, Any]:
+        files = (self.runtime.state or {}).get("files")
+        payload: dict[str, Any] = {"messages": [HumanMessage(content=self.description)]}
+        if files:
+            payload["files"] = files
+        return payload
+
+    def _is_graph(self) -> bool:
+        from langgraph.pregel import Pregel
+
+        return isinstance(self.runnable, Pregel)
+
+    def run_sync(self) -> None:
+        """Run the subagent, keeping its latest state (so a failure still leaves a transcript)."""
+        if not self._is_graph():
+            self.state = dict(self.runnable.invoke(self._input()))
+            return
+        kwargs = {"context": self.runtime.context} if self.runtime.context is not None else {}
+        for chunk in self.runnable.stream(self._input(), stream_mode="values", **kwargs):
+            if isinstance(chunk, dict):
+                self.state = chunk
+
+    async def run_async(self) -> None:
+        """The async twin of `run_sync`."""
+        if not self._is_graph():
+            self.state = dict(await self.runnable.ainvoke(self._input()))
+            return
+        kwargs = {"context": self.runtime.context} if self.runtime.context is not None else {}
+        async for chunk in self.runnable.astream(self._input(), stream_mode="values", **kwargs):
+            if isinstance(chunk, dict):
+                self.state = chunk
+
+    def failed(self, exc: BaseException) -> None:
+        """Record an exception from the subagent as the task's error."""
+        self.status = "error"
+        self.error = f"{type(exc).__name__}: {exc}"
+
+    def interrupted(self, exc: BaseException) -> None:
+        """The subagent paused for a person's approval; the caller's run pauses with it."""
+        self.status = "interrupted"
+        names = []
+        for pending in exc.args[0] if exc.args and isinstance(exc.args[0], (list, tuple)) else ():
+            value = getattr(pending, "value", None)
+            if isinstance(value, dict):
+                names += [str(r.get("name")) for r in value.get("action_requests", [])]
+        what = f" for {', '.join(names)}" if names else ""
+        result = (
+            f"The subagent {self.subagent!r} needs a person's approval{what} before it can go on; "
+            "the run is paused until the approval is given (resume it with a Command)."
+        )
+        self._finished_event(result, None, [], None)
+
+    # -- finishing --------------------------------------------------------------------------------
+    def _report(self, structured: dict[str, Any] | None) -> str:
+        if self.status == "error":
+            return (
+                f"The subagent {self.subagent!r} failed: {self.error}. "
+                f"Its transcript up to the failure is at {TRANSCRIPT_FOLDER}{self.task_id}.md."
+            )
+        if structured is not None:
+            return json.dumps(structured, ensure_ascii=False)
+        if self.structured_expected:
+            self.status, self.error = "error", "the subagent returned no structured response"
+            return f"The subagent {self.subagent!r} finished without the structured response asked for."
+        return _last_ai_text(list(self.state.get("messages", []))) or (
+            f"The subagent {self.subagent!r} finished without a final message."
+        )
+
+    def _changes(self) -> tuple[dict[str, FileData], dict[str, FileData | None]]:
+        """The caller's files as the subagent left them, and what changed (None = deleted)."""
+        before = (self.runtime.state or {}).get("files") or {}
+        after = self.state.get("files")
+        if after is None:
+            return dict(before), {}
+        changed: dict[str, FileData | None] = {
+            path: data for path, data in after.items() if before.get(path) != data
+        }
+        changed.update({path: None for path in before if path not in after})
+        return merge_files(before, changed), changed
+
+    def _conclude(self) -> tuple[str, dict[str, Any] | None, list[str], dict, dict, str]:
+        structured = _as_dict(self.state.get("structured_response")) if self.status == "ok" else None
+        report = self._report(structured)
+        files, changed = self._changes()
+        written = _written_paths(list(self.state.get("messages", [])), changed)
+        from jupyter_deepagent.harness.subagent_transcript import render_transcript
+
+        transcript = render_transcript(
+            task_id=self.task_id,
+            subagent=self.subagent,
+            description=self.description,
+            messages=list(self.state.get("messages", [])),
+            status=self.status,
+            started_at=self.started_at,
+            seconds=self._seconds(),
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            files_written=written,
+            structured=structured,
+            error=self.error,
+        )
+        return report, structured, written, files, changed, transcript
+
+    def _seconds(self) -> float:
+        return round(time.perf_counter() - self._clock, 6)
+
+    def finish_sync(self) -> Command | ToolMessage:
+        """Save the transcript, report the end, and build the caller's state update."""
+        report, structured, written, files, changed, transcript = self._conclude()
+        path, saved = self._save(files, transcript, lambda b, p, t: b.write(p, t))
+        return self._close(report, structured, written, changed, path, saved)
+
+    async def finish_async(self) -> Command | ToolMessage:
+        """The async twin of `finish_sync`."""
+        report, structured, written, files, changed, transcript = self._conclude()
+        path = f"{TRANSCRIPT_FOLDER}{self.task_id}.md"
+        saved: dict[str, FileData | None] = {}
+        if self.backend is not None:
+            try:
+                with bind_state_files(files) as saved:
+                    await self.backend.awrite(path, transcript)
+            except BackendError as exc:
+                emit_event("warning", message=f"transcript not saved: {exc}", source=path)
+                path, saved = None, {}
+        return self._close(report, structured, written, changed, path, saved)
+
+    def _save(
+        self, files: dict[str, FileData], transcript: str, write: Callable[[Any, str, str], Any]
+    ) -> tuple[str | None, dict[str, FileData | None]]:
+        path = f"{TRANSCRIPT_FOLDER}{self.task_id}.md"
+        if self.backend is None:
+            return None, {}
+        try:
+            with bind_state_files(files) as saved:
+                write(self.backend, path, transcript)
+        except BackendError as exc:
+            emit_event("warning", message=f"transcript not saved: {exc}", source=path)
+            return None, {}
+        return path, dict(saved)
+
+    def _finished_event(
+        self,
+        result: str,
+        structured: dict[str, Any] | None,
+        written: list[str],
+        transcript_path: str | None,
+    ) -> None:
+        emit_event(
+            "subagent_finished",
+            step=self.step,
+            task_id=self.task_id,
+            **self._common(),
+            status=self.status,
+            result=result,
+            structured=structured,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            seconds=self._seconds(),
+            files_written=written,
+            transcript_path=transcript_path,
+            error=self.error,
+        )
+
+    def _close(
+        self,
+        report: str,
+        structured: dict[str, Any] | None,
+        written: list[str],
+        changed: dict[str, FileData | None],
+        transcript_path: str | None,
+        saved: dict[str, FileData | None],
+    ) -> Command | ToolMessage:
+        self._finished_event(report, structured, written, transcript_path)
+        message = ToolMessage(
+            content=report,
+            tool_call_id=self.runtime.tool_call_id,
+            name="task",
+            status="error" if self.status == "error" else "success",
+            artifact={
+                "task_id": self.task_id,
+                "transcript_path": transcript_path,
+                "structured": structured,
+            },
+        )
+        update: dict[str, Any] = {"messages": [message]}
+        files_update = {**changed, **saved}
+        if files_update:
+            update["files"] = files_update
+        return Command(update=update)
