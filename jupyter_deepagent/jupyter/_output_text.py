@@ -1,0 +1,243 @@
+"""Jupyter outputs (kernel messages, saved nbformat outputs, IPython history) as text records.
+
+Kernel messages and nbformat outputs share one shape (`stream` name/text, `data`/`metadata`
+bundles, `ename`/`evalue`/`traceback`), so one set of functions serves the live capture and the
+saved notebook. Images become a one-line note (type, pixel size, bytes), never base64.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "OutputKind",
+    "OutputRecord",
+    "bundle_text",
+    "clean_stream_text",
+    "error_text",
+    "format_outputs",
+    "history_outputs",
+    "human_bytes",
+    "image_note",
+    "joined",
+    "output_record",
+    "strip_ansi",
+]
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_OVERWRITTEN = re.compile(r"[^\n]*\r(?=[^\r\n])")
+_TEXT_FALLBACKS = ("text/markdown", "text/latex", "application/json")
+_HISTORY_KINDS = {"out_stream": "stdout", "err_stream": "stderr"}
+_IMAGE_PREFIX_CHARS = 87_384  # base64 of the first 64 KB: enough to find any header's size
+
+OutputKind = Literal["stdout", "stderr", "result", "display", "error", "note"]
+"""What an output is: a stream, the cell's result (`Out[n]`), a display, an error, or a note."""
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One output of a cell, as text (images are a note such as `[image/png 640x480, 12 KB]`)."""
+
+    kind: OutputKind
+    text: str
+
+
+def joined(value: Any) -> str:
+    """Return nbformat's multiline value (a str or a list of str) as one str."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(str(part) for part in value)
+    return "" if value is None else str(value)
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal colour and cursor escape codes (tracebacks and logs are full of them)."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+def clean_stream_text(text: str) -> str:
+    """Show stream text as a notebook does: escape codes gone, text overwritten by `CR` dropped.
+
+    A progress bar that rewrites its line a thousand times leaves only its last state.
+    """
+    text = strip_ansi(text)
+    if "\r" not in text:
+        return text
+    return _OVERWRITTEN.sub("", text.replace("\r\n", "\n"))
+
+
+def human_bytes(size: int) -> str:
+    """Format a byte count the way the notes show it: `512 B`, `12 KB`, `1.4 MB`."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{max(1, round(size / 1024))} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def _jpeg_size(raw: bytes) -> tuple[int, int] | None:
+    index = 2
+    while index + 9 < len(raw):
+        if raw[index] != 0xFF:
+            return None
+        marker = raw[index + 1]
+        if marker == 0xFF:  # fill byte
+            index += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            index += 2
+            continue
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", raw[index + 5 : index + 9])
+            return width, height
+        index += 2 + int.from_bytes(raw[index + 2 : index + 4], "big")
+    return None
+
+
+def _pixel_size(mime: str, raw: bytes) -> tuple[int, int] | None:
+    if mime == "image/png" and raw[:8] == b"\x89PNG\r\n\x1a\n" and len(raw) >= 24:
+        width, height = struct.unpack(">II", raw[16:24])
+        return width, height
+    if mime == "image/gif" and raw[:4] == b"GIF8" and len(raw) >= 10:
+        width, height = struct.unpack("<HH", raw[6:10])
+        return width, height
+    if mime == "image/jpeg" and raw[:2] == b"\xff\xd8":
+        return _jpeg_size(raw)
+    return None
+
+
+def image_note(mime: str, data: Any, metadata: Mapping[str, Any] | None = None) -> str:
+    """Describe an image output in one line, e.g. `[image/png 640x480, 12 KB]`.
+
+    Args:
+        mime: The image's MIME type.
+        data: Base64 text for binary images, the document itself for SVG.
+        metadata: The output's metadata; its `width`/`height` are used when the image's own
+            header cannot be read.
+
+    Returns:
+        The note: MIME type, pixel size when known, and size in bytes.
+    """
+    text = joined(data)
+    size_px: tuple[int, int] | None = None
+    if mime == "image/svg+xml" or not mime.startswith("image/"):
+        size = len(text.encode("utf-8"))
+    else:
+        compact = "".join(text.split())
+        padding = len(compact) - len(compact.rstrip("="))
+        size = len(compact) * 3 // 4 - padding
+        prefix = compact[: _IMAGE_PREFIX_CHARS - _IMAGE_PREFIX_CHARS % 4]
+        prefix = prefix[: len(prefix) - len(prefix) % 4]
+        try:
+            size_px = _pixel_size(mime, base64.b64decode(prefix))
+        except (binascii.Error, ValueError, struct.error):
+            size_px = None
+    shown = (metadata or {}).get(mime) if isinstance(metadata, Mapping) else None
+    if size_px is None and isinstance(shown, Mapping):
+        width, height = shown.get("width"), shown.get("height")
+        if isinstance(width, int) and isinstance(height, int):
+            size_px = (width, height)
+    dims = f" {size_px[0]}x{size_px[1]}" if size_px else ""
+    return f"[{mime}{dims}, {human_bytes(max(size, 0))}]"
+
+
+def bundle_text(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> str:
+    """Render a MIME bundle as text: `text/plain` (or Markdown, LaTeX, JSON) plus image notes.
+
+    A bundle with neither text nor images (say, HTML only) is described by a note per type.
+    """
+    parts: list[str] = []
+    plain = data.get("text/plain")
+    if plain is not None:
+        parts.append(strip_ansi(joined(plain)))
+    else:
+        for mime in _TEXT_FALLBACKS:
+            if mime in data:
+                value = data[mime]
+                is_text = isinstance(value, str | list)
+                parts.append(joined(value) if is_text else json.dumps(value, default=str))
+                break
+    images = [mime for mime in data if mime.startswith("image/")]
+    parts.extend(image_note(mime, data[mime], metadata) for mime in images)
+    if not parts:
+        parts.extend(image_note(mime, data[mime]) for mime in data)
+    return "\n".join(part for part in parts if part)
+
+
+def error_text(content: Mapping[str, Any]) -> str:
+    """Render an error output: `Name: value`, then the traceback without escape codes."""
+    head = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
+    frames = content.get("traceback") or []
+    body = strip_ansi("\n".join(joined(frame) for frame in frames)).strip("\n")
+    return f"{head}\n{body}" if body else head
+
+
+def format_outputs(outputs: list[OutputRecord]) -> str:
+    """Join outputs into the text of an outputs file: `[stdout]`, `[result]`... then the text."""
+    blocks = [f"[{output.kind}]\n{output.text.rstrip()}".rstrip() for output in outputs]
+    return "\n".join(blocks) + "\n" if blocks else ""
+
+
+def output_record(output_type: str, content: Mapping[str, Any]) -> OutputRecord | None:
+    """Turn a kernel message or nbformat output (`stream`, `execute_result`...) into a record.
+
+    Args:
+        output_type: The message type or nbformat `output_type`.
+        content: The message content, or the nbformat output itself.
+
+    Returns:
+        The record, or None for types that are not outputs.
+    """
+    if output_type == "stream":
+        kind: OutputKind = "stderr" if content.get("name") == "stderr" else "stdout"
+        return OutputRecord(kind, clean_stream_text(joined(content.get("text"))))
+    if output_type in ("execute_result", "display_data", "update_display_data"):
+        text = bundle_text(content.get("data") or {}, content.get("metadata") or {})
+        return OutputRecord("result" if output_type == "execute_result" else "display", text)
+    if output_type == "error":
+        return OutputRecord("error", error_text(content))
+    return None
+
+
+def history_outputs(history: Any, count: int) -> list[OutputRecord]:
+    """A cell's outputs as IPython's history manager kept them (no kernel needed).
+
+    IPython 9 keeps streams, results and displays in `outputs` and errors in `exceptions`;
+    IPython 8 only the results' reprs.
+
+    Args:
+        history: The shell's `history_manager`.
+        count: The execution count.
+
+    Returns:
+        The records, in the order the cell produced them, the error last.
+    """
+    records: list[OutputRecord] = []
+    by_count = getattr(history, "outputs", None)
+    if isinstance(by_count, Mapping):
+        for item in list(by_count.get(count) or ()):
+            output_type, bundle = getattr(item, "output_type", ""), getattr(item, "bundle", {})
+            if output_type in _HISTORY_KINDS:
+                name = _HISTORY_KINDS[output_type]
+                content = {"name": name, "text": joined(bundle.get("stream"))}
+                record = output_record("stream", content)
+            else:
+                record = output_record(output_type, {"data": bundle})
+            if record is not None:
+                records.append(record)
+    else:  # IPython 8: only the results' reprs
+        result = (getattr(history, "output_hist_reprs", None) or {}).get(count)
+        if result is not None:
+            records.append(OutputRecord("result", str(result)))
+    error = (getattr(history, "exceptions", None) or {}).get(count)
+    if isinstance(error, Mapping):
+        records.append(OutputRecord("error", error_text(error)))
+    return records
