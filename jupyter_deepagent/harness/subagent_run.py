@@ -8,19 +8,21 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Command
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import FileData, bind_state_files, merge_files
-from jupyter_deepagent.harness.events import RunEvent, emit_event
+from jupyter_deepagent.harness.events import RunEvent, agent_scope, emit_event, event_sink
 
 __all__ = ["TRANSCRIPT_FOLDER", "TaskRun"]
 
@@ -81,6 +83,18 @@ def _written_paths(messages: list[Any], changed: Mapping[str, FileData | None]) 
     return paths
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """What a finished task produced, before it is saved and reported."""
+
+    report: str
+    structured: dict[str, Any] | None
+    written: list[str]
+    files: dict[str, FileData]
+    changed: dict[str, FileData | None]
+    transcript: str
+
+
 @dataclass
 class TaskRun:
     """The state of one delegated task while it runs."""
@@ -126,11 +140,28 @@ class TaskRun:
             "call_index": self.call_index,
         }
 
-    def started(self) -> None:
-        """Mark the start (after waiting for a free slot) and report it."""
-        self.started_at = _now()
-        self._clock = time.perf_counter()
-        emit_event("subagent_started", step=self.step, task_id=self.task_id, **self._common())
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """While the subagent runs: report the start, stamp and forward every event it emits."""
+        with agent_scope(self.subagent, self.task_id), event_sink(self.forward):
+            self.started_at = _now()
+            self._clock = time.perf_counter()
+            emit_event("subagent_started", step=self.step, task_id=self.task_id, **self._common())
+            yield
+
+    @contextmanager
+    def capturing_failure(self) -> Iterator[None]:
+        """Turn the subagent's exception into the task's error; let a pause for approval (or any
+        other LangGraph control flow) through to the caller's graph."""
+        try:
+            yield
+        except GraphInterrupt as exc:
+            self.interrupted(exc)
+            raise
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the caller's model reads it as the result
+            self.failed(exc)
 
     # -- running ----------------------------------------------------------------------------------
     def _input(self) -> dict[str, Any]:
@@ -190,16 +221,24 @@ class TaskRun:
         if self.status == "error":
             return (
                 f"The subagent {self.subagent!r} failed: {self.error}. "
-                f"Its transcript up to the failure is at {TRANSCRIPT_FOLDER}{self.task_id}.md."
+                f"Its transcript up to the failure is at {self.transcript_path}."
             )
         if structured is not None:
             return json.dumps(structured, ensure_ascii=False)
         if self.structured_expected:
             self.status, self.error = "error", "the subagent returned no structured response"
-            return f"The subagent {self.subagent!r} finished without the structured response asked for."
+            return (
+                f"The subagent {self.subagent!r} finished without the structured response "
+                "asked for."
+            )
         return _last_ai_text(list(self.state.get("messages", []))) or (
             f"The subagent {self.subagent!r} finished without a final message."
         )
+
+    @property
+    def transcript_path(self) -> str:
+        """Where the task's transcript is saved."""
+        return f"{TRANSCRIPT_FOLDER}{self.task_id}.md"
 
     def _changes(self) -> tuple[dict[str, FileData], dict[str, FileData | None]]:
         """The caller's files as the subagent left them, and what changed (None = deleted)."""
@@ -213,18 +252,21 @@ class TaskRun:
         changed.update({path: None for path in before if path not in after})
         return merge_files(before, changed), changed
 
-    def _conclude(self) -> tuple[str, dict[str, Any] | None, list[str], dict, dict, str]:
-        structured = _as_dict(self.state.get("structured_response")) if self.status == "ok" else None
+    def _conclude(self) -> _Outcome:
+        structured = None
+        if self.status == "ok":
+            structured = _as_dict(self.state.get("structured_response"))
         report = self._report(structured)
         files, changed = self._changes()
-        written = _written_paths(list(self.state.get("messages", [])), changed)
+        messages = list(self.state.get("messages", []))
+        written = _written_paths(messages, changed)
         from jupyter_deepagent.harness.subagent_transcript import render_transcript
 
         transcript = render_transcript(
             task_id=self.task_id,
             subagent=self.subagent,
             description=self.description,
-            messages=list(self.state.get("messages", [])),
+            messages=messages,
             status=self.status,
             started_at=self.started_at,
             seconds=self._seconds(),
@@ -234,44 +276,37 @@ class TaskRun:
             structured=structured,
             error=self.error,
         )
-        return report, structured, written, files, changed, transcript
+        return _Outcome(report, structured, written, files, changed, transcript)
 
     def _seconds(self) -> float:
         return round(time.perf_counter() - self._clock, 6)
 
-    def finish_sync(self) -> Command | ToolMessage:
+    def finish_sync(self) -> Command:
         """Save the transcript, report the end, and build the caller's state update."""
-        report, structured, written, files, changed, transcript = self._conclude()
-        path, saved = self._save(files, transcript, lambda b, p, t: b.write(p, t))
-        return self._close(report, structured, written, changed, path, saved)
-
-    async def finish_async(self) -> Command | ToolMessage:
-        """The async twin of `finish_sync`."""
-        report, structured, written, files, changed, transcript = self._conclude()
-        path = f"{TRANSCRIPT_FOLDER}{self.task_id}.md"
-        saved: dict[str, FileData | None] = {}
-        if self.backend is not None:
-            try:
-                with bind_state_files(files) as saved:
-                    await self.backend.awrite(path, transcript)
-            except BackendError as exc:
-                emit_event("warning", message=f"transcript not saved: {exc}", source=path)
-                path, saved = None, {}
-        return self._close(report, structured, written, changed, path, saved)
-
-    def _save(
-        self, files: dict[str, FileData], transcript: str, write: Callable[[Any, str, str], Any]
-    ) -> tuple[str | None, dict[str, FileData | None]]:
-        path = f"{TRANSCRIPT_FOLDER}{self.task_id}.md"
-        if self.backend is None:
-            return None, {}
+        outcome = self._conclude()
         try:
-            with bind_state_files(files) as saved:
-                write(self.backend, path, transcript)
+            with bind_state_files(outcome.files) as saved:
+                if self.backend is not None:
+                    self.backend.write(self.transcript_path, outcome.transcript)
         except BackendError as exc:
-            emit_event("warning", message=f"transcript not saved: {exc}", source=path)
-            return None, {}
-        return path, dict(saved)
+            return self._close(outcome, self._not_saved(exc))
+        return self._close(outcome, saved)
+
+    async def finish_async(self) -> Command:
+        """The async twin of `finish_sync`."""
+        outcome = self._conclude()
+        try:
+            with bind_state_files(outcome.files) as saved:
+                if self.backend is not None:
+                    await self.backend.awrite(self.transcript_path, outcome.transcript)
+        except BackendError as exc:
+            return self._close(outcome, self._not_saved(exc))
+        return self._close(outcome, saved)
+
+    def _not_saved(self, exc: BackendError) -> None:
+        emit_event(
+            "warning", message=f"transcript not saved: {exc}", source=self.transcript_path
+        )
 
     def _finished_event(
         self,
@@ -296,29 +331,24 @@ class TaskRun:
             error=self.error,
         )
 
-    def _close(
-        self,
-        report: str,
-        structured: dict[str, Any] | None,
-        written: list[str],
-        changed: dict[str, FileData | None],
-        transcript_path: str | None,
-        saved: dict[str, FileData | None],
-    ) -> Command | ToolMessage:
-        self._finished_event(report, structured, written, transcript_path)
+    def _close(self, outcome: _Outcome, saved: Mapping[str, FileData | None] | None) -> Command:
+        """Report the end; the update carries the report and every file change (None: the
+        transcript could not be saved)."""
+        transcript_path = self.transcript_path if saved is not None and self.backend else None
+        self._finished_event(outcome.report, outcome.structured, outcome.written, transcript_path)
         message = ToolMessage(
-            content=report,
+            content=outcome.report,
             tool_call_id=self.runtime.tool_call_id,
             name="task",
             status="error" if self.status == "error" else "success",
             artifact={
                 "task_id": self.task_id,
                 "transcript_path": transcript_path,
-                "structured": structured,
+                "structured": outcome.structured,
             },
         )
         update: dict[str, Any] = {"messages": [message]}
-        files_update = {**changed, **saved}
+        files_update = {**outcome.changed, **(saved or {})}
         if files_update:
             update["files"] = files_update
         return Command(update=update)

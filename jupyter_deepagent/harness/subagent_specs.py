@@ -1,4 +1,4 @@
-"""Subagent specs: what the main agent may delegate to through the `task` tool, and the words it reads.
+"""Subagent specs: what the main agent may delegate to through `task`, and the words it reads.
 
 A spec is a `SubAgent` (built by the harness from a prompt, tools and a model), a
 `CompiledSubAgent` (any LangGraph runnable), or a plain dict with the same keys (as in deepagents).
@@ -31,7 +31,8 @@ GENERAL_PURPOSE_PROMPT = """\
 You are a general-purpose subagent. Another agent gave you one task; it sees nothing of your work \
 except your final message. Do the task completely with the tools you have, then reply with a \
 self-contained report: the result first, then the evidence (files read, sources), then anything \
-you could not do or verify. Save large material to files and give their paths instead of pasting it."""
+you could not do or verify. Save large material to files and give their paths instead of pasting \
+it."""
 
 _GENERAL_PURPOSE_DESCRIPTION = (
     "Has the same tools as you; for any self-contained job, such as researching a question or "

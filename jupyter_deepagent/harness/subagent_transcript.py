@@ -38,7 +38,8 @@ def _render_message(index: int, message: Any, agent: str) -> str:
             parts.append(text)
         for call in getattr(message, "tool_calls", None) or []:
             args = json.dumps(call.get("args", {}), ensure_ascii=False, indent=2, default=str)
-            parts.append(f"Tool call `{call['name']}` (`{call.get('id')}`):\n\n{_fence(args, 'json')}")
+            title = f"Tool call `{call['name']}` (`{call.get('id')}`):"
+            parts.append(f"{title}\n\n{_fence(args, 'json')}")
         return "\n\n".join(parts)
     if kind == "tool":
         status = " — error" if getattr(message, "status", "success") == "error" else ""

@@ -24,17 +24,10 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
-from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.events import (
-    agent_scope,
-    current_agent,
-    current_sink,
-    event_sink,
-    run_step,
-)
+from jupyter_deepagent.harness.events import current_agent, current_sink, run_step
 from jupyter_deepagent.harness.filesystem_middleware import FilesState
 from jupyter_deepagent.harness.profile import HarnessProfile
 from jupyter_deepagent.harness.subagent_run import TaskRun
@@ -172,8 +165,8 @@ class SubAgentMiddleware(AgentMiddleware):
         self, specs: Sequence[SubAgentSpec], defaults: SubagentDefaults, *, max_parallel: int = 4
     ) -> None:
         super().__init__()
-        if not isinstance(max_parallel, int) or max_parallel < 1:
-            msg = f"max_parallel_subagents must be a whole number of 1 or more, not {max_parallel!r}"
+        if isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1:
+            msg = f"max_parallel_subagents must be a whole number, 1 or more, not {max_parallel!r}"
             raise ValueError(msg)
         self.specs = {spec.name: spec for spec in specs}
         self.runnables = {spec.name: build_subagent(spec, defaults) for spec in specs}
@@ -182,21 +175,15 @@ class SubAgentMiddleware(AgentMiddleware):
         self.tools = [self._task_tool(specs)]
 
     def _task_tool(self, specs: Sequence[SubAgentSpec]) -> StructuredTool:
-        def task(runtime: ToolRuntime, description: str, subagent_type: str) -> Command | ToolMessage:
+        def task(
+            runtime: ToolRuntime, description: str, subagent_type: str
+        ) -> Command | ToolMessage:
             run = self._start(description, subagent_type, runtime)
             if isinstance(run, ToolMessage):
                 return run
-            with self._limiter.hold(), agent_scope(run.subagent, run.task_id), event_sink(run.forward):
-                run.started()
-                try:
+            with self._limiter.hold(), run.running():
+                with run.capturing_failure():
                     run.run_sync()
-                except GraphInterrupt as exc:
-                    run.interrupted(exc)
-                    raise
-                except GraphBubbleUp:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - the caller reads it as the task's result
-                    run.failed(exc)
                 return run.finish_sync()
 
         async def atask(
@@ -206,17 +193,9 @@ class SubAgentMiddleware(AgentMiddleware):
             if isinstance(run, ToolMessage):
                 return run
             async with self._limiter.ahold():
-                with agent_scope(run.subagent, run.task_id), event_sink(run.forward):
-                    run.started()
-                    try:
+                with run.running():
+                    with run.capturing_failure():
                         await run.run_async()
-                    except GraphInterrupt as exc:
-                        run.interrupted(exc)
-                        raise
-                    except GraphBubbleUp:
-                        raise
-                    except Exception as exc:  # noqa: BLE001
-                        run.failed(exc)
                     return await run.finish_async()
 
         return StructuredTool(
