@@ -169,3 +169,19 @@ def test_async_twins_route_the_same_way(tree: CompositeBackend, parts: dict) -> 
 
     assert asyncio.run(session()) == ["/memories/async.md", "/memories/team/"]
     assert parts["memories"].read("/async.md").lines == ["from a coroutine"]
+
+
+class _MountAwareBackend(StateBackend):
+    """A backend that knows where it is mounted and says so in its hints."""
+
+    def read(self, path, offset=0, limit=2000):
+        from jupyter_deepagent import FileNotFound
+
+        msg = f"no cell {path}; ls /notebook/cells/ lists executed cells"
+        raise FileNotFound(msg, path=path)
+
+
+def test_a_mount_aware_backend_keeps_its_own_not_found_hint() -> None:
+    composite = CompositeBackend(StateBackend(), {"/notebook/": _MountAwareBackend()})
+    with pytest.raises(FileNotFound, match="ls /notebook/cells/ lists executed cells"):
+        composite.read("/notebook/cells/7.py")

@@ -106,7 +106,8 @@ class CompositeBackend(AsyncBackendMixin):
             if not prefix or exc.path is None:
                 raise
             outer = _outer(prefix, exc.path) if exc.path != "/" else prefix
-            if isinstance(exc, FileNotFound):
+            if isinstance(exc, FileNotFound) and prefix not in str(exc):
+                # the inner hint names inner folders; a mount-aware backend's hint is kept
                 raise not_found(outer) from exc
             token = re.compile(r"(?<![^\s'\"(])" + re.escape(exc.path) + r"(?![\w\-]|\.[\w.])")
             message = token.sub(lambda _: outer, str(exc))
