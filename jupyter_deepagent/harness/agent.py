@@ -132,6 +132,12 @@ def create_research_agent(
     name: str | None = None,
     response_format: Any = None,
     max_parallel_subagents: int = 4,
+    context_window: int | None = None,
+    offload_token_limit: int = 20_000,
+    summarizer: Any = None,
+    compaction_tool: bool = False,
+    age_token_limit: int | None = 2_000,
+    keep_recent_turns: int = 3,
 ) -> Any:
     """Create a research agent: a compiled LangGraph graph (`invoke`, `stream`, `ainvoke`).
 
@@ -156,18 +162,30 @@ def create_research_agent(
         response_format: a pydantic model, TypedDict or JSON schema for a structured final
             answer (in the final state's `structured_response`).
         max_parallel_subagents: how many `task` calls run at once; further ones wait.
+        context_window: tokens the model accepts; default the model's profile
+            (`max_input_tokens`), else 200,000 with a warning event.
+        offload_token_limit: a tool result over this many tokens (or a quarter of the window,
+            if smaller) is saved to `/large_tool_results/` and replaced by a pointer.
+        summarizer: the chat model, "provider:model" string or callable `(messages) -> str`
+            that writes summaries; default the agent's model.
+        compaction_tool: offer the `compact_conversation` tool.
+        age_token_limit: a tool result over this many tokens that the model has already replied
+            to `keep_recent_turns` times is sent as a pointer to its file (None: never).
+        keep_recent_turns: model replies a large result stays whole for.
 
     Returns:
         The compiled agent graph. Its custom stream (`stream_mode="custom"`) carries run events.
 
     Raises:
-        ValueError: `interrupt_on` without a checkpointer (also in a subagent), or
-            `max_parallel_subagents` below 1.
+        ValueError: `interrupt_on` without a checkpointer (also in a subagent),
+            `max_parallel_subagents` below 1, or a compression limit that is not positive.
         ModelConfigurationError: the model string cannot be resolved (e.g. missing API key).
     """
     from langchain.agents import create_agent
     from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
 
+    from jupyter_deepagent.harness.compression_middleware import ContextCompressionMiddleware
+    from jupyter_deepagent.harness.compression_state import CompressionSettings
     from jupyter_deepagent.harness.context_middleware import ResearchContextMiddleware
     from jupyter_deepagent.harness.filesystem_middleware import FilesystemMiddleware
     from jupyter_deepagent.harness.model_resolution import resolve_model
@@ -191,6 +209,17 @@ def create_research_agent(
         profile=profile,
     )
     chat_model = resolve_model(model)
+    compression_options = {
+        "context_window": context_window,
+        "offload_token_limit": offload_token_limit,
+        "summarizer": summarizer,
+        "compaction_tool": compaction_tool,
+        "age_token_limit": age_token_limit,
+        "keep_recent_turns": keep_recent_turns,
+    }
+    compression = ContextCompressionMiddleware(
+        plan.backend, chat_model, CompressionSettings(**compression_options)
+    )
     stack: list[Any] = []
     if plan.todos:
         stack.append(TodoMiddleware())
@@ -212,6 +241,7 @@ def create_research_agent(
             checkpointer=checkpointer,
             store=store,
             context_schema=context_schema,
+            options=compression_options,
         )
         stack.append(
             SubAgentMiddleware(plan.subagents, defaults, max_parallel=max_parallel_subagents)
@@ -220,6 +250,7 @@ def create_research_agent(
     if interrupt_on:
         stack.append(HumanInTheLoopMiddleware(interrupt_on=dict(interrupt_on)))
     stack.append(ResearchContextMiddleware(plan.config, plan.backend))
+    stack.append(compression)
     stack.append(RunEventsMiddleware())
     stack.append(ToolErrorMiddleware(on_error=_tool_error_message))
     return create_agent(

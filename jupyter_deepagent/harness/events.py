@@ -24,7 +24,15 @@ and its own fields:
 | `subagent_started` | `task_id`, `subagent`, `description`, `started_at` (ISO time), `parent_task_id`, `turn_id` (the calling AI message), `call_index` (its position among that message's tool calls) |
 | `subagent_finished` | the same, plus `status` (ok, error, interrupted), `result` (the report text), `structured` (dict or None), `tokens_in`, `tokens_out` (summed over the task's model calls), `seconds`, `files_written`, `transcript_path`, `error` (None or text) |
 
-Later layers add their own types (compression) with the same common fields. The subagent
+| `context` | one per model request, before it is sent: `tokens` (what is sent: system prompt, messages, tool schemas; calibrated), `window`, `trigger` (tokens where summarization starts), `window_source` (option, profile, default, learned), `messages`, `summaries` (how many summaries the history has), `pointers` (messages sent as pointers to files), `attempt` (2 on the retry after an overflow) |
+| `offloaded` | a tool result too large for the conversation, saved when it arrived: `path`, `tool`, `tool_call_id`, `tokens`, `lines`, `chars` |
+| `aged` | a tool result now sent as a pointer to its file: `path`, `tool`, `tool_call_id`, `tokens`, `lines`, `replies` (model replies since it arrived), `reason` (consumed; window: moved early to fit) |
+| `input_offloaded` | `kind` (human: a long user message saved to `path`, with `message_id`; tool_args: an old write_file/edit_file call sent without its long arguments, with `tool`, `tool_call_id`, `path` of the file), `tokens` |
+| `summarized` | `reason` (trigger, compact, overflow), `count` (the nth summary), `tokens_before`, `tokens_after`, `messages_folded`, `transcript` (path), `summary_tokens`, `summarizer_tokens` (size of the summarizer's request) |
+| `context_overflow` | the provider rejected a request as too long: `tokens`, `window`, `error`, `action` (retry, raise) |
+| `compaction_refused` | `compact_conversation` called too early: `tokens`, `threshold` |
+
+The default-window warning has `source="context_window"`. The subagent
 events are stamped with the subagent's name and task id, like every event of its own steps.
 """
 
@@ -59,6 +67,13 @@ EVENT_TYPES = (
     "memory_loaded",
     "todos",
     "warning",
+    "context",
+    "offloaded",
+    "aged",
+    "input_offloaded",
+    "summarized",
+    "context_overflow",
+    "compaction_refused",
     "subagent_started",
     "subagent_finished",
 )

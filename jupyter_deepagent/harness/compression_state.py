@@ -1,0 +1,136 @@
+"""What context compression is told (`CompressionSettings`) and what it remembers between model
+calls (the `context_compression` record in the graph state, checkpointed with the thread).
+
+The record is private state: it never appears in the graph's input or output, only in the
+checkpoint. It holds which messages the model now sees as pointers to files, which tool-call
+arguments it sees cut, the current summary and where it cuts the history, and the last request's
+size (for calibration, the compaction tool and the gauge). Updates merge key by key, so a tool and
+the model node can both write it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentState
+from langchain.agents.middleware.types import PrivateStateAttr
+
+from jupyter_deepagent.harness.tokens import ContextWindow
+
+__all__ = [
+    "COMPRESSION_KEY",
+    "FILESYSTEM_TOOLS",
+    "CompressionSettings",
+    "CompressionState",
+    "merge_record",
+]
+
+COMPRESSION_KEY = "context_compression"
+"""The graph state key of the compression record."""
+
+FILESYSTEM_TOOLS = ("ls", "read_file", "write_file", "edit_file", "delete", "glob", "grep")
+"""Tools whose results are never offloaded at tool time: `read_file` pages instead."""
+
+_MERGED_MAPS = ("pointers",)
+_MERGED_SETS = ("cut_args", "bare")
+
+
+def merge_record(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer of the record: maps and sets merge, every other key takes the newer value."""
+    merged = dict(left or {})
+    for key, value in (right or {}).items():
+        if key in _MERGED_MAPS:
+            merged[key] = {**merged.get(key, {}), **value}
+        elif key in _MERGED_SETS:
+            merged[key] = sorted({*merged.get(key, ()), *value})
+        else:
+            merged[key] = value
+    return merged
+
+
+class CompressionState(AgentState):
+    """Agent state with the compression record (private: not part of input or output)."""
+
+    context_compression: Annotated[NotRequired[dict[str, Any]], PrivateStateAttr, merge_record]
+
+
+@dataclass(frozen=True)
+class CompressionSettings:
+    """How compression behaves; `create_research_agent` exposes the main knobs.
+
+    Attributes:
+        context_window: tokens the model accepts; None reads the model's profile.
+        offload_token_limit: a tool result over this (or a quarter of the window, if smaller)
+            goes to `/large_tool_results/` when it arrives.
+        age_token_limit: a tool result over this that the model has already replied to
+            `keep_recent_turns` times is sent as a pointer to its file; None turns aging off.
+        keep_recent_turns: model replies a result stays whole for before it ages.
+        trigger_fraction: share of the window above which inputs are offloaded and, if still
+            above, older messages are summarized.
+        keep_fraction: share of the window kept as recent messages when summarizing.
+        human_token_limit: a human message over this (or half the window) goes to
+            `/conversation_history/`.
+        tool_args_char_limit: past the trigger, old `write_file`/`edit_file` arguments over this
+            many characters are sent as a pointer to the file.
+        fallback_keep_messages: messages kept when summarizing with no known window.
+        summarizer: the model or callable that writes summaries; None uses the agent's model.
+        compaction_tool: offer the `compact_conversation` tool.
+    """
+
+    context_window: int | None = None
+    offload_token_limit: int = 20_000
+    age_token_limit: int | None = 2_000
+    keep_recent_turns: int = 3
+    trigger_fraction: float = 0.85
+    keep_fraction: float = 0.10
+    human_token_limit: int = 50_000
+    tool_args_char_limit: int = 2_000
+    fallback_keep_messages: int = 6
+    summarizer: Any = None
+    compaction_tool: bool = False
+
+    def __post_init__(self) -> None:
+        """Reject settings that cannot work, naming the option.
+
+        Raises:
+            ValueError: a limit is not positive, or a fraction is outside (0, 1].
+        """
+        positive = {
+            "offload_token_limit": self.offload_token_limit,
+            "keep_recent_turns": self.keep_recent_turns,
+            "human_token_limit": self.human_token_limit,
+            "tool_args_char_limit": self.tool_args_char_limit,
+            "fallback_keep_messages": self.fallback_keep_messages,
+        }
+        if self.age_token_limit is not None:
+            positive["age_token_limit"] = self.age_token_limit
+        for name, value in positive.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                msg = f"{name} must be a positive int, got {value!r}"
+                raise ValueError(msg)
+        for name, share in (("trigger_fraction", self.trigger_fraction),
+                            ("keep_fraction", self.keep_fraction)):
+            if not 0 < share <= 1:
+                msg = f"{name} must be in (0, 1], got {share!r}"
+                raise ValueError(msg)
+
+    def offload_limit(self, window: ContextWindow) -> int:
+        """Tokens above which a tool result is offloaded when it arrives."""
+        return min(self.offload_token_limit, window.fraction(0.25))
+
+    def human_limit(self, window: ContextWindow) -> int:
+        """Tokens above which a human message is offloaded."""
+        return min(self.human_token_limit, window.fraction(0.5))
+
+    def trigger(self, window: ContextWindow) -> int:
+        """Tokens above which inputs are offloaded and then older messages summarized."""
+        return window.fraction(self.trigger_fraction)
+
+    def keep_tokens(self, window: ContextWindow) -> int | None:
+        """Tokens of recent messages kept when summarizing (None: keep messages by count)."""
+        return None if window.source == "default" else window.fraction(self.keep_fraction)
+
+    def summary_limit(self, window: ContextWindow) -> int:
+        """Largest summary kept in the conversation, in tokens."""
+        return max(200, min(8_000, window.fraction(0.1)))

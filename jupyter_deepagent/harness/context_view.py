@@ -1,0 +1,379 @@
+"""The model's view of a conversation: the checkpointed messages as they are sent, compressed.
+
+Non-destructive: the checkpoint keeps every message. The view replaces what the model no longer
+needs whole with pointers to files (consumed tool results, long human messages), cuts old
+file-writing arguments, and puts a summary in place of the folded history. Each decision is
+written to the compression record, so it is made once and every later request looks the same
+(stable prefixes, events emitted once).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from jupyter_deepagent._exceptions import BackendError, FileNotFound
+from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.compression_state import CompressionSettings
+from jupyter_deepagent.harness.files import read_text
+from jupyter_deepagent.harness.offload import (
+    HISTORY_DIR,
+    LARGE_RESULTS_DIR,
+    Offloaded,
+    persist_text,
+    pointer_text,
+    safe_name,
+    short_id,
+)
+from jupyter_deepagent.harness.summarize import find_cutoff, todo_lines, transcript_section
+from jupyter_deepagent.harness.tokens import ContextWindow, approx_tokens, message_tokens
+
+__all__ = ["ContextView", "Entry", "SummaryJob", "ViewCache", "message_key"]
+
+AGED_PREVIEW = 3
+OFFLOAD_PREVIEW = 10
+_FILE_WRITERS = {"write_file": ("content",), "edit_file": ("old_string", "new_string")}
+
+
+def message_key(message: BaseMessage, index: int) -> str:
+    """How the record names a message: its id, else its position."""
+    return message.id or f"#{index}"
+
+
+@dataclass
+class ViewCache:
+    """Kept by the middleware between calls: token counts and pointer messages already built."""
+
+    tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
+    stubs: dict[tuple[str, str, bool], tuple[BaseMessage, int]] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)
+
+    def count(self, key: str, message: BaseMessage) -> int:
+        content = message.content
+        size = len(content) if isinstance(content, str) else -1
+        hit = self.tokens.get(key)
+        if hit is not None and hit[0] == size and size >= 0:
+            return hit[1]
+        tokens = message_tokens(message)
+        if len(self.tokens) > 50_000:
+            self.tokens.clear()
+        self.tokens[key] = (size, tokens)
+        return tokens
+
+
+@dataclass
+class Entry:
+    """One message of the view: where it sits in the checkpoint (-1: the summary), as sent."""
+
+    index: int
+    message: BaseMessage
+    tokens: int
+    kind: str
+    form: str = "whole"
+
+
+@dataclass
+class SummaryJob:
+    """What a summarization folds: view positions [0, cut) = checkpoint messages [first, cutoff)."""
+
+    cut: int
+    first: int
+    cutoff: int
+    folded: list[BaseMessage]
+    originals: list[BaseMessage]
+
+
+def _text(message: BaseMessage) -> str | None:
+    return message.content if isinstance(message.content, str) else None
+
+
+class ContextView:
+    """Builds and compresses what one model request carries (see the module docstring)."""
+
+    def __init__(
+        self,
+        messages: list[BaseMessage],
+        *,
+        overhead: int,
+        record: dict[str, Any],
+        settings: CompressionSettings,
+        window: ContextWindow,
+        backend: BackendProtocol,
+        emit: Callable[..., Any],
+        cache: ViewCache,
+        factor: float,
+        transcript: str,
+    ) -> None:
+        self.messages, self.overhead, self.settings = messages, overhead, settings
+        self.window, self.backend, self.emit, self.cache = window, backend, emit, cache
+        self.factor, self.transcript = factor, transcript
+        self.pointers: dict[str, str] = dict(record.get("pointers") or {})
+        self.bare: set[str] = set(record.get("bare") or ())
+        self.cut_args: set[str] = set(record.get("cut_args") or ())
+        self.summary: dict[str, Any] | None = self._valid_summary(record.get("summary"))
+        self.update: dict[str, Any] = {}
+        self.replies_after = self._replies_after()
+        self.entries = self._build()
+
+    # -- building ---------------------------------------------------------------------------------
+    def _valid_summary(self, summary: Any) -> dict[str, Any] | None:
+        if not isinstance(summary, dict):
+            return None
+        cutoff = summary.get("cutoff", -1)
+        if 0 < cutoff < len(self.messages):
+            if message_key(self.messages[cutoff], cutoff) == summary.get("cutoff_id"):
+                return summary
+        for index, message in enumerate(self.messages):  # history was edited: find the cut again
+            if index and message_key(message, index) == summary.get("cutoff_id"):
+                return {**summary, "cutoff": index}
+        return None
+
+    def _replies_after(self) -> list[int]:
+        counts, seen = [0] * len(self.messages), 0
+        for index in range(len(self.messages) - 1, -1, -1):
+            counts[index] = seen
+            if isinstance(self.messages[index], AIMessage):
+                seen += 1
+        return counts
+
+    @property
+    def start(self) -> int:
+        """First checkpoint message the view carries whole or compressed (after the summary)."""
+        return self.summary["cutoff"] if self.summary else 0
+
+    def _build(self) -> list[Entry]:
+        entries = [self._summary_entry(self.summary["content"])] if self.summary else []
+        entries.extend(self._entry(index) for index in range(self.start, len(self.messages)))
+        return entries
+
+    def _summary_entry(self, content: str) -> Entry:
+        count = self.summary["count"] if self.summary else 0
+        message = HumanMessage(
+            content=content, additional_kwargs={"lc_source": "summarization"}, id=f"summary-{count}"
+        )
+        return Entry(-1, message, message_tokens(message), "summary", "summary")
+
+    def _entry(self, index: int) -> Entry:
+        message = self.messages[index]
+        key = message_key(message, index)
+        kind = "tool" if isinstance(message, ToolMessage) else (
+            "ai" if isinstance(message, AIMessage) else "human"
+        )
+        if key in self.pointers:
+            return self._pointer_entry(index, self.pointers[key], bare=key in self.bare)
+        whole = Entry(index, message, self.cache.count(key, message), kind)
+        if kind == "tool" and self.settings.age_token_limit is not None:
+            if (
+                whole.tokens > self.settings.age_token_limit
+                and self.replies_after[index] >= self.settings.keep_recent_turns
+            ):
+                return self._to_pointer(whole, "consumed") or whole
+        elif kind == "human" and whole.tokens > self.settings.human_limit(self.window):
+            return self._to_pointer(whole, "size") or whole
+        elif kind == "ai" and any(c.get("id") in self.cut_args for c in message.tool_calls):
+            return self._cut_entry(whole)
+        return whole
+
+    # -- pointers ---------------------------------------------------------------------------------
+    def _pointer_entry(self, index: int, path: str, *, bare: bool) -> Entry:
+        message = self.messages[index]
+        key = message_key(message, index)
+        cached = self.cache.stubs.get((key, path, bare))
+        if cached is None:
+            text = _text(message) or ""
+            offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
+            preview = 0 if bare else (AGED_PREVIEW if isinstance(message, ToolMessage) else
+                                      OFFLOAD_PREVIEW)
+            if isinstance(message, ToolMessage):
+                content = pointer_text(offloaded, f"The already-read result of {message.name or 'a tool'}",
+                                       text, preview)
+                stub = message.model_copy(update={"content": content})
+            else:
+                content = pointer_text(offloaded, "The full message from the user", text, preview)
+                stub = message.model_copy(update={"content": content})
+            cached = self.cache.stubs[(key, path, bare)] = (stub, message_tokens(stub))
+        kind = "tool" if isinstance(message, ToolMessage) else "human"
+        return Entry(index, cached[0], cached[1], kind, "bare" if bare else "pointer")
+
+    def _to_pointer(self, entry: Entry, reason: str) -> Entry | None:
+        """Write a whole tool result or human message to its file; None if it cannot be moved."""
+        message = entry.message
+        key = message_key(message, entry.index)
+        text = _text(message)
+        if text is None or key in self.cache.failed:
+            return None
+        if isinstance(message, ToolMessage):
+            stem = f"{safe_name(message.name or '', 'tool')}-{short_id(message.tool_call_id, text)}"
+            folder = LARGE_RESULTS_DIR
+        else:
+            folder, stem = HISTORY_DIR, f"human-{short_id(message.id, text)}"
+        try:
+            offloaded = persist_text(self.backend, folder, stem, text)
+        except BackendError as exc:
+            self.cache.failed.add(key)
+            self.emit("warning", message=f"Could not move a message to {folder}: {exc}",
+                      source=folder)
+            return None
+        self.pointers[key] = offloaded.path
+        self.update.setdefault("pointers", {})[key] = offloaded.path
+        if isinstance(message, ToolMessage):
+            self.emit("aged", path=offloaded.path, tool=message.name,
+                      tool_call_id=message.tool_call_id, tokens=offloaded.tokens,
+                      lines=offloaded.lines, replies=self.replies_after[entry.index], reason=reason)
+        else:
+            self.emit("input_offloaded", kind="human", path=offloaded.path,
+                      tokens=offloaded.tokens, message_id=message.id)
+        return self._pointer_entry(entry.index, offloaded.path, bare=False)
+
+    def _make_bare(self, entry: Entry) -> Entry:
+        key = message_key(self.messages[entry.index], entry.index)
+        self.bare.add(key)
+        self.update.setdefault("bare", set()).add(key)
+        return self._pointer_entry(entry.index, self.pointers[key], bare=True)
+
+    # -- tool inputs ------------------------------------------------------------------------------
+    def _cut_entry(self, entry: Entry) -> Entry:
+        message = entry.message
+        calls = []
+        for call in message.tool_calls:
+            fields = _FILE_WRITERS.get(call.get("name", ""))
+            if fields and call.get("id") in self.cut_args:
+                path = call.get("args", {}).get("file_path", "the file")
+                args = dict(call.get("args", {}))
+                for name in fields:
+                    value = args.get(name)
+                    if isinstance(value, str) and len(value) > 200:
+                        args[name] = (f"[{len(value):,} characters, already applied to {path}; "
+                                      "read_file it for the current text]")
+                call = {**call, "args": args}
+            calls.append(call)
+        kwargs = {k: v for k, v in message.additional_kwargs.items()
+                  if k not in ("tool_calls", "function_call")}
+        cut = message.model_copy(update={"tool_calls": calls, "additional_kwargs": kwargs})
+        return Entry(entry.index, cut, message_tokens(cut), "ai", "cut")
+
+    def cut_old_arguments(self, *, everything: bool = False) -> None:
+        """Send old (or, with `everything`, all) long `write_file`/`edit_file` arguments as
+        pointers to the file they were applied to."""
+        limit = self.settings.tool_args_char_limit
+        for position, entry in enumerate(self.entries):
+            if entry.kind != "ai" or entry.form == "cut":
+                continue
+            if not everything and self.replies_after[entry.index] < self.settings.keep_recent_turns:
+                continue
+            found = []
+            for call in entry.message.tool_calls:
+                fields = _FILE_WRITERS.get(call.get("name", ""))
+                size = sum(len(str(call.get("args", {}).get(f, ""))) for f in fields or ())
+                if fields and size > limit and call.get("id") not in self.cut_args:
+                    found.append(call)
+            if not found:
+                continue
+            for call in found:
+                self.cut_args.add(call["id"])
+                self.update.setdefault("cut_args", set()).add(call["id"])
+                self.emit("input_offloaded", kind="tool_args", tool=call["name"],
+                          tool_call_id=call["id"], path=call.get("args", {}).get("file_path"),
+                          tokens=approx_tokens(str(call.get("args", {}))))
+            self.entries[position] = self._cut_entry(entry)
+
+    # -- size -------------------------------------------------------------------------------------
+    def total(self) -> int:
+        """Tokens of the request as it stands (calibrated)."""
+        raw = self.overhead + sum(entry.tokens for entry in self.entries)
+        return math.ceil(raw * self.factor)
+
+    def raw_total(self) -> int:
+        """Tokens of the request as the plain approximation counts them."""
+        return self.overhead + sum(entry.tokens for entry in self.entries)
+
+    def shrink(self, limit: int) -> None:
+        """Emergency: move the largest remaining messages to files, then cut every file-writing
+        argument, then drop previews, until the request fits `limit`."""
+        if self.total() <= limit:
+            return
+        order = sorted(range(len(self.entries)), key=lambda p: -self.entries[p].tokens)
+        for position in order:
+            entry = self.entries[position]
+            if entry.form == "whole" and entry.kind in ("tool", "human"):
+                self.entries[position] = self._to_pointer(entry, "window") or entry
+                if self.total() <= limit:
+                    return
+        self.cut_old_arguments(everything=True)
+        for position in order:
+            entry = self.entries[position]
+            if entry.form == "pointer" and self.total() > limit:
+                self.entries[position] = self._make_bare(entry)
+
+    @property
+    def sent(self) -> list[BaseMessage]:
+        """The messages of the request, in order."""
+        return [entry.message for entry in self.entries]
+
+    # -- summarization ----------------------------------------------------------------------------
+    def summary_job(self) -> SummaryJob | None:
+        """What to fold to keep the recent part within `keep_fraction` of the window (or the last
+        `fallback_keep_messages` with no known window); None when nothing can be folded."""
+        kinds = ["human" if e.kind == "summary" else e.kind for e in self.entries]
+        cut = find_cutoff(kinds, [e.tokens for e in self.entries],
+                          self.settings.keep_tokens(self.window),
+                          self.settings.fallback_keep_messages)
+        has_summary = bool(self.entries) and self.entries[0].kind == "summary"
+        if cut <= (1 if has_summary else 0) or cut >= len(self.entries):
+            return None
+        first, cutoff = self.start, self.entries[cut].index
+        return SummaryJob(cut, first, cutoff, [e.message for e in self.entries[:cut]],
+                          self.messages[first:cutoff])
+
+    def apply_summary(
+        self, job: SummaryJob, text: str, *, reason: str, todos: Any, summarizer_tokens: int
+    ) -> None:
+        """Append the folded messages to the transcript and put the summary in their place."""
+        before = self.total()
+        count = (self.summary["count"] if self.summary else 0) + 1
+        pointers = {
+            index: self.pointers[key]
+            for index in range(job.first, job.cutoff)
+            if (key := message_key(self.messages[index], index)) in self.pointers
+        }
+        self._append_transcript(transcript_section(count, reason, job.originals, job.first,
+                                                   pointers, text))
+        limit = self.settings.summary_limit(self.window)
+        if approx_tokens(text) > limit:
+            text = f"{text[: limit * 4]}\n[… summary cut here; it is whole in {self.transcript}]"
+        content = (
+            f"Summary {count} of the conversation so far. It replaces the earlier messages, whose "
+            f"full text is in {self.transcript} (read_file or grep it for details).\n\n{text}"
+        )
+        todo_text = todo_lines(todos)
+        if todo_text:
+            content += f"\n\n## Active todo list (still in effect)\n{todo_text}"
+        self.summary = {"content": content, "cutoff": job.cutoff, "count": count,
+                        "cutoff_id": message_key(self.messages[job.cutoff], job.cutoff),
+                        "transcript": self.transcript}
+        self.update["summary"] = self.summary
+        self.entries = [self._summary_entry(content), *self.entries[job.cut:]]
+        self.emit("summarized", reason=reason, count=count, tokens_before=before,
+                  tokens_after=self.total(), messages_folded=job.cutoff - job.first,
+                  transcript=self.transcript, summary_tokens=approx_tokens(text),
+                  summarizer_tokens=summarizer_tokens)
+
+    def _append_transcript(self, section: str) -> None:
+        try:
+            existing = read_text(self.backend, self.transcript)
+        except FileNotFound:
+            existing = (f"# Conversation history\n\nEvery message folded into a summary, in "
+                        f"order, with each summary written.\n")
+        except BackendError as exc:
+            self.emit("warning", message=f"Could not read {self.transcript}: {exc}",
+                      source=self.transcript)
+            return
+        try:
+            self.backend.write(self.transcript, f"{existing}\n{section}")
+        except BackendError as exc:
+            self.emit("warning", message=f"Could not write {self.transcript}: {exc}",
+                      source=self.transcript)

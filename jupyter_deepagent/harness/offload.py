@@ -1,0 +1,152 @@
+"""Offloading: moving a large text out of the conversation into a file, leaving a pointer behind.
+
+A tool result becomes `/large_tool_results/<tool>-<short-id>.<ext>`; a long human message becomes
+`/conversation_history/<name>.<ext>`. The extension is sniffed from the content (json, csv, md or
+txt) so the file opens sensibly in a file browser or pandas. Names are built only from safe
+characters; an empty, long or unsafe id is replaced by a readable prefix plus a hash of the id
+and the content, and an existing file is never overwritten (`-2`, `-3`, ... are tried), so two
+results never collide. The pointer names the path, the size and the first lines, so the agent
+can `read_file` or `grep` the rest.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+from jupyter_deepagent._exceptions import BackendError
+from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.tokens import approx_tokens
+
+__all__ = [
+    "HISTORY_DIR",
+    "LARGE_RESULTS_DIR",
+    "Offloaded",
+    "persist_text",
+    "pointer_text",
+    "preview_lines",
+    "safe_name",
+    "short_id",
+    "sniff_extension",
+]
+
+LARGE_RESULTS_DIR = "/large_tool_results/"
+"""Where large and consumed tool results are written."""
+
+HISTORY_DIR = "/conversation_history/"
+"""Where long human messages and the summarization transcripts are written."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_ID_LIMIT = 24
+_NAME_LIMIT = 40
+_PREVIEW_WIDTH = 200
+_MARKDOWN = re.compile(
+    r"^(#{1,6} |\s*[-*+] |\s*\d+\. |```|>\s|\|.*\|\s*$)|\[[^\]]+\]\([^)]+\)|\*\*[^*]+\*\*",
+    re.MULTILINE,
+)
+
+
+def sniff_extension(text: str) -> str:
+    """`json`, `csv`, `md` or `txt`, judged from the text itself."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        try:
+            json.loads(stripped)
+        except ValueError:
+            pass
+        else:
+            return "json"
+    if _looks_like_csv(stripped):
+        return "csv"
+    if len(_MARKDOWN.findall(stripped[:20_000])) >= 2:
+        return "md"
+    return "txt"
+
+
+def _looks_like_csv(text: str) -> bool:
+    lines = [line for line in text.splitlines()[:20] if line.strip()]
+    if len(lines) < 2 or "," not in lines[0]:
+        return False
+    try:
+        widths = {len(row) for row in csv.reader(lines)}
+    except csv.Error:
+        return False
+    return len(widths) == 1 and widths.pop() >= 2
+
+
+def safe_name(raw: str, fallback: str, limit: int = _NAME_LIMIT) -> str:
+    """`raw` reduced to letters, digits, `_` and `-` (runs of others become `_`), cut to `limit`."""
+    name = _UNSAFE.sub("_", raw).strip("_")[:limit].rstrip("_")
+    return name or fallback
+
+
+def short_id(call_id: str | None, content: str) -> str:
+    """A file-name-safe id: the id itself when it is short and safe, else a readable prefix plus
+    eight hex digits of a hash of the id and the content (so two results cannot share it)."""
+    raw = call_id or ""
+    clean = safe_name(raw, "noid", _ID_LIMIT)
+    if clean == raw:
+        return clean
+    digest = hashlib.sha1(f"{raw}\x00{content}".encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{clean}-{digest}"
+
+
+def _exists(backend: BackendProtocol, path: str) -> bool:
+    try:
+        backend.ls(path)
+    except BackendError:
+        return False
+    return True
+
+
+def _free_path(backend: BackendProtocol, folder: str, stem: str, ext: str) -> str:
+    path = f"{folder}{stem}.{ext}"
+    number = 1
+    while _exists(backend, path):
+        number += 1
+        path = f"{folder}{stem}-{number}.{ext}"
+    return path
+
+
+@dataclass(frozen=True)
+class Offloaded:
+    """A text written to a file: where, and how big it was."""
+
+    path: str
+    tokens: int
+    lines: int
+    chars: int
+
+
+def persist_text(backend: BackendProtocol, folder: str, stem: str, text: str) -> Offloaded:
+    """Write `text` to a new file `<folder><stem>.<sniffed ext>` (never overwriting one).
+
+    Raises:
+        BackendError: the backend refused the write (read-only mount, file too large...).
+    """
+    path = _free_path(backend, folder, stem, sniff_extension(text))
+    backend.write(path, text)
+    return Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
+
+
+def preview_lines(text: str, count: int, width: int = _PREVIEW_WIDTH) -> str:
+    """The first `count` lines of `text`, each cut to `width` characters."""
+    lines = text.splitlines()[:count]
+    return "\n".join(line if len(line) <= width else f"{line[:width]}…" for line in lines)
+
+
+def pointer_text(offloaded: Offloaded, headline: str, text: str, preview: int) -> str:
+    """The message left in the conversation: what moved where, its size, how to read it back,
+    and the first `preview` lines (none when `preview` is 0)."""
+    body = (
+        f"{headline} ({offloaded.tokens:,} tokens, {offloaded.lines:,} lines) is saved in "
+        f"{offloaded.path}. Read it with read_file(file_path={offloaded.path!r}, offset=0, "
+        f"limit=100) or search it with grep."
+    )
+    if preview <= 0 or not text:
+        return body
+    shown = min(preview, offloaded.lines)
+    return f"{body}\nFirst {shown} line{'s' if shown != 1 else ''}:\n{preview_lines(text, preview)}"

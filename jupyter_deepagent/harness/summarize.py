@@ -1,0 +1,308 @@
+"""Summarization: folding the older part of a conversation into one structured summary.
+
+The pieces the compression middleware puts together: where to cut (never between a tool call and
+its result), what to send the summarizer (the messages as the model saw them, cut to a budget so
+the summarizer's own request fits its window), calling it without going through the agent's
+middleware (tagged `lc_source="summarization"` so a UI can hide its streamed tokens), the
+transcript section appended to `/conversation_history/<thread>.md`, and recognising a provider's
+context-overflow error.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN
+
+__all__ = [
+    "SUMMARY_MARKER",
+    "SUMMARY_PROMPT",
+    "Summarizer",
+    "asummarize",
+    "find_cutoff",
+    "is_context_overflow",
+    "render_message",
+    "summarize",
+    "summary_config",
+    "summary_prompt_messages",
+    "todo_lines",
+    "transcript_section",
+]
+
+Summarizer = Any
+"""A chat model, a "provider:model" string, or a callable `(messages) -> str` (sync or async)."""
+
+SUMMARY_MARKER = "<conversation_to_summarize>"
+"""Opens the conversation inside the summarization prompt (scripted models match on it)."""
+
+SUMMARY_PROMPT = """\
+The conversation below is part of a long research session that no longer fits the context \
+window. Replace it with a summary the session can continue from. Use exactly these sections:
+
+## Session intent
+What the user asked for and what the whole session is trying to achieve.
+
+## Done and found
+What was done, what was learned (facts, numbers, decisions and why), what was ruled out.
+
+## Artifacts
+Every file written, read or offloaded, by path, with one line on what it holds.
+
+## Next steps
+What remains to be done, in order.
+
+If the conversation starts with an earlier summary, fold it in: your summary replaces it. Keep \
+file paths exactly as written; anything left out can be read again from them or from {transcript}.
+Reply with the summary only.
+
+{marker}
+{conversation}
+</conversation_to_summarize>"""
+
+_ROLE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
+_MIN_BLOCK = 200
+_OVERFLOW_TEXT = re.compile(
+    r"context[ _-]?(length|window|limit)|maximum context|prompt is too long|too many (input )?tokens"
+    r"|input (token count|is too long)|exceeds? the (maximum|max|model'?s?)",
+    re.IGNORECASE,
+)
+_NOT_OVERFLOW = re.compile(r"rate.?limit|per minute|quota|too many requests", re.IGNORECASE)
+
+
+def render_message(message: BaseMessage) -> str:
+    """One message as plain text: a role line, its text, and its tool calls as JSON."""
+    kind = getattr(message, "type", "message")
+    head = f"[{_ROLE.get(kind, kind)}]"
+    if isinstance(message, ToolMessage):
+        head = f"[tool {message.name or ''} {message.tool_call_id}]".replace("  ", " ")
+    elif isinstance(message, HumanMessage) and message.additional_kwargs.get("lc_source") == (
+        "summarization"
+    ):
+        head = "[summary of the earlier conversation]"
+    parts = [head, _text(message)]
+    for call in getattr(message, "tool_calls", None) or ():
+        args = json.dumps(call.get("args", {}), ensure_ascii=False, default=str)
+        parts.append(f"-> {call.get('name')}({args}) id={call.get('id')}")
+    return "\n".join(part for part in parts if part)
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(
+        block if isinstance(block, str) else str(block.get("text", "")) for block in content
+    )
+
+
+def _fit(blocks: list[str], budget_chars: int, where: str) -> list[str]:
+    """Cut the longest blocks (middle out) until all of them fit `budget_chars` together."""
+    if sum(len(b) for b in blocks) <= budget_chars:
+        return blocks
+    cap = max(_MIN_BLOCK, budget_chars // max(1, len(blocks)))
+    low, high = cap, max(len(b) for b in blocks)
+    while low < high:  # the largest per-block cap that still fits
+        mid = (low + high + 1) // 2
+        if sum(min(len(b), mid) for b in blocks) <= budget_chars:
+            low = mid
+        else:
+            high = mid - 1
+    out = []
+    for block in blocks:
+        if len(block) <= low:
+            out.append(block)
+            continue
+        head, tail = low * 2 // 3, low // 3
+        out.append(
+            f"{block[:head]}\n[… {len(block) - head - tail:,} characters left out here; "
+            f"the full text is in {where} …]\n{block[len(block) - tail:]}"
+        )
+    if sum(len(b) for b in out) > budget_chars and len(out) > 2:
+        keep = max(1, budget_chars // (2 * (low + 200)))
+        dropped = len(out) - 2 * keep
+        if dropped > 0:
+            note = f"[… {dropped} messages left out here; they are in {where} …]"
+            out = [*out[:keep], note, *out[-keep:]]
+    return out
+
+
+def summary_prompt_messages(
+    messages: Sequence[BaseMessage], budget_tokens: int, transcript: str
+) -> list[BaseMessage]:
+    """The summarizer's request: the prompt with `messages` rendered and cut to `budget_tokens`."""
+    overhead = len(SUMMARY_PROMPT) + len(transcript) + 64
+    budget_chars = max(2_000, int(budget_tokens * CHARS_PER_TOKEN) - overhead)
+    blocks = _fit([render_message(m) for m in messages], budget_chars, transcript)
+    prompt = SUMMARY_PROMPT.format(
+        transcript=transcript, marker=SUMMARY_MARKER, conversation="\n\n".join(blocks)
+    )
+    return [HumanMessage(content=prompt)]
+
+
+def summary_config() -> dict[str, Any]:
+    """Run config for the summarizer call: its streamed tokens carry `lc_source="summarization"`."""
+    metadata: dict[str, Any] = {"lc_source": "summarization"}
+    try:
+        from langchain.agents.middleware.internal_call_transformer import internal_call_metadata
+    except ImportError:  # older LangChain: the lc_source tag alone
+        pass
+    else:
+        metadata.update(internal_call_metadata())
+    return {"metadata": metadata, "run_name": "summarization"}
+
+
+def _as_text(reply: Any) -> str:
+    if isinstance(reply, str):
+        return reply.strip()
+    if isinstance(reply, AIMessage):
+        return str(reply.text).strip()
+    msg = f"the summarizer must return a str or an AIMessage, got {type(reply).__name__}"
+    raise TypeError(msg)
+
+
+def _is_chat_model(summarizer: Any) -> bool:
+    from langchain_core.language_models import BaseChatModel
+
+    return isinstance(summarizer, BaseChatModel)
+
+
+def summarize(
+    summarizer: Summarizer,
+    model: Any,
+    messages: Sequence[BaseMessage],
+    budget_tokens: int,
+    transcript: str,
+) -> tuple[str, int]:
+    """Summarize `messages` with `summarizer` (a chat model or callable), else with `model`.
+
+    Returns:
+        The summary text and the approximate tokens sent to the summarizer.
+
+    Raises:
+        TypeError: a callable summarizer returned something other than text, or is async.
+    """
+    if summarizer is not None and not _is_chat_model(summarizer):
+        if inspect.iscoroutinefunction(summarizer):
+            msg = "this summarizer is async: run the agent with ainvoke/astream"
+            raise TypeError(msg)
+        sent = sum(len(render_message(m)) for m in messages)
+        return _as_text(_call(summarizer, list(messages))), int(sent / CHARS_PER_TOKEN)
+    prompt = summary_prompt_messages(messages, budget_tokens, transcript)
+    reply = (summarizer or model).invoke(prompt, config=summary_config())
+    return _as_text(reply), int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
+
+
+async def asummarize(
+    summarizer: Summarizer,
+    model: Any,
+    messages: Sequence[BaseMessage],
+    budget_tokens: int,
+    transcript: str,
+) -> tuple[str, int]:
+    """Async twin of `summarize`: awaits an async callable or the model's `ainvoke`.
+
+    Raises:
+        TypeError: a callable summarizer returned something other than text.
+    """
+    if summarizer is not None and not _is_chat_model(summarizer):
+        sent = sum(len(render_message(m)) for m in messages)
+        reply = _call(summarizer, list(messages))
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return _as_text(reply), int(sent / CHARS_PER_TOKEN)
+    prompt = summary_prompt_messages(messages, budget_tokens, transcript)
+    reply = await (summarizer or model).ainvoke(prompt, config=summary_config())
+    return _as_text(reply), int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
+
+
+def _call(summarizer: Any, messages: list[BaseMessage]) -> Any:
+    from langchain_core.runnables import Runnable
+
+    if isinstance(summarizer, Runnable):
+        return summarizer.invoke(messages, config=summary_config())
+    return summarizer(messages)
+
+
+def find_cutoff(
+    kinds: Sequence[str], tokens: Sequence[int], keep_tokens: int | None, keep_messages: int
+) -> int:
+    """Where the kept part starts: the earliest turn start whose suffix fits `keep_tokens`
+    (or, with no token budget, that keeps `keep_messages`). A turn starts at a non-tool message,
+    so a tool call and its results stay together. At least the last turn is kept; 0 means
+    nothing can be folded.
+    """
+    starts = [i for i, kind in enumerate(kinds) if kind != "tool"]
+    if not starts:
+        return 0
+    last_turn = starts[-1]
+    if keep_tokens is None:
+        target = max(0, len(kinds) - keep_messages)
+        earlier = [i for i in starts if i <= target]
+        return min(earlier[-1] if earlier else 0, last_turn)
+    suffix, cut = 0, last_turn
+    suffix_at = {len(kinds): 0}
+    for i in range(len(kinds) - 1, -1, -1):
+        suffix += tokens[i]
+        suffix_at[i] = suffix
+    for i in reversed(starts):
+        if suffix_at[i] > keep_tokens:
+            break
+        cut = i
+    return cut
+
+
+def transcript_section(
+    number: int,
+    reason: str,
+    messages: Sequence[BaseMessage],
+    first_index: int,
+    pointers: dict[int, str],
+    summary: str,
+) -> str:
+    """The Markdown appended to the transcript for one summarization: every folded message in
+    full (or, when its text already lives in a file, the path), then the summary written.
+    Line endings are normalized to `\\n`."""
+    parts = [
+        f"## Summarization {number} ({reason}): messages {first_index + 1} to "
+        f"{first_index + len(messages)}\n"
+    ]
+    for offset, message in enumerate(messages):
+        index = first_index + offset
+        if index in pointers:
+            head = render_message(message).split("\n", 1)[0]
+            parts.append(f"### {index + 1}. {head}\n(full text in {pointers[index]})\n")
+        else:
+            parts.append(f"### {index + 1}. {render_message(message)}\n")
+    parts.append(f"### Summary {number}\n{summary}\n")
+    return "\n".join("\n".join(part.splitlines()) + "\n" for part in parts)
+
+
+def is_context_overflow(exc: BaseException) -> bool:
+    """Whether a model call failed because the request is longer than the model accepts:
+    LangChain's `ContextOverflowError`, or a provider error saying so (rate limits excluded)."""
+    if isinstance(exc, ContextOverflowError):
+        return True
+    name = type(exc).__name__.lower()
+    if "contextwindow" in name or "contextlength" in name or "contextoverflow" in name:
+        return True
+    text = str(exc)[:2_000]
+    return bool(_OVERFLOW_TEXT.search(text)) and not _NOT_OVERFLOW.search(text)
+
+
+def todo_lines(todos: Any) -> str:
+    """The active todo list as Markdown lines ("" when there is none)."""
+    if not isinstance(todos, list) or not todos:
+        return ""
+    lines = []
+    for todo in todos:
+        if isinstance(todo, dict):
+            lines.append(f"- [{todo.get('status', 'pending')}] {todo.get('content', '')}")
+    return "\n".join(lines)
+

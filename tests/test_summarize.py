@@ -1,0 +1,332 @@
+"""Summarization near the window limit, the transcript, the overflow fallback and the compaction
+tool, driven end to end with ScriptedChatModel and a small window."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain.tools import tool
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from jupyter_deepagent import ContextOverflow, ScriptedChatModel, create_research_agent, trace_run
+from jupyter_deepagent.harness.summarize import (
+    SUMMARY_MARKER,
+    find_cutoff,
+    is_context_overflow,
+    transcript_section,
+)
+from jupyter_deepagent.harness.tokens import messages_tokens, tools_tokens
+
+SUMMARY = "## Session intent\nStudy glaciers.\n## Next steps\nKeep reading."
+
+
+@tool
+def fetch(key: str) -> str:
+    """Return a chunk of research notes named `key`."""
+    return chunk(key)
+
+
+def chunk(key: str, count: int = 70) -> str:
+    """~5k characters (~1.3k tokens): under the offload limit of an 8k window."""
+    return "\n".join(f"{key} line {i:03d} " + "y" * 55 for i in range(count))
+
+
+def fetches(*keys: str) -> dict:
+    return {"tool_calls": [{"name": "fetch", "args": {"key": k}} for k in keys]}
+
+
+def ask(text: str = "survey the notes") -> dict:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def model_for(script: list, window: int | None = 8_000, rules: list | None = None):
+    profile = {"max_input_tokens": window} if window else None
+    rules = rules if rules is not None else [
+        {"when": SUMMARY_MARKER, "reply": SUMMARY, "repeat": True}]
+    return ScriptedChatModel(script=script, rules=rules, profile=profile)
+
+
+def agent_requests(model: ScriptedChatModel) -> list:
+    return [r for r in model.requests if r.tools]
+
+
+def summary_requests(model: ScriptedChatModel) -> list:
+    return [r for r in model.requests if not r.tools]
+
+
+def run(script: list, *, window: int | None = 8_000, rules: list | None = None, config=None,
+        **options):
+    model = model_for(script, window, rules)
+    agent = create_research_agent(model, tools=[fetch], age_token_limit=None, **options)
+    return model, trace_run(agent, ask(), config={"recursion_limit": 300, **(config or {})})
+
+
+def test_past_the_trigger_older_messages_are_summarized_keeping_recent_ones() -> None:
+    keys = [f"n{i}" for i in range(6)]
+    model, trace = run([*(fetches(k) for k in keys), "done"])
+    event = trace.of_type("summarized")[0]
+    assert event["reason"] == "trigger" and event["count"] == 1
+    assert event["tokens_after"] < event["tokens_before"]
+    before = [e for e in trace.of_type("context") if e["step"] == event["step"] - 1][0]
+    assert before["tokens"] <= before["trigger"] < event["tokens_before"]
+    summarizer = summary_requests(model)[0]
+    assert SUMMARY_MARKER in summarizer.last.text and "n0 line 000" in summarizer.last.text
+    after = agent_requests(model)[event["step"] - 1]
+    first = after.messages[1]
+    assert isinstance(first, HumanMessage) and SUMMARY in first.text
+    assert event["transcript"] in first.text
+    assert isinstance(after.messages[2], AIMessage)  # the kept part starts at a turn
+    kept = after.messages[2:]
+    assert messages_tokens(kept) <= 800 or len(kept) == 2  # 10% of the window, or the last turn
+    assert "n0 line 000" not in "".join(m.text for m in after.messages)
+    assert trace.final_text == "done"
+
+
+def test_transcript_holds_every_folded_message_and_the_summary() -> None:
+    keys = [f"t{i}" for i in range(6)]
+    model, trace = run([*(fetches(k) for k in keys), "done"], config={
+        "configurable": {"thread_id": "glacier/42"}}, checkpointer=InMemorySaver())
+    event = trace.of_type("summarized")[0]
+    assert event["transcript"] == "/conversation_history/glacier_42.md"
+    text = trace.state["files"][event["transcript"]]["content"]
+    assert text.startswith("# Conversation history")
+    assert "## Summarization 1 (trigger)" in text and f"### Summary 1\n{SUMMARY}" in text
+    assert "survey the notes" in text
+    folded = trace.messages[: event["messages_folded"]]
+    results = [m for m in folded if isinstance(m, ToolMessage)]
+    assert results and all(m.text in text for m in results)  # in full, not a preview
+    assert f"[tool fetch {results[0].tool_call_id}]" in text
+    assert trace.messages[-2].text not in text  # the last result was never folded
+
+
+def test_summarizing_again_folds_the_old_summary_in() -> None:
+    rules = [{"when": SUMMARY_MARKER, "reply": "FIRST-SUMMARY"},
+             {"when": SUMMARY_MARKER, "reply": "SECOND-SUMMARY", "repeat": True}]
+    keys = [f"r{i}" for i in range(12)]
+    model, trace = run([*(fetches(k) for k in keys), "done"], rules=rules)
+    events = trace.of_type("summarized")
+    assert [e["count"] for e in events][:2] == [1, 2]
+    assert "FIRST-SUMMARY" in summary_requests(model)[1].last.text
+    second = agent_requests(model)[events[1]["step"] - 1]
+    sent = "".join(m.text for m in second.messages)
+    assert "SECOND-SUMMARY" in sent and "FIRST-SUMMARY" not in sent
+    assert "Summary 2 of the conversation" in second.messages[1].text
+    transcript = trace.state["files"][events[0]["transcript"]]["content"]
+    assert transcript.index("## Summarization 1") < transcript.index("## Summarization 2")
+    assert "r0 line 000" in transcript and "r3 line 000" in transcript
+    assert len(trace.messages) == 2 + 2 * len(keys)  # the checkpoint keeps every message
+
+
+def test_active_todo_list_survives_summarization() -> None:
+    todos = [{"content": "read every note", "status": "in_progress"},
+             {"content": "write the report", "status": "pending"}]
+    script = [{"tool_calls": [{"name": "write_todos", "args": {"todos": todos}}]},
+              *(fetches(f"d{i}") for i in range(6)), "done"]
+    model, trace = run(script)
+    event = trace.of_type("summarized")[0]
+    after = agent_requests(model)[event["step"] - 1]
+    assert not any(c["name"] == "write_todos" for m in after.messages[2:]
+                   for c in getattr(m, "tool_calls", []))
+    summary = after.messages[1].text
+    assert "[in_progress] read every note" in summary and "[pending] write the report" in summary
+
+
+def test_tool_calls_and_results_are_never_split() -> None:
+    script = [fetches("p0", "p1"), fetches("p2"), fetches("p3", "p4"), fetches("p5"),
+              fetches("p6", "p7"), fetches("p8"), "done"]
+    model, trace = run(script)
+    assert trace.of_type("summarized")
+    for request in agent_requests(model):
+        called = set()
+        for message in request.messages:
+            if isinstance(message, AIMessage):
+                called |= {c["id"] for c in message.tool_calls}
+            if isinstance(message, ToolMessage):
+                assert message.tool_call_id in called
+        answered = {m.tool_call_id for m in request.messages if isinstance(m, ToolMessage)}
+        assert called == answered
+
+
+def test_with_no_known_window_it_warns_triggers_at_170k_and_keeps_six_messages() -> None:
+    big = 18_000 * 4  # 18k tokens each: under the 20k offload limit
+    script = [fetches(f"w{i}") for i in range(11)] + ["done"]
+    model = model_for(script, window=None)
+
+    @tool
+    def fetch(key: str) -> str:
+        """Return a big chunk."""
+        return (key + " ") * (big // (len(key) + 1))
+
+    trace = trace_run(create_research_agent(model, tools=[fetch], age_token_limit=None), ask(),
+                      config={"recursion_limit": 300})
+    [warning] = [e for e in trace.of_type("warning") if e["source"] == "context_window"]
+    assert "200,000" in warning["message"] and "context_window=" in warning["message"]
+    contexts = trace.of_type("context")
+    assert {(e["window"], e["trigger"], e["window_source"]) for e in contexts} == {
+        (200_000, 170_000, "default")}
+    [event] = trace.of_type("summarized")
+    assert event["tokens_before"] > 170_000
+    after = agent_requests(model)[event["step"] - 1]
+    assert len(after.messages) == 2 + 6  # system, summary, six kept messages
+
+
+def small(key: str) -> str:
+    return chunk(key, 20)  # ~1.5k characters
+
+
+@tool
+def fetch_small(key: str) -> str:
+    """Return a short chunk of notes named `key`."""
+    return small(key)
+
+
+def test_overflow_summarizes_and_retries_once() -> None:
+    script = [{"tool_calls": [{"name": "fetch_small", "args": {"key": f"o{i}"}}]}
+              for i in range(3)] + [{"raise": "context_overflow"}, "done"]
+    model = model_for(script)
+    trace = trace_run(create_research_agent(model, tools=[fetch_small]), ask())
+    [overflow] = trace.of_type("context_overflow")
+    assert overflow["action"] == "retry" and "ContextOverflowError" in overflow["error"]
+    [event] = trace.of_type("summarized")
+    assert event["reason"] == "overflow" and event["step"] == 4
+    attempts = [e for e in trace.of_type("context") if e["step"] == 4]
+    assert [e["attempt"] for e in attempts] == [1, 2]
+    assert attempts[1]["tokens"] < attempts[0]["tokens"]
+    assert attempts[1]["window_source"] == "learned" and attempts[1]["window"] < 8_000
+    retried = agent_requests(model)[-1]
+    assert SUMMARY in retried.messages[1].text
+    assert trace.final_text == "done"
+
+
+def test_a_second_overflow_raises_a_clear_error() -> None:
+    script = [fetches("f0"), fetches("f1"), fetches("f2"),
+              {"raise": "context_overflow"}, {"raise": "context_overflow"}, "never"]
+    model = model_for(script)
+    agent = create_research_agent(model, tools=[fetch], age_token_limit=None)
+    events: list = []
+    with pytest.raises(ContextOverflow) as raised:
+        trace_run(agent, ask(), on_event=events.append)
+    message = str(raised.value)
+    assert "longer than its context window" in message and "window 8,000 tokens" in message
+    assert "summarized older messages" in message and "context_window=" in message
+    assert isinstance(raised.value.__cause__, ContextOverflowError)
+    assert [e["action"] for e in events if e["type"] == "context_overflow"] == ["retry", "raise"]
+    assert model.remaining == 1
+
+
+def test_overflow_with_nothing_to_fold_raises_without_a_pointless_retry() -> None:
+    model = model_for([{"raise": "context_overflow"}, "never"])
+    with pytest.raises(ContextOverflow, match="nothing more could be summarized"):
+        trace_run(create_research_agent(model), ask())
+    assert model.remaining == 1
+
+
+def test_summarizer_can_be_another_model_or_a_callable() -> None:
+    helper = ScriptedChatModel(rules=[{"when": SUMMARY_MARKER, "reply": "BY-HELPER",
+                                       "repeat": True}])
+    script = [*(fetches(f"s{i}") for i in range(6)), "done"]
+    model, trace = run(script, rules=[], summarizer=helper)
+    assert not summary_requests(model) and helper.requests
+    assert "BY-HELPER" in agent_requests(model)[-1].messages[1].text
+
+    seen: list = []
+
+    def summarize(messages):
+        seen.append(messages)
+        return "BY-CALLABLE"
+
+    model, trace = run(script, rules=[], summarizer=summarize)
+    assert "BY-CALLABLE" in agent_requests(model)[-1].messages[1].text
+    assert isinstance(seen[0][0], HumanMessage) and "survey the notes" in seen[0][0].text
+
+
+def test_summarizer_tokens_are_tagged_so_a_ui_can_hide_them() -> None:
+    model = model_for([*(fetches(f"m{i}") for i in range(6)), "done"])
+    agent = create_research_agent(model, tools=[fetch], age_token_limit=None)
+    tagged, untagged = [], []
+    for message, metadata in agent.stream(ask(), {"recursion_limit": 300},
+                                          stream_mode="messages"):
+        if metadata.get("lc_source") == "summarization":
+            tagged.append(message.text)
+        elif isinstance(message, AIMessage):
+            untagged.append(message.text)
+    assert "".join(tagged) == SUMMARY * len(summary_requests(model)) and tagged
+    assert "done" in "".join(untagged) and SUMMARY not in "".join(untagged)
+
+
+def test_compact_tool_refuses_politely_when_the_context_is_small() -> None:
+    script = [{"tool_calls": [{"name": "compact_conversation", "args": {}}]}, "ok"]
+    model, trace = run(script, window=20_000, compaction_tool=True)
+    assert "compact_conversation" in agent_requests(model)[0].tool_names
+    [refused] = trace.of_type("compaction_refused")
+    assert refused["threshold"] == 17_000 // 2 and refused["tokens"] < refused["threshold"]
+    reply = agent_requests(model)[1].messages[-1]
+    assert reply.text.startswith("Not compacting yet") and "8,500" in reply.text
+    assert not trace.of_type("summarized")
+    model, _ = run(["ok"], window=20_000)
+    assert "compact_conversation" not in agent_requests(model)[0].tool_names
+
+
+def test_compact_tool_summarizes_before_the_next_step_when_worth_it() -> None:
+    script = [*(fetches(f"c{i}") for i in range(5)),
+              {"tool_calls": [{"name": "compact_conversation", "args": {}}]}, "ok"]
+    model, trace = run(script, window=20_000, compaction_tool=True)
+    assert not trace.of_type("compaction_refused")
+    [event] = trace.of_type("summarized")
+    assert event["reason"] == "compact" and event["step"] == 7
+    assert event["tokens_before"] < 17_000  # under the trigger: only the tool asked for it
+    assert SUMMARY in agent_requests(model)[-1].messages[1].text
+
+
+def test_async_run_offloads_and_summarizes_too() -> None:
+    async def summarize(messages):
+        return "ASYNC-SUMMARY"
+
+    model = model_for([*(fetches(f"a{i}") for i in range(6)), "done"], rules=[])
+    agent = create_research_agent(model, tools=[fetch], age_token_limit=None,
+                                  summarizer=summarize)
+    state = asyncio.run(agent.ainvoke(ask(), {"recursion_limit": 300}))
+    assert state["messages"][-1].text == "done"
+    assert "ASYNC-SUMMARY" in agent_requests(model)[-1].messages[1].text
+
+
+def test_find_cutoff_keeps_whole_turns_within_the_budget() -> None:
+    kinds = ["human", "ai", "tool", "tool", "ai", "tool", "ai", "tool"]
+    tokens = [10, 5, 100, 100, 5, 50, 5, 50]
+    assert find_cutoff(kinds, tokens, 120, 6) == 4  # the last two turns fit in 120
+    assert find_cutoff(kinds, tokens, 10, 6) == 6  # the last turn is kept even over budget
+    assert find_cutoff(kinds, tokens, None, 3) == 4  # by count: a turn start at or before
+    assert find_cutoff(["tool", "tool"], [1, 1], 10, 2) == 0
+
+
+def test_transcript_section_points_to_files_for_offloaded_text() -> None:
+    messages = [HumanMessage("question"), ToolMessage("huge", tool_call_id="c1", name="fetch")]
+    text = transcript_section(3, "trigger", messages, 10, {11: "/large_tool_results/x.txt"}, "S")
+    assert "## Summarization 3 (trigger): messages 11 to 12" in text
+    assert "question" in text and "(full text in /large_tool_results/x.txt)" in text
+    assert "huge" not in text and text.endswith("### Summary 3\nS\n")
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (ContextOverflowError("too long"), True),
+        (ValueError("This model's maximum context length is 8192 tokens."), True),
+        (RuntimeError("prompt is too long: 250000 tokens > 200000 maximum"), True),
+        (RuntimeError("The input token count (1200000) exceeds the maximum number of tokens"),
+         True),
+        (RuntimeError("Rate limit: too many tokens per minute"), False),
+        (RuntimeError("connection reset"), False),
+    ],
+)
+def test_context_overflow_is_recognised_across_providers(error: Exception, expected: bool) -> None:
+    assert is_context_overflow(error) is expected
+
+
+def test_every_request_fits_the_window() -> None:
+    model, _ = run([*(fetches(f"z{i}") for i in range(10)), "done"])
+    for request in model.requests:
+        assert messages_tokens(request.messages) + tools_tokens(request.tools) <= 8_000

@@ -1,0 +1,99 @@
+"""Token accounting: approximate counts, the context window's source, calibration from usage."""
+
+from __future__ import annotations
+
+import pytest
+from langchain.tools import tool
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatResult
+
+from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
+from jupyter_deepagent.harness.tokens import (
+    DEFAULT_CONTEXT_WINDOW,
+    ContextWindow,
+    approx_tokens,
+    calibration_factor,
+    message_tokens,
+    request_tokens,
+    resolve_context_window,
+    tools_tokens,
+)
+
+
+@tool
+def lookup(query: str) -> str:
+    """Look something up."""
+    return "found: " + query
+
+
+def test_approximate_counts_are_a_quarter_of_the_characters_plus_overhead() -> None:
+    assert approx_tokens("") == 0 and approx_tokens("abcd") == 1 and approx_tokens("abcde") == 2
+    assert message_tokens(HumanMessage("x" * 400)) == 100 + 4
+    call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"query": "q" * 40}, "id": "1"}])
+    assert message_tokens(call) > message_tokens(AIMessage(""))
+    system = SystemMessage("s" * 40)
+    assert request_tokens(system, [HumanMessage("h" * 40)], [lookup]) == (
+        14 + 14 + tools_tokens([lookup])
+    )
+
+
+def test_tool_schemas_are_counted_once_and_cached_consistently() -> None:
+    first = tools_tokens([lookup])
+    assert first > 10 and tools_tokens([lookup, lookup]) == 2 * first
+    assert tools_tokens([]) == 0
+    schema = {"type": "function", "function": {"name": "f", "description": "d" * 400}}
+    assert tools_tokens([schema]) > 100
+
+
+def test_window_comes_from_the_option_then_the_profile_then_the_default() -> None:
+    profiled = ScriptedChatModel(profile={"max_input_tokens": 32_000})
+    bare = ScriptedChatModel()
+    assert resolve_context_window(profiled) == ContextWindow(32_000, "profile")
+    assert resolve_context_window(profiled, 8_000) == ContextWindow(8_000, "option")
+    assert resolve_context_window(bare) == ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
+    assert ContextWindow(8_000, "option").fraction(0.85) == 6_800
+    for wrong in (0, -5, 1.5, True):
+        with pytest.raises(ValueError, match="context_window"):
+            resolve_context_window(bare, wrong)
+
+
+def test_calibration_only_scales_up_and_is_capped() -> None:
+    assert calibration_factor(2_000, 1_000) == 2.0
+    assert calibration_factor(500, 1_000) == 1.0  # a lower report never loosens the count
+    assert calibration_factor(50_000, 1_000) == 3.0
+    assert calibration_factor(None, 1_000, previous=1.5) == 1.5
+
+
+def test_context_window_option_overrides_the_profile_in_events() -> None:
+    model = ScriptedChatModel(script=["ok"], profile={"max_input_tokens": 1_000_000})
+    trace = trace_run(create_research_agent(model, context_window=50_000),
+                      {"messages": [{"role": "user", "content": "hi"}]})
+    [context] = trace.of_type("context")
+    assert (context["window"], context["trigger"], context["window_source"]) == (
+        50_000, 42_500, "option")
+    assert not trace.warnings
+
+
+class DoubleCounting(ScriptedChatModel):
+    """A provider whose tokenizer counts twice what the approximation does."""
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        result = super()._generate(messages, stop, run_manager, **kwargs)
+        usage = dict(result.generations[0].message.usage_metadata)
+        usage["input_tokens"] *= 2
+        result.generations[0].message.usage_metadata = usage
+        return result
+
+
+def test_reported_usage_calibrates_the_gauge_upwards() -> None:
+    model = DoubleCounting(
+        script=[{"tool_calls": [{"name": "lookup", "args": {"query": "x"}}]}, "ok"],
+        profile={"max_input_tokens": 100_000},
+    )
+    trace = trace_run(create_research_agent(model, tools=[lookup]),
+                      {"messages": [{"role": "user", "content": "hi"}]})
+    first, second = trace.of_type("context")
+    raw_second = request_tokens(None, model.requests[1].messages, model.requests[1].tools)
+    assert first["tokens"] == request_tokens(None, model.requests[0].messages,
+                                             model.requests[0].tools)
+    assert second["tokens"] >= 1.8 * raw_second
