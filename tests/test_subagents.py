@@ -348,7 +348,8 @@ def test_subagents_run_concurrently() -> None:
     assert list(trace.results_frame()["status"]) == ["ok"] * 3
 
 
-def test_max_parallel_subagents_bounds_how_many_run_at_once() -> None:
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_max_parallel_subagents_bounds_how_many_run_at_once(mode: str) -> None:
     running, peak, lock = [0], [0], threading.Lock()
 
     @tool
@@ -373,9 +374,16 @@ def test_max_parallel_subagents_bounds_how_many_run_at_once() -> None:
     agent = create_research_agent(
         model, system_prompt=LEAD, subagents=[spec], max_parallel_subagents=2
     )
-    trace = trace_run(agent, ask("four jobs"))
+    events: list[dict] = []
+    with event_sink(events.append):
+        if mode == "sync":
+            agent.invoke(ask("four jobs"))
+        else:
+            asyncio.run(agent.ainvoke(ask("four jobs")))
     assert peak[0] == 2
-    assert list(trace.results_frame()["description"]) == [f"Job {i}." for i in range(4)]
+    from jupyter_deepagent import results_frame
+
+    assert list(results_frame(events)["description"]) == [f"Job {i}." for i in range(4)]
 
 
 def test_max_parallel_subagents_must_be_positive() -> None:
