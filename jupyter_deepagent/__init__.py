@@ -64,6 +64,20 @@ def __dir__() -> list[str]:
     return __all__
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext jupyter_deepagent`: register the `%%agent` and `%agent` magics."""
+    from jupyter_deepagent.jupyter import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """`%unload_ext jupyter_deepagent`: remove the magics and close the session's databases."""
+    from jupyter_deepagent.jupyter import unload_ipython_extension as unload
+
+    unload(ipython)
+
+
 if TYPE_CHECKING:
     from jupyter_deepagent._exceptions import (
         BackendError,

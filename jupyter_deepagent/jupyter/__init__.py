@@ -1,1 +1,34 @@
-"""The notebook face: magics, kernel session, the notebook as a filesystem, cell rendering."""
+"""The notebook face: magics, kernel session, the notebook as a filesystem, cell rendering.
+
+`%load_ext jupyter_deepagent` lands here: the magics are registered with plain IPython classes and
+the output capture starts, while LangChain, LangGraph and pandas wait for the first `%%agent` run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["load_ipython_extension", "unload_ipython_extension"]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register `%%agent`/`%agent` and start recording cell outputs for `/notebook/`."""
+    from jupyter_deepagent.jupyter.magics import AgentMagics
+    from jupyter_deepagent.jupyter.output_capture import OutputCapture
+
+    if "AgentMagics" in ipython.magics_manager.registry:
+        return
+    ipython.register_magics(AgentMagics(ipython, capture=OutputCapture.install(ipython)))
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Close the session's databases and stop recording outputs (`%unload_ext`)."""
+    magics = ipython.magics_manager.registry.pop("AgentMagics", None)
+    if magics is None:
+        return
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("agent", None)
+    if magics.capture is not None:
+        magics.capture.uninstall()
+    if magics._session is not None:
+        magics._session.close()

@@ -1,0 +1,171 @@
+"""The notebook's defaults for `%%agent`, from four layers (later wins):
+
+1. built-in defaults (`AgentConfig()`),
+2. `[tool.jupyter-deepagent]` in the nearest `pyproject.toml` at or above the notebook's folder,
+3. `.deepagent.toml` beside the notebook (keys at the top level),
+4. `%agent config key=value` in this kernel.
+
+The files are re-read at every run, so an edit takes effect without restarting the kernel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "LOCAL_CONFIG_FILE",
+    "AgentConfig",
+    "ConfigLayer",
+    "coerce_setting",
+    "file_layers",
+    "resolve_config",
+]
+
+LOCAL_CONFIG_FILE = ".deepagent.toml"
+_PYPROJECT_TABLE = "jupyter-deepagent"
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Defaults for every `%%agent` cell of a notebook; cell options override them."""
+
+    model: Any = "google_genai:gemini-2.5-flash"
+    """"provider:model", "scripted:path.yaml" (relative to the notebook), or a chat model."""
+    system_prompt: str = ""
+    """Your standing instructions, placed before the notebook's own."""
+    skills: tuple[str, ...] = ()
+    """Skills folders; paths not starting with "/" are in /workspace/."""
+    memory: tuple[str, ...] = ()
+    """AGENTS.md-style memory files, e.g. /memories/AGENTS.md (kept across restarts)."""
+    interrupt_on: tuple[str, ...] = ()
+    """Tools that wait for your approval (`%agent resume ...`) before they run."""
+    context_window: int | None = None
+    """The model's context window in tokens; None takes it from the model's profile."""
+    state_dir: str = ".deepagent"
+    """Where conversations, long-term memory and artifacts are kept, beside the notebook."""
+    workspace: str = "."
+    """The folder mounted at /workspace/, relative to the notebook's folder."""
+    workspace_read_only: bool = False
+    """Refuse writes, edits and deletes in /workspace/."""
+    into: str = "agent_results"
+    """Variable that receives each run's subagent results (a DataFrame)."""
+    env_file: str = ".env"
+    """A file of KEY=value lines (API keys) read before a model is created."""
+    quiet: bool = False
+    """Show only the answer and the /outputs/ files, not the live steps."""
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(AgentConfig)}
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+@dataclass(frozen=True)
+class ConfigLayer:
+    """Settings from one source (a file, or `%agent config`), already checked and typed."""
+
+    source: str
+    values: Mapping[str, Any]
+
+
+def _kind(name: str) -> str:
+    default = _FIELDS[name].default
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, tuple):
+        return "list"
+    if name == "context_window":
+        return "int"
+    if name == "model":
+        return "model"
+    return "str"
+
+
+def coerce_setting(name: str, value: Any, source: str) -> Any:
+    """Check one setting and convert it to its type; text (from `%agent config`) is parsed.
+
+    Lists are given as TOML arrays or comma-separated text; booleans as true/false/yes/no.
+
+    Raises:
+        ValueError: An unknown key or a value of the wrong type; the message names the source.
+    """
+    if name not in _FIELDS:
+        msg = f"{source}: unknown setting {name!r}; known settings: {', '.join(_FIELDS)}"
+        raise ValueError(msg)
+    kind = _kind(name)
+    if kind == "model":
+        return value.strip() if isinstance(value, str) else value
+    if kind == "list":
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+    elif kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+    elif kind == "int":
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
+            return None
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    elif isinstance(value, str):
+        return value
+    expected = {
+        "list": "a list of strings (or comma-separated text)",
+        "bool": "true or false",
+        "int": "a positive whole number (or none)",
+        "str": "text",
+    }[kind]
+    msg = f"{source}: {name} must be {expected}, got {value!r}"
+    raise ValueError(msg)
+
+
+def _layer(source: str, table: Mapping[str, Any]) -> ConfigLayer:
+    return ConfigLayer(source, {k: coerce_setting(k, v, source) for k, v in table.items()})
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        msg = f"{path.name}: cannot read it as TOML: {exc}"
+        raise ValueError(msg) from exc
+
+
+def file_layers(notebook_dir: Path) -> list[ConfigLayer]:
+    """The layers from `pyproject.toml` (nearest at or above `notebook_dir`) and `.deepagent.toml`.
+
+    Raises:
+        ValueError: A file is not valid TOML, or holds an unknown key or a mistyped value.
+    """
+    layers = []
+    for folder in (notebook_dir, *notebook_dir.parents):
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            table = _read_toml(pyproject).get("tool", {}).get(_PYPROJECT_TABLE)
+            if table:
+                layers.append(_layer(f"pyproject.toml [tool.{_PYPROJECT_TABLE}]", table))
+            break
+    local = notebook_dir / LOCAL_CONFIG_FILE
+    if local.is_file():
+        layers.append(_layer(LOCAL_CONFIG_FILE, _read_toml(local)))
+    return layers
+
+
+def resolve_config(layers: list[ConfigLayer]) -> tuple[AgentConfig, dict[str, str]]:
+    """Apply the layers over the defaults; also say where each setting came from."""
+    values: dict[str, Any] = {}
+    sources = dict.fromkeys(_FIELDS, "default")
+    for layer in layers:
+        values.update(layer.values)
+        sources.update(dict.fromkeys(layer.values, layer.source))
+    return AgentConfig(**values), sources

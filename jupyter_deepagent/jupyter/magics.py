@@ -1,0 +1,260 @@
+"""`%%agent` (run the agent on the cell) and `%agent` (config, threads, show, reset, resume, help).
+
+Registered by `%load_ext jupyter_deepagent`. This module and what it imports at the top stay
+light (IPython, argparse, tomllib): LangChain, LangGraph and pandas load when the first run starts.
+Mistyped options raise IPython's `UsageError` (shown without a traceback, and stopping "Run All");
+so do a missing API key and a stop button press, each with a one-line message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+
+from jupyter_deepagent._exceptions import ResearchAssistantError
+from jupyter_deepagent.jupyter.options import (
+    CELL_USAGE,
+    HELP,
+    LINE_USAGE,
+    ConfigCommand,
+    ResumeCommand,
+    RunOptions,
+    interpolate,
+    parse_line,
+    parse_run_options,
+)
+from jupyter_deepagent.jupyter.render import (
+    CellView,
+    is_terminal,
+    markdown,
+    show,
+    show_answer,
+    show_files,
+    show_pending,
+)
+from jupyter_deepagent.jupyter.session import RunOutcome, RunPlan, Session
+
+__all__ = ["AgentMagics", "get_session"]
+
+
+def _brief(exc: BaseException, text: str | None = None) -> BaseException:
+    """Make IPython show `exc` as one line ("Name: message") instead of a long traceback."""
+    line = f"{type(exc).__name__}: {text if text is not None else exc}"
+    exc._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]
+    return exc
+
+
+def cell_id(shell: Any) -> str | None:
+    """The running cell's id (JupyterLab sends it), else the execute request's id (nbclient)."""
+    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
+    if not callable(get_parent):
+        return None
+    parent = get_parent() or {}
+    return parent.get("metadata", {}).get("cellId") or parent.get("header", {}).get("msg_id")
+
+
+@magics_class
+class AgentMagics(Magics):
+    """The `agent` line and cell magic; owns the kernel's one `Session`."""
+
+    def __init__(self, shell: Any, capture: Any = None) -> None:
+        super().__init__(shell)
+        self.capture = capture
+        self._session: Session | None = None
+
+    @property
+    def session(self) -> Session:
+        """The kernel's session, created on first use."""
+        if self._session is None:
+            self._session = Session(self.shell, capture=self.capture)
+        return self._session
+
+    @no_var_expand
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> None:
+        """Run the agent on the cell (`%%agent`), or a command (`%agent help` lists them)."""
+        if cell is None:
+            self._command(line)
+        else:
+            self._run_cell(line, cell)
+
+    # -- %%agent -----------------------------------------------------------------------------------
+    def _run_cell(self, line: str, cell: str) -> None:
+        namespace = self.shell.user_ns
+        try:
+            options = parse_run_options(interpolate(line, namespace))
+        except ValueError as exc:
+            raise UsageError(f"{exc}\n{CELL_USAGE}") from None
+        if options.help:
+            print(HELP)
+            return
+        if not cell.strip():
+            msg = f"%%agent needs a request on the lines below it.\n{CELL_USAGE}"
+            raise UsageError(msg)
+        try:
+            prompt = interpolate(cell, namespace).strip()
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        session = self.session
+        plan = self._plan(options)
+        notes = session.settle(plan)
+        view = self._view(plan, notes)
+        outcome = self._drive(view, plan, lambda on_event: session.run(plan, prompt, on_event))
+        self._show_outcome(view, outcome)
+
+    def _plan(self, options: RunOptions) -> RunPlan:
+        try:
+            return self.session.plan(options, cell_id=cell_id(self.shell))
+        except ResearchAssistantError as exc:
+            raise _brief(exc) from None
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    def _view(self, plan: RunPlan, notes: list[str], action: str = "") -> CellView:
+        view = CellView(rich=not is_terminal(self.shell), quiet=plan.settings.quiet)
+        new = " (new)" if plan.new_thread else ""
+        header = f"agent{action} · thread {plan.thread}{new} · {plan.model_label}"
+        env = self.session.env_names
+        if env:
+            notes = [f"read {', '.join(env)} from {plan.settings.env_file}", *notes]
+            env.clear()
+        view.start(header, notes)
+        return view
+
+    def _drive(self, view: CellView, plan: RunPlan, run: Any) -> RunOutcome:
+        try:
+            outcome: RunOutcome = run(view.on_event)
+        except KeyboardInterrupt:
+            view.end("interrupted")
+            self._publish()
+            text = (
+                f"the run was stopped; thread {plan.thread!r} is kept and the next %%agent "
+                "continues it"
+            )
+            raise _brief(KeyboardInterrupt(text)) from None
+        except Exception as exc:
+            view.end(f"failed: {type(exc).__name__}")
+            self._publish()
+            if isinstance(exc, ResearchAssistantError):
+                raise _brief(exc) from None
+            raise
+        return outcome
+
+    def _show_outcome(self, view: CellView, outcome: RunOutcome) -> None:
+        from jupyter_deepagent.jupyter.outputs_backend import output_displays
+
+        pending = outcome.pending
+        view.end("waiting for approval" if pending else "done")
+        if not pending:
+            show_answer(outcome.trace.final_text)
+        show_files(output_displays(outcome.outputs), rich=view.rich)
+        if pending:
+            show_pending(pending, outcome.plan.thread)
+        if outcome.trace.of_type("subagent_finished"):
+            frame = outcome.trace.results_frame()
+            self.shell.user_ns[outcome.plan.settings.into] = frame
+            show(frame)
+        self._publish()
+
+    def _publish(self) -> None:
+        self.shell.user_ns["_agent"] = self.session.last_trace
+
+    # -- %agent ------------------------------------------------------------------------------------
+    def _command(self, line: str) -> None:
+        try:
+            command = parse_line(line)
+        except ValueError as exc:
+            raise UsageError(f"{exc}\n{LINE_USAGE}") from None
+        if isinstance(command, ConfigCommand):
+            self._config(command)
+        elif isinstance(command, ResumeCommand):
+            self._resume(command)
+        elif command.name == "help":
+            print(HELP)
+        else:
+            try:  # these only read the configuration and the state folder
+                self._inspect(command.name, command.thread)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+
+    def _inspect(self, name: str, thread: str | None) -> None:
+        if name == "threads":
+            self._threads()
+        elif name == "show":
+            self._show_prompt(thread)
+        else:
+            forgotten = self.session.reset(thread)
+            print(f"Thread {forgotten!r} forgotten; the next %%agent on it starts afresh.")
+
+    def _config(self, command: ConfigCommand) -> None:
+        session = self.session
+        try:
+            if command.assignments:
+                session.configure(**command.assignments)
+            config, sources = session.config, session.config_sources()
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        rows = ["| setting | value | from |", "|---|---|---|"]
+        for name, source in sources.items():
+            value = getattr(config, name)
+            if isinstance(value, tuple):
+                value = ", ".join(value)
+            elif not isinstance(value, (str, int, bool, type(None))):
+                value = f"a {type(value).__name__} object"
+            shown = f"`{value}`" if value != "" else "—"
+            rows.append(f"| {name} | {shown} | {source} |")
+        show(markdown("\n".join(rows)))
+
+    def _threads(self) -> None:
+        session = self.session
+        infos = session.threads()
+        current = session.thread
+        if not infos:
+            text = f"No conversations yet. The next `%%agent` cell starts thread `{current}`."
+            show(markdown(text))
+            return
+        rows = ["| thread | messages | last update |", "|---|---|---|"]
+        for info in infos:
+            name = f"**{info.name}** (current)" if info.name == current else info.name
+            rows.append(f"| {name} | {info.messages} | {info.updated} |")
+        show(markdown("\n".join(rows)))
+
+    def _show_prompt(self, thread: str | None) -> None:
+        from jupyter_deepagent.jupyter.render import prompt_markdown
+
+        session = self.session
+        name = thread or session.thread
+        assembly, label = session.prompt_for(name)
+        show(prompt_markdown(assembly, label, name, session.conversation_size(name)))
+
+    def _resume(self, command: ResumeCommand) -> None:
+        session = self.session
+        plan = self._plan(RunOptions(thread=command.thread))
+        try:
+            payload = session.resume_payload(
+                plan, command.decision, message=command.message, edits=command.edits
+            )
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        view = self._view(plan, [], action=f" · resume {command.decision}")
+        outcome = self._drive(view, plan, lambda on_event: session.execute(plan, payload, on_event))
+        self._show_outcome(view, outcome)
+
+
+def get_session(shell: Any = None) -> Session:
+    """The session of `shell` (default: the running IPython), once the extension is loaded.
+
+    Raises:
+        RuntimeError: There is no IPython shell, or the extension is not loaded in it.
+    """
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    magics = shell.magics_manager.registry.get("AgentMagics") if shell is not None else None
+    if magics is None:
+        msg = "jupyter_deepagent is not loaded: run `%load_ext jupyter_deepagent` first"
+        raise RuntimeError(msg)
+    return magics.session

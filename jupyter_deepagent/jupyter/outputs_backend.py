@@ -1,0 +1,150 @@
+"""`/outputs/`: files the agent writes for the cell it runs in, shown there when the run ends.
+
+Each `%%agent` cell gets a fresh `OutputsBackend`. When the run ends, `output_displays` turns
+every file into something `IPython.display.display` shows (and the notebook saves with the cell):
+Markdown for `.md`, a DataFrame for `.csv`, an image for `.svg` and for `.png`/`.jpg` written as
+base64 text, HTML, JSON, and plain text for anything else.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_deepagent.backends._paths import is_within
+from jupyter_deepagent.backends.state import FileData, _FileMapBackend
+
+__all__ = ["OutputsBackend", "output_displays"]
+
+_IMAGE_SIGNATURES = {
+    "image/png": b"\x89PNG\r\n\x1a\n",
+    "image/jpeg": b"\xff\xd8\xff",
+}
+_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+
+
+class OutputsBackend(_FileMapBackend):
+    """Text files kept in memory for one cell (not checkpointed: they live in the cell's output)."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, FileData] = {}
+
+    @property
+    def files(self) -> dict[str, str]:
+        """Path (inside the mount, e.g. `/summary.md`) -> text, sorted by path."""
+        return {path: self._files[path]["content"] for path in sorted(self._files)}
+
+    def _get(self, path: str) -> FileData | None:
+        return self._files.get(path)
+
+    def _put(self, path: str, data: FileData) -> None:
+        self._files[path] = data
+
+    def _drop(self, path: str) -> None:
+        self._files.pop(path, None)
+
+    def _files_under(self, folder: str) -> dict[str, FileData]:
+        return {p: d for p, d in self._files.items() if p != folder and is_within(p, folder)}
+
+
+@dataclass(frozen=True)
+class _Bundle:
+    """A ready-made MIME bundle for `display()`; its text/plain is what a terminal shows."""
+
+    data: dict[str, Any]
+    metadata: dict[str, Any]
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        return self.data, self.metadata
+
+
+def _suffix(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
+def _image(path: str, text: str, mime: str, meta: dict[str, Any]) -> _Bundle:
+    encoded = "".join(text.split())
+    if encoded.startswith("data:") and "," in encoded:
+        encoded = encoded.split(",", 1)[1]
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if not raw.startswith(_IMAGE_SIGNATURES[mime]):
+        note = f"[{path}: not a base64-encoded {mime.split('/')[1].upper()} image; shown as text]"
+        return _Bundle({"text/plain": f"{note}\n{text[:2000]}"}, meta)
+    label = f"[image {path}, {len(raw) / 1000:.1f} kB]"
+    return _Bundle({mime: base64.b64encode(raw).decode("ascii"), "text/plain": label}, meta)
+
+
+def _table(path: str, text: str, meta: dict[str, Any]) -> Any:
+    import io
+
+    import pandas as pd
+
+    try:
+        return _Framed(pd.read_csv(io.StringIO(text)), meta)
+    except (ValueError, pd.errors.ParserError) as exc:
+        return _Bundle({"text/plain": f"[{path}: not readable as CSV ({exc})]\n{text}"}, meta)
+
+
+@dataclass(frozen=True)
+class _Framed:
+    """A DataFrame shown through its own formatters, with the file's path in the metadata."""
+
+    frame: Any
+    metadata: dict[str, Any]
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        data = {"text/plain": repr(self.frame)}
+        html = self.frame._repr_html_()
+        if html:
+            data["text/html"] = html
+        return data, self.metadata
+
+
+def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tuple[str, Any]]:
+    """One displayable object per file, as `(full path, object)`, in path order.
+
+    Args:
+        files: Path inside the mount -> text, as `OutputsBackend.files` gives them.
+        mount: The folder the files are mounted at, used to name them.
+    """
+    shown = []
+    for inner, text in sorted(files.items()):
+        path = mount.rstrip("/") + inner
+        meta = {"jupyter_deepagent": {"path": path}}
+        suffix = _suffix(path)
+        obj: Any
+        if suffix in (".md", ".markdown"):
+            obj = _Bundle({"text/markdown": text, "text/plain": text}, meta)
+        elif suffix == ".csv":
+            obj = _table(path, text, meta)
+        elif suffix in _IMAGE_TYPES:
+            obj = _image(path, text, _IMAGE_TYPES[suffix], meta)
+        elif suffix == ".svg":
+            obj = _Bundle({"image/svg+xml": text, "text/plain": f"[SVG image {path}]"}, meta)
+        elif suffix in (".html", ".htm"):
+            obj = _Bundle({"text/html": text, "text/plain": f"[HTML {path}]"}, meta)
+        elif suffix == ".json":
+            obj = _json(path, text, meta)
+        else:
+            obj = _Bundle({"text/plain": text}, meta)
+        shown.append((path, obj))
+    return shown
+
+
+def _json(path: str, text: str, meta: dict[str, Any]) -> _Bundle:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return _Bundle({"text/plain": f"[{path}: not valid JSON ({exc})]\n{text}"}, meta)
+    pretty = json.dumps(value, indent=2, ensure_ascii=False)
+    data: dict[str, Any] = {"text/plain": pretty}
+    if isinstance(value, (dict, list)):
+        data["application/json"] = value
+    return _Bundle(data, meta)

@@ -1,0 +1,435 @@
+"""`Session`: the one object per kernel behind `%%agent`, its configuration and its storage.
+
+It knows where the notebook is, reads the configuration layers, opens the SQLite checkpointer and
+store in `.deepagent/` beside the notebook (lazily, at the first run), keeps the current thread,
+builds the agent over the notebook's filesystem for each cell and runs it. LangChain and LangGraph
+are imported only when a run starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from jupyter_deepagent.backends._paths import normalize_virtual_path
+from jupyter_deepagent.jupyter.config import (
+    AgentConfig,
+    ConfigLayer,
+    coerce_setting,
+    file_layers,
+    resolve_config,
+)
+from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
+from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo
+from jupyter_deepagent.jupyter.thread_state import (
+    pending_requests,
+    resume_command,
+    settle_thread,
+)
+
+__all__ = ["RunOutcome", "RunPlan", "Session"]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything one run needs, decided before it starts."""
+
+    thread: str
+    new_thread: bool
+    settings: AgentConfig
+    model_label: str
+    agent: Any
+    outputs: Any
+    context: Mapping[str, str]
+    config: dict[str, Any]
+    stop_button: Any
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended: its trace, its /outputs/ files, and notes on how its thread was settled."""
+
+    plan: RunPlan
+    trace: Any
+    outputs: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def pending(self) -> list[dict[str, Any]]:
+        """Tool calls waiting for approval: `{name, args, description, allowed}` each."""
+        return pending_requests(self.trace.interrupts)
+
+
+def _virtual(path: str) -> str:
+    """A skills/memory path of the configuration: relative paths are in /workspace/."""
+    return normalize_virtual_path(path if path.startswith("/") else "/workspace/" + path)
+
+
+def _model_label(model: Any) -> str:
+    if isinstance(model, str):
+        return model
+    for attribute in ("model_name", "model", "name"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+class Session:
+    """The agent's state in one kernel: configuration, storage, threads and the last run.
+
+    Attributes:
+        tools: Extra tools (LangChain tools or plain functions) every run's agent gets.
+        last_trace: The `RunTrace` of the last run (partial if it was stopped or failed).
+
+    Args:
+        shell: The IPython shell (its user namespace gives the notebook path and variables).
+        capture: The kernel's `OutputCapture`, so /notebook/ sees every cell's outputs.
+        notebook_path: The notebook file, when known better than `__session__` says.
+    """
+
+    def __init__(self, shell: Any, *, capture: Any = None, notebook_path: str | None = None):
+        self.shell = shell
+        self.capture = capture
+        self._notebook_path = notebook_path
+        self._overrides: dict[str, Any] = {}
+        self._storage: Storage | None = None
+        self._thread: str | None = None
+        self._models: dict[str, Any] = {}
+        self.last_trace: Any = None
+        self.last_thread: str | None = None
+        self.env_names: list[str] = []
+        self.tools: list[Any] = []
+
+    # -- where the notebook is -------------------------------------------------------------------
+    @property
+    def notebook_path(self) -> Path | None:
+        """The notebook file: given explicitly, or from `__session__` (set by Jupyter)."""
+        candidates = [self._notebook_path]
+        namespace = getattr(self.shell, "user_ns", {})
+        candidates += [namespace.get("__session__"), namespace.get("__vsc_ipynb_file__")]
+        for candidate in candidates:
+            if isinstance(candidate, str) and candidate.endswith(".ipynb"):
+                return Path(candidate)
+        return None
+
+    @property
+    def notebook_dir(self) -> Path:
+        """The notebook's folder (the working directory when the notebook is unknown)."""
+        path = self.notebook_path
+        return path.parent if path is not None else Path.cwd()
+
+    # -- configuration ---------------------------------------------------------------------------
+    def _layers(self) -> list[ConfigLayer]:
+        return [*file_layers(self.notebook_dir), ConfigLayer("%agent config", self._overrides)]
+
+    @property
+    def config(self) -> AgentConfig:
+        """The notebook's defaults now (files re-read, `%agent config` applied).
+
+        Raises:
+            ValueError: A configuration file is invalid; the message names it.
+        """
+        return resolve_config(self._layers())[0]
+
+    def config_sources(self) -> dict[str, str]:
+        """Setting -> where its value comes from ("default", a file, "%agent config")."""
+        return resolve_config(self._layers())[1]
+
+    def configure(self, **settings: Any) -> AgentConfig:
+        """Set defaults for this kernel, as `%agent config` does; `model` may be a chat model.
+
+        Raises:
+            ValueError: An unknown setting or a value of the wrong type.
+        """
+        for name, value in settings.items():
+            self._overrides[name] = coerce_setting(name, value, "%agent config")
+        return self.config
+
+    @property
+    def state_dir(self) -> Path:
+        """The folder holding conversations, memories and artifacts."""
+        return (self.notebook_dir / self.config.state_dir).resolve()
+
+    @property
+    def storage(self) -> Storage:
+        """The checkpointer and store, opened on first use (and reopened if the folder moved)."""
+        folder = self.state_dir
+        if self._storage is not None and self._storage.folder != folder:
+            self._storage.close()
+            self._storage = None
+        if self._storage is None:
+            self._storage = Storage(folder)
+        return self._storage
+
+    def close(self) -> None:
+        """Close the databases (the extension's unload does this)."""
+        if self._storage is not None:
+            self._storage.close()
+            self._storage = None
+
+    # -- threads ---------------------------------------------------------------------------------
+    @property
+    def default_thread(self) -> str:
+        """One thread per notebook: the notebook's name, or "default"."""
+        path = self.notebook_path
+        if path is not None:
+            try:
+                return check_thread_name(path.stem.replace(" ", "-"))
+            except ValueError:
+                pass
+        return "default"
+
+    @property
+    def thread(self) -> str:
+        """The current thread: the last one chosen with -t or --new, else the default."""
+        return self._thread or self.default_thread
+
+    def threads(self) -> list[ThreadInfo]:
+        """The conversations kept in this notebook's state folder."""
+        storage = self.storage
+        infos = [storage.thread_info(name) for name in storage.thread_names()]
+        return [info for info in infos if info is not None]
+
+    def reset(self, thread: str | None = None) -> str:
+        """Forget a thread's conversation (the current one by default); returns its name."""
+        name = thread or self.thread
+        self.storage.delete_thread(name)
+        return name
+
+    def _fresh_thread(self) -> str:
+        taken = set(self.storage.thread_names())
+        base, number = self.default_thread, 2
+        while f"{base}-{number}" in taken:
+            number += 1
+        return f"{base}-{number}"
+
+    # -- models ----------------------------------------------------------------------------------
+    def _model(self, spec: Any, env_file: str) -> Any:
+        from jupyter_deepagent.harness.env_file import load_env_file
+        from jupyter_deepagent.harness.model_resolution import resolve_model
+
+        if not isinstance(spec, str):
+            return resolve_model(spec)
+        if spec.startswith("scripted:"):
+            script = Path(spec.removeprefix("scripted:"))
+            spec = f"scripted:{script if script.is_absolute() else self.notebook_dir / script}"
+        if spec not in self._models:
+            for name in load_env_file(self.notebook_dir / env_file):
+                self.env_names.append(name)
+            # A model is kept per spec, so a scripted model plays on across cells.
+            self._models[spec] = resolve_model(spec, env_file=None)
+        return self._models[spec]
+
+    # -- planning a run ----------------------------------------------------------------------------
+    def _settings(self, options: RunOptions) -> AgentConfig:
+        config = self.config
+        system = "\n\n".join(p for p in (config.system_prompt, options.system or "") if p.strip())
+        return replace(
+            config,
+            model=options.model if options.model is not None else config.model,
+            system_prompt=system,
+            skills=tuple(_virtual(p) for p in (*config.skills, *options.skills)),
+            memory=tuple(_virtual(p) for p in (*config.memory, *options.memory)),
+            into=options.into or config.into,
+            quiet=options.quiet or config.quiet,
+        )
+
+    def filesystem(self, outputs: Any, settings: AgentConfig | None = None) -> Any:
+        """The CompositeBackend the agent sees, with `outputs` mounted at /outputs/."""
+        from jupyter_deepagent.jupyter.mounts import notebook_filesystem
+        from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend
+
+        settings = settings or self.config
+        notebook_path = self.notebook_path
+        notebook = NotebookBackend(
+            self.shell,
+            capture=self.capture,
+            notebook_path=str(notebook_path) if notebook_path is not None else None,
+        )
+        return notebook_filesystem(
+            notebook=notebook,
+            outputs=outputs,
+            workspace=(self.notebook_dir / settings.workspace).resolve(),
+            workspace_read_only=settings.workspace_read_only,
+            state_dir=self.state_dir,
+            store=self.storage.store,
+        )
+
+    def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:
+        """The keyword arguments of `create_research_agent` (besides the model) for `settings`."""
+        from jupyter_deepagent.jupyter.mounts import notebook_prompt
+
+        notebook = notebook_prompt(workspace_read_only=settings.workspace_read_only)
+        return {
+            "tools": list(self.tools),
+            "context_window": settings.context_window,
+            "system_prompt": "\n\n".join(p for p in (settings.system_prompt, notebook) if p),
+            "memory": list(settings.memory),
+            "skills": list(settings.skills),
+            "backend": backend,
+            "interrupt_on": dict.fromkeys(settings.interrupt_on, True) or None,
+        }
+
+    def plan(self, options: RunOptions, *, cell_id: str | None = None) -> RunPlan:
+        """Decide the thread, model, filesystem and agent of a run, without running it.
+
+        Raises:
+            MissingAPIKey: The model's provider needs a key that is not set.
+            ModelConfigurationError: The model cannot be created.
+            ValueError: A configuration file is invalid.
+        """
+        from jupyter_deepagent.harness.agent import create_research_agent
+        from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+        from jupyter_deepagent.jupyter.stop_button import StopButton, StopButtonMiddleware
+
+        settings = self._settings(options)
+        model = self._model(settings.model, settings.env_file)
+        new_thread = options.new
+        if options.new:
+            self._thread = self._fresh_thread()
+        elif options.thread:
+            self._thread = options.thread
+        thread = self.thread
+        outputs = OutputsBackend()
+        storage = self.storage
+        stop_button = StopButton()
+        agent = create_research_agent(
+            model,
+            **self.agent_arguments(settings, self.filesystem(outputs, settings)),
+            middleware=[StopButtonMiddleware(stop_button)],
+            store=storage.store,
+            checkpointer=storage.checkpointer,
+            name="agent",
+        )
+        metadata = {"thread": thread}
+        if cell_id:
+            metadata["cell_id"] = cell_id
+        return RunPlan(
+            thread=thread,
+            new_thread=new_thread,
+            settings=settings,
+            model_label=_model_label(settings.model),
+            agent=agent,
+            outputs=outputs,
+            context=dict(options.context),
+            config={"configurable": {"thread_id": thread}, "metadata": metadata},
+            stop_button=stop_button,
+        )
+
+    # -- running -----------------------------------------------------------------------------------
+    def settle(self, plan: RunPlan) -> list[str]:
+        """Answer tool calls the thread left without results (see `settle_thread`)."""
+        return settle_thread(plan.agent, plan.config)
+
+    def run(
+        self,
+        plan: RunPlan,
+        prompt: str,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> RunOutcome:
+        """Send `prompt` to the plan's thread and run until the answer, a pause or an interrupt.
+
+        A thread left with unanswered tool calls (stopped mid-run, or an approval never given)
+        is settled first, so the conversation stays valid for every provider.
+        """
+        from langchain_core.messages import HumanMessage
+
+        notes = self.settle(plan)
+        outcome = self.execute(plan, {"messages": [HumanMessage(content=prompt)]}, on_event)
+        outcome.notes[:0] = notes
+        return outcome
+
+    def resume_payload(
+        self,
+        plan: RunPlan,
+        decision: str,
+        *,
+        message: str = "",
+        edits: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """The `Command` answering every tool call waiting for approval on the plan's thread.
+
+        Raises:
+            ValueError: Nothing is waiting on the thread, or the decision is not allowed.
+        """
+        interrupts = plan.agent.get_state(plan.config).interrupts
+        if not pending_requests(interrupts):
+            msg = f"nothing is waiting for approval on thread {plan.thread!r}"
+            raise ValueError(msg)
+        return resume_command(interrupts, decision, message=message, edits=edits or {})
+
+    def execute(
+        self,
+        plan: RunPlan,
+        payload: Any,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> RunOutcome:
+        """Run the plan's agent on `payload` (new messages, or a resume `Command`).
+
+        On a stop (KeyboardInterrupt) or a failure, `last_trace` keeps the events so far, the
+        thread is settled, and the exception propagates.
+        """
+        from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
+
+        events: list[dict[str, Any]] = []
+
+        def collect(event: dict[str, Any]) -> None:
+            events.append(event)
+            if on_event is not None:
+                on_event(event)
+
+        self.last_thread = plan.thread
+        try:
+            with plan.stop_button.armed():
+                trace = trace_run(
+                    plan.agent,
+                    payload,
+                    context=plan.context or None,
+                    config=plan.config,
+                    on_event=collect,
+                )
+        except BaseException:
+            self.last_trace = RunTrace(events=events, state=_state_values(plan))
+            settle_thread(plan.agent, plan.config, interrupted=True)
+            raise
+        self.last_trace = trace
+        return RunOutcome(plan, trace, outputs=plan.outputs.files)
+
+    # -- inspecting ------------------------------------------------------------------------------
+    def prompt_for(self, thread: str | None = None) -> tuple[Any, str]:
+        """The system prompt of a thread, and what it is: the last one sent, or the next one.
+
+        After a run on `thread` in this kernel, the prompt its last model call received;
+        otherwise the prompt the next run will send with the current configuration.
+        """
+        from jupyter_deepagent.harness.agent import assemble_prompt
+        from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+
+        name = thread or self.thread
+        if self.last_thread == name and self.last_trace is not None and self.last_trace.prompts:
+            return self.last_trace.prompts[-1], "as sent in the last model call"
+        settings = self._settings(RunOptions())
+        backend = self.filesystem(OutputsBackend(), settings)
+        return assemble_prompt(**self.agent_arguments(settings, backend)), "as the next run sends it"
+
+    def conversation_size(self, thread: str | None = None) -> tuple[int, int]:
+        """Messages kept in a thread and their approximate tokens."""
+        from jupyter_deepagent.harness.tokens import messages_tokens
+
+        saved = self.storage.checkpointer.get_tuple(
+            {"configurable": {"thread_id": thread or self.thread}}
+        )
+        if saved is None:
+            return 0, 0
+        messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
+        return len(messages), messages_tokens(messages)
+
+
+def _state_values(plan: RunPlan) -> dict[str, Any]:
+    try:
+        return dict(plan.agent.get_state(plan.config).values)
+    except Exception:  # noqa: BLE001 - a partial trace is best effort
+        return {}

@@ -1,0 +1,111 @@
+"""A real IPython shell with the extension loaded, standing in for a notebook's kernel.
+
+Imported by the magic and session tests: `from notebook_shell import ...`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from traitlets.config import Config
+
+SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
+
+
+@dataclass
+class CellRun:
+    """What running one cell did: its result (error_in_exec...) and everything it showed."""
+
+    result: Any
+    stdout: str
+    stderr: str
+    outputs: list[Any]
+
+    @property
+    def error(self) -> BaseException | None:
+        return self.result.error_in_exec or self.result.error_before_exec
+
+    def bundles(self, mime: str) -> list[Any]:
+        """The data of every display carrying `mime`, in order (updates included)."""
+        return [o.data[mime] for o in self.outputs if mime in o.data]
+
+    @property
+    def live_text(self) -> str:
+        """The last state of the live lines display (text/plain only, updated in place)."""
+        plain = [o.data["text/plain"] for o in self.outputs if set(o.data) == {"text/plain"}]
+        return plain[-1] if plain else ""
+
+    @property
+    def markdown(self) -> list[str]:
+        return self.bundles("text/markdown")
+
+
+class Notebook:
+    """A shell on a notebook file in a folder; `restart()` gives a fresh kernel on the same folder."""
+
+    def __init__(self, folder: Path, name: str = "analysis.ipynb") -> None:
+        self.folder = folder
+        self.path = folder / name
+        self.shell = self._start()
+
+    def _start(self) -> InteractiveShell:
+        InteractiveShell.clear_instance()
+        config = Config()
+        config.HistoryManager.hist_file = ":memory:"
+        shell = InteractiveShell.instance(config=config)
+        shell.user_ns["__session__"] = str(self.path)
+        shell.run_line_magic("load_ext", "jupyter_deepagent")
+        return shell
+
+    @property
+    def session(self) -> Any:
+        from jupyter_deepagent.jupyter.magics import get_session
+
+        return get_session(self.shell)
+
+    def run(self, source: str) -> CellRun:
+        """Run a cell as Jupyter would (stored in history, so it gets an execution count)."""
+        with capture_output() as captured:
+            result = self.shell.run_cell(source, store_history=True)
+        return CellRun(result, captured.stdout, captured.stderr, captured.outputs)
+
+    def stop(self) -> None:
+        self.shell.run_line_magic("unload_ext", "jupyter_deepagent")
+        InteractiveShell.clear_instance()
+
+    def restart(self) -> None:
+        """Shut the kernel down and start a new one on the same notebook folder."""
+        self.stop()
+        self.shell = self._start()
+
+
+@pytest.fixture
+def notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Notebook]:
+    """A fresh shell on `analysis.ipynb` in an empty project folder (also the working directory)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    made = Notebook(folder)
+    yield made
+    made.stop()
+
+
+def scripted(*steps: Any, **fields: Any) -> Any:
+    """A ScriptedChatModel with a context window, so no window warning shows in the cell."""
+    from jupyter_deepagent import ScriptedChatModel
+
+    return ScriptedChatModel(script=list(steps), profile={"max_input_tokens": 100_000}, **fields)
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    """A scripted reply that calls one tool."""
+    return {"tool_calls": [{"name": name, "args": args}]}

@@ -1,0 +1,263 @@
+"""`%%agent` and `%agent` in a real IPython shell, end to end with scripted models."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from IPython.core.error import UsageError
+from langchain_core.messages import HumanMessage, ToolMessage
+from notebook_shell import SCRIPTS, Notebook, call, notebook, scripted  # noqa: F401
+
+from jupyter_deepagent import MissingAPIKey, RunTrace
+
+
+def test_load_ext_registers_the_magics_without_importing_langchain_langgraph_or_pandas() -> None:
+    code = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "from traitlets.config import Config\n"
+        "config = Config(); config.HistoryManager.hist_file = ':memory:'\n"
+        "shell = InteractiveShell.instance(config=config)\n"
+        "shell.run_line_magic('load_ext', 'jupyter_deepagent')\n"
+        "assert 'agent' in shell.magics_manager.magics['cell']\n"
+        "assert 'agent' in shell.magics_manager.magics['line']\n"
+        "heavy = ('langchain', 'langchain_core', 'langgraph', 'pandas', 'ipywidgets')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+def test_agent_reads_an_earlier_output_and_a_dataframe_and_shows_its_outputs(
+    notebook: Notebook,
+) -> None:
+    notebook.run("import pandas as pd\nsales = pd.DataFrame({'region': ['North', 'South'], "
+                 "'units': [120, 80]})")
+    notebook.run("print('checksum', 6 * 7)")
+    cell = notebook.run(f"%%agent -m scripted:{SCRIPTS / 'magic_notebook.yaml'}\nSummarize sales.")
+    assert cell.error is None
+    trace = notebook.shell.user_ns["_agent"]
+    assert isinstance(trace, RunTrace)
+    results = [m.text for m in trace.messages if isinstance(m, ToolMessage)]
+    assert "checksum 42" in results[0]
+    assert "North" in results[1] and "120" in results[1] and "units" in results[1]
+    # live lines, then the answer, then the /outputs/ files
+    assert "✓ read_file /notebook/outputs/2.txt" in cell.live_text
+    assert "✓ write_file /outputs/summary.md" in cell.live_text
+    assert cell.live_text.splitlines()[-1].startswith("done · 3 model calls")
+    assert "North leads with **120 units**" in cell.markdown[0]
+    assert "# Sales summary" in cell.markdown[1]
+    [table] = cell.bundles("text/html")
+    assert "<table" in table and "North" in table
+    assert cell.outputs[-1].metadata == {"jupyter_deepagent": {"path": "/outputs/top.csv"}}
+
+
+def test_variables_are_interpolated_and_double_braces_stay_braces(notebook: Notebook) -> None:
+    model = scripted("ok")
+    notebook.session.configure(model=model)
+    notebook.run("topic = 'glaciers'\nyear = 2024")
+    cell = notebook.run('%%agent\nTell me about {topic} since {year}; keep {{"a": 1}} and {not a name}.')
+    assert cell.error is None
+    [human] = [m for m in model.requests[0].messages if isinstance(m, HumanMessage)]
+    assert human.text == 'Tell me about glaciers since 2024; keep {"a": 1} and {not a name}.'
+
+
+def test_an_unknown_variable_is_a_usage_error_naming_it_and_nothing_runs(notebook: Notebook) -> None:
+    model = scripted("never sent")
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent\nCompare {sales_2023} with last year.")
+    assert isinstance(cell.error, UsageError)
+    assert "{sales_2023}" in str(cell.error) and "{{sales_2023}}" in str(cell.error)
+    assert model.requests == []
+
+
+def test_bad_options_show_the_usage_and_run_nothing(notebook: Notebook) -> None:
+    model = scripted("never sent")
+    notebook.session.configure(model=model)
+    for line in ("--bogus", "-t", "--into 2x", "--context nokey", "-t a --new", "-t 'bad name'"):
+        cell = notebook.run(f"%%agent {line}\nhello")
+        assert isinstance(cell.error, UsageError), line
+        assert "usage: %%agent" in str(cell.error), line
+    empty = notebook.run("%%agent\n   \n")
+    assert isinstance(empty.error, UsageError)
+    assert "needs a request" in str(empty.error)
+    unknown = notebook.run("%agent frobnicate")
+    assert isinstance(unknown.error, UsageError) and "usage: %agent config" in str(unknown.error)
+    assert model.requests == []
+
+
+def test_help_prints_every_option_and_command(notebook: Notebook) -> None:
+    for source in ("%agent help", "%%agent --help\nignored"):
+        cell = notebook.run(source)
+        assert cell.error is None
+        for word in ("--model", "--thread", "--new", "--into", "--context", "resume approve"):
+            assert word in cell.stdout
+
+
+def test_a_failing_tool_is_shown_and_the_run_goes_on(notebook: Notebook) -> None:
+    notebook.session.configure(
+        model=scripted(call("read_file", file_path="/workspace/missing.csv"), "It is missing.")
+    )
+    cell = notebook.run("%%agent\nRead the data.")
+    assert cell.error is None
+    assert "✗ read_file /workspace/missing.csv" in cell.live_text
+    assert "does not exist" in cell.live_text
+    assert cell.markdown[-1] == "It is missing."
+
+
+def test_missing_api_key_stops_the_cell_naming_the_variable_and_the_offline_options(
+    notebook: Notebook,
+) -> None:
+    cell = notebook.run("%%agent -m google_genai:gemini-2.5-flash\nhello")
+    assert isinstance(cell.error, MissingAPIKey)
+    message = str(cell.error)
+    assert "GOOGLE_API_KEY" in message and ".env" in message and "scripted:" in message
+    assert cell.error._render_traceback_() == [f"MissingAPIKey: {message}"]
+    assert "_agent" not in notebook.shell.user_ns
+
+
+def test_env_file_beside_the_notebook_is_read_and_only_names_are_shown(
+    notebook: Notebook, monkeypatch
+) -> None:
+    monkeypatch.setenv("DEMO_SERVICE_TOKEN", "")
+    monkeypatch.delenv("DEMO_SERVICE_TOKEN")
+    (notebook.folder / ".env").write_text("DEMO_SERVICE_TOKEN=tok-secret-value-123\n")
+    script = notebook.folder / "hello.yaml"
+    script.write_text("profile: {max_input_tokens: 100000}\nscript: [Hello.]\n")
+    cell = notebook.run("%%agent -m scripted:hello.yaml\nhi")
+    assert cell.error is None
+    assert "read DEMO_SERVICE_TOKEN from .env" in cell.live_text
+    shown = cell.stdout + "".join(str(o.data) for o in cell.outputs)
+    assert "tok-secret-value-123" not in shown
+
+
+def test_config_sets_defaults_and_shows_where_each_comes_from(notebook: Notebook) -> None:
+    (notebook.folder / "pyproject.toml").write_text(
+        '[tool.jupyter-deepagent]\nmodel = "scripted:team.yaml"\nskills = ["skills/"]\n'
+    )
+    (notebook.folder / ".deepagent.toml").write_text('into = "findings"\n')
+    cell = notebook.run("%agent config quiet=yes interrupt_on=write_file,edit_file")
+    assert cell.error is None
+    [table] = cell.markdown
+    assert "| model | `scripted:team.yaml` | pyproject.toml [tool.jupyter-deepagent] |" in table
+    assert "| into | `findings` | .deepagent.toml |" in table
+    assert "| quiet | `True` | %agent config |" in table
+    assert "| interrupt_on | `write_file, edit_file` | %agent config |" in table
+    bad = notebook.run("%agent config colour=blue")
+    assert isinstance(bad.error, UsageError) and "colour" in str(bad.error)
+    (notebook.folder / ".deepagent.toml").write_text("into = 3\n")
+    broken = notebook.run("%agent config")
+    assert isinstance(broken.error, UsageError) and ".deepagent.toml" in str(broken.error)
+
+
+def test_show_lists_the_prompt_sections_with_token_counts(notebook: Notebook) -> None:
+    before = notebook.run("%agent show")
+    assert before.error is None
+    text = before.markdown[0]
+    assert "as the next run sends it" in text
+    assert "| 1 | system_prompt |" in text and "| 2 | base |" in text
+    assert "/notebook/" in text and "/outputs/" in text and "/memories/" in text
+    notebook.session.configure(model=scripted("ok"))
+    notebook.run("%%agent --system 'Answer in French.'\nhello")
+    after = notebook.run("%agent show").markdown[0]
+    assert "as sent in the last model call" in after
+    assert "Answer in French." in after
+    assert "Conversation: 2 messages" in after
+
+
+def test_quiet_shows_only_the_answer(notebook: Notebook) -> None:
+    notebook.session.configure(model=scripted(call("ls", path="/"), "Quiet answer."))
+    cell = notebook.run("%%agent --quiet\nlist")
+    assert cell.live_text == ""
+    assert cell.markdown == ["Quiet answer."]
+
+
+def test_todos_are_shown_as_they_change(notebook: Notebook) -> None:
+    plan = [
+        {"content": "read the data", "status": "completed"},
+        {"content": "write the summary", "status": "in_progress"},
+    ]
+    notebook.session.configure(model=scripted(call("write_todos", todos=plan), "Done."))
+    cell = notebook.run("%%agent\nplan it")
+    assert "todos: ✓ read the data\n         ▶ write the summary" in cell.live_text
+
+
+def test_outputs_files_of_every_kind_are_displayed(notebook: Notebook) -> None:
+    import base64
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
+    files = {
+        "/outputs/a.md": "# Title",
+        "/outputs/b.svg": "<svg xmlns='http://www.w3.org/2000/svg'></svg>",
+        "/outputs/c.png": f"data:image/png;base64,{png}",
+        "/outputs/d.html": "<b>bold</b>",
+        "/outputs/e.json": '{"n": 1}',
+        "/outputs/f.png": "not an image",
+        "/outputs/g.txt": "plain words",
+    }
+    steps = [call("write_file", file_path=path, content=text) for path, text in files.items()]
+    notebook.session.configure(model=scripted(*steps, "All written."))
+    cell = notebook.run("%%agent\nwrite them all")
+    shown = {o.metadata["jupyter_deepagent"]["path"]: o.data for o in cell.outputs
+             if "path" in o.metadata.get("jupyter_deepagent", {})}
+    assert list(shown) == list(files)
+    assert shown["/outputs/a.md"]["text/markdown"] == "# Title"
+    assert shown["/outputs/b.svg"]["image/svg+xml"].startswith("<svg")
+    assert shown["/outputs/c.png"]["image/png"] == png
+    assert shown["/outputs/d.html"]["text/html"] == "<b>bold</b>"
+    assert shown["/outputs/e.json"]["application/json"] == {"n": 1}
+    assert "not a base64-encoded PNG" in shown["/outputs/f.png"]["text/plain"]
+    assert shown["/outputs/g.txt"] == {"text/plain": "plain words"}
+
+
+def test_terminal_ipython_gets_plain_lines() -> None:
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    from jupyter_deepagent.jupyter.render import CellView
+
+    printed = StringIO()
+    with redirect_stdout(printed):
+        view = CellView(rich=False)
+        view.start("agent · thread t · scripted")
+        view.on_event({"type": "tool_call", "tool": "grep", "tool_call_id": "1",
+                       "args": {"pattern": "CO2", "path": "/workspace/"}})
+        view.on_event({"type": "tool_result", "tool": "grep", "tool_call_id": "1",
+                       "seconds": 0.012, "error": None})
+        view.on_event({"type": "subagent_started", "task_id": "t1", "agent": "researcher",
+                       "subagent": "researcher", "description": "find sources"})
+        view.on_event({"type": "subagent_finished", "task_id": "t1", "agent": "researcher",
+                       "subagent": "researcher", "status": "ok", "seconds": 3.2})
+        view.end("done")
+    lines = printed.getvalue().splitlines()
+    assert lines[0] == "agent · thread t · scripted"
+    assert lines[1] == "  ✓ grep pattern=CO2 /workspace/ · 12 ms"
+    assert lines[2] == "    [researcher] ⇢ researcher started: find sources"
+    assert lines[3] == "    [researcher] ⇠ researcher ok · 3.2 s"
+    assert lines[4].startswith("done · 0 model calls")
+
+
+def test_subagent_results_are_shown_and_assigned_to_the_into_variable(notebook: Notebook) -> None:
+    def task(topic: str) -> dict:
+        return {"name": "task", "args": {"description": f"Find sources on {topic}.",
+                                          "subagent_type": "general-purpose"}}
+
+    model = scripted(
+        {"tool_calls": [task("permafrost"), task("sea ice")]},
+        "Both reports are in.",
+        rules=[{"when": "Find sources on", "reply": "Three sources found.", "repeat": True}],
+    )
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent --into findings\nsurvey the literature")
+    assert cell.error is None
+    frame = notebook.shell.user_ns["findings"]
+    assert frame["description"].tolist() == [
+        "Find sources on permafrost.",
+        "Find sources on sea ice.",
+    ]
+    assert frame["result"].tolist() == ["Three sources found.", "Three sources found."]
+    assert "⇢ general-purpose started: Find sources on permafrost." in cell.live_text
+    assert "⇠ general-purpose ok" in cell.live_text
+    assert "<table" in cell.bundles("text/html")[-1]
+    assert "agent_results" not in notebook.shell.user_ns

@@ -1,0 +1,145 @@
+"""The example notebook, executed headless in a real ipykernel with nbclient, offline."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from jupyter_client.manager import start_new_kernel
+from nbclient import NotebookClient
+
+EXAMPLE = Path(__file__).parents[1] / "notebooks" / "01_first_research_run.ipynb"
+
+
+def _outputs(cell: dict, key: str) -> list:
+    return [o for o in cell.get("outputs", []) if key in o.get("data", {})]
+
+
+@pytest.mark.enable_socket  # the kernel talks to nbclient over loopback ZMQ
+def test_first_research_run_notebook_executes_and_shows_the_agents_work(tmp_path: Path) -> None:
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    shutil.copytree(EXAMPLE.parent / "scripts", folder / "scripts")
+    path = folder / EXAMPLE.name
+    shutil.copy(EXAMPLE, path)
+    notebook = nbformat.read(path, as_version=4)
+    env = {**os.environ, "JPY_SESSION_NAME": str(path), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    env.pop("GOOGLE_API_KEY", None)
+    client = NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(folder)}},
+    )
+    client.execute(env=env)
+
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert not [o for cell in code for o in cell.outputs if o.output_type == "error"]
+    agent_cell = next(cell for cell in code if cell.source.startswith("%%agent"))
+    live = agent_cell.outputs[0]["data"]["text/plain"]
+    assert live.startswith("agent · thread 01_first_research_run · scripted:")
+    assert "✓ read_file /notebook/vars/stations.csv" in live
+    assert "✓ grep pattern=mean warming /notebook/outputs/" in live
+    assert "✓ write_file /outputs/summary.md" in live
+    assert "todos: ✓ Read the stations table" in live
+    assert live.splitlines()[-1].startswith("done · 6 model calls")
+    answer, summary = (o["data"]["text/markdown"] for o in _outputs(agent_cell, "text/markdown"))
+    assert answer.startswith("**Svalbard warms fastest: 0.7 °C per decade**")
+    assert "| Svalbard | -2.9 | **0.7** |" in summary
+    assert agent_cell.outputs[-1]["metadata"] == {"jupyter_deepagent": {"path": "/outputs/summary.md"}}
+
+    read = next(cell for cell in code if "_agent.messages" in cell.source)
+    printed = "".join(o.get("text", "") for o in read.outputs)
+    assert "Svalbard,-2.9,0.7" in printed  # the DataFrame, as CSV
+    assert "4 stations, mean warming 0.50 °C per decade" in printed  # an earlier cell's output
+
+    show = _outputs(code[-1], "text/markdown")[0]["data"]["text/markdown"]
+    assert "| 1 | system_prompt |" in show and "/notebook/" in show
+    assert (folder / ".deepagent" / "checkpoints.sqlite").is_file()
+
+
+SLOW_TOOL = """\
+%load_ext jupyter_deepagent
+import time
+from langchain.tools import tool
+from jupyter_deepagent.jupyter.magics import get_session
+
+@tool
+def crawl(site: str) -> str:
+    \"\"\"Crawl a site, page by page.\"\"\"
+    for _ in range(3000):  # 30 s of work, unless stopped
+        time.sleep(0.01)
+    return "crawled"
+
+get_session().tools.append(crawl)
+"""
+
+
+def _execute(client: Any, code: str, interrupt: Any = None) -> list[dict]:
+    """Run `code`, calling `interrupt(outputs)` on each output until it returns True."""
+    msg_id = client.execute(code)
+    outputs: list[dict] = []
+    interrupted = interrupt is None
+    while True:
+        try:
+            message = client.get_iopub_msg(timeout=60)
+        except queue.Empty:
+            raise AssertionError(f"no output for 60 s; got {outputs}") from None
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = message["msg_type"], message["content"]
+        if kind == "status" and content["execution_state"] == "idle":
+            return outputs
+        if kind in ("stream", "display_data", "update_display_data", "error"):
+            outputs.append({"type": kind, **content})
+            if not interrupted:
+                interrupted = interrupt(outputs)
+
+
+@pytest.mark.enable_socket
+def test_the_stop_button_ends_a_running_tool_and_the_thread_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "crawl.yaml").write_text(
+        "profile: {max_input_tokens: 100000}\n"
+        "script:\n"
+        "  - tool_calls: [{name: crawl, args: {site: example.org}}]\n"
+        "  - Stopped crawling; here is what I have.\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "GOOGLE_API_KEY"}
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    try:
+        assert not [o for o in _execute(client, SLOW_TOOL) if o["type"] == "error"]
+
+        def press_stop_once_crawling(outputs: list[dict]) -> bool:
+            live = outputs[-1].get("data", {}).get("text/plain", "")
+            if "… crawl site=example.org" in live:
+                manager.interrupt_kernel()
+                return True
+            return False
+
+        stopped = _execute(
+            client, "%%agent -m scripted:crawl.yaml\ncrawl it", press_stop_once_crawling
+        )
+        [error] = [o for o in stopped if o["type"] == "error"]
+        assert error["ename"] == "KeyboardInterrupt"
+        live = [o for o in stopped if o["type"] == "update_display_data"][-1]["data"]["text/plain"]
+        assert live.splitlines()[-1].startswith("interrupted")
+        assert "✓ crawl" not in live  # the tool was stopped, not waited for
+
+        after = _execute(client, "%%agent -m scripted:crawl.yaml\nwhat do you have?")
+        assert not [o for o in after if o["type"] == "error"]
+        answers = [o["data"]["text/markdown"] for o in after if "text/markdown" in o.get("data", {})]
+        assert answers == ["Stopped crawling; here is what I have."]
+        check = _execute(
+            client,
+            "print([m.type for m in _agent.messages][-3:], "
+            "'interrupted by the user' in _agent.messages[-3].text)",
+        )
+        assert check[-1]["text"].strip() == "['tool', 'human', 'ai'] True"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
