@@ -4,7 +4,6 @@ structured results as DataFrame rows, failures, runtime context, files, transcri
 from __future__ import annotations
 
 import asyncio
-import inspect
 import threading
 import time
 from dataclasses import dataclass
@@ -599,15 +598,6 @@ def read_page(n: int) -> str:
     return f"page {n}\n" + "word " * 700
 
 
-COMPRESSION_LANDED = "context_window" in inspect.signature(create_research_agent).parameters
-
-
-@pytest.mark.xfail(
-    not COMPRESSION_LANDED,
-    reason="needs context compression (create_research_agent's context_window, "
-    "offload_token_limit and summarizer keywords), which is not in this checkout yet",
-    strict=True,
-)
 def test_a_subagent_run_gets_offloading_and_summarization() -> None:
     cruncher = "You crunch data."
     rules = [
