@@ -216,3 +216,19 @@ def test_old_file_writes_keep_only_a_pointer_once_past_the_trigger() -> None:
     assert written(before) == body
     assert "already applied to /notes.md" in written(after) and len(written(after)) < 200
     assert not trace.of_type("summarized")  # cutting the arguments was enough
+
+
+def test_results_too_big_together_for_the_window_are_moved_out_even_if_recent() -> None:
+    for key in "abcd":
+        OUTPUTS[key] = lines(key, 100)  # ~7k chars each: each under the limit, all four too many
+    model, trace = run([calls("a", "b", "c", "d"), "done"], 8_000)
+    assert not trace.of_type("offloaded")
+    moved = trace.of_type("aged")
+    assert moved and {e["reason"] for e in moved} == {"window"} and moved[0]["replies"] == 0
+    context = trace.of_type("context")[-1]
+    assert context["tokens"] <= 8_000 and context["pointers"] == len(moved)
+    files = trace.state["files"]
+    assert all(files[e["path"]]["content"] in OUTPUTS.values() for e in moved)
+    sent = "\n".join(m.text for m in model.requests[-1].messages)
+    for key in "abcd":
+        assert OUTPUTS[key] in sent or OUTPUTS[key] in [f["content"] for f in files.values()]

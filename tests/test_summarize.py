@@ -12,12 +12,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from jupyter_deepagent import ContextOverflow, ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.harness.summarize import (
-    SUMMARY_MARKER,
-    find_cutoff,
-    is_context_overflow,
-    transcript_section,
-)
+from jupyter_deepagent.harness.conversation_history import find_cutoff, transcript_section
+from jupyter_deepagent.harness.overflow import is_context_overflow
+from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
 from jupyter_deepagent.harness.tokens import messages_tokens, tools_tokens
 
 SUMMARY = "## Session intent\nStudy glaciers.\n## Next steps\nKeep reading."
@@ -185,19 +182,23 @@ def fetch_small(key: str) -> str:
 
 def test_overflow_summarizes_and_retries_once() -> None:
     script = [{"tool_calls": [{"name": "fetch_small", "args": {"key": f"o{i}"}}]}
-              for i in range(3)] + [{"raise": "context_overflow"}, "done"]
+              for i in range(4)] + ["done"]
+    script.insert(3, {"raise": "context_overflow"})
     model = model_for(script)
     trace = trace_run(create_research_agent(model, tools=[fetch_small]), ask())
     [overflow] = trace.of_type("context_overflow")
     assert overflow["action"] == "retry" and "ContextOverflowError" in overflow["error"]
-    [event] = trace.of_type("summarized")
+    event = trace.of_type("summarized")[0]
     assert event["reason"] == "overflow" and event["step"] == 4
     attempts = [e for e in trace.of_type("context") if e["step"] == 4]
     assert [e["attempt"] for e in attempts] == [1, 2]
     assert attempts[1]["tokens"] < attempts[0]["tokens"]
     assert attempts[1]["window_source"] == "learned" and attempts[1]["window"] < 8_000
-    retried = agent_requests(model)[-1]
+    retried = agent_requests(model)[-2]
     assert SUMMARY in retried.messages[1].text
+    later = [e for e in trace.of_type("context") if e["step"] == 5]
+    assert [(e["window"], e["window_source"]) for e in later] == [
+        (attempts[1]["window"], "learned")]  # the learned window stays for the thread
     assert trace.final_text == "done"
 
 

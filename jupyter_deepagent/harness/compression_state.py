@@ -63,8 +63,9 @@ class CompressionSettings:
         context_window: tokens the model accepts; None reads the model's profile.
         offload_token_limit: a tool result over this (or a quarter of the window, if smaller)
             goes to `/large_tool_results/` when it arrives.
-        age_token_limit: a tool result over this that the model has already replied to
-            `keep_recent_turns` times is sent as a pointer to its file; None turns aging off.
+        age_token_limit: a tool result over this (or a sixteenth of the window, if smaller)
+            that the model has already replied to `keep_recent_turns` times is sent as a
+            pointer to its file; None turns aging off.
         keep_recent_turns: model replies a result stays whole for before it ages.
         trigger_fraction: share of the window above which inputs are offloaded and, if still
             above, older messages are summarized.
@@ -118,6 +119,13 @@ class CompressionSettings:
     def offload_limit(self, window: ContextWindow) -> int:
         """Tokens above which a tool result is offloaded when it arrives."""
         return min(self.offload_token_limit, window.fraction(0.25))
+
+    def age_limit(self, window: ContextWindow) -> int | None:
+        """Tokens above which a consumed tool result ages (None: never). Scaled down for small
+        windows, where `offload_token_limit` is too, so aging still has results to act on."""
+        if self.age_token_limit is None:
+            return None
+        return min(self.age_token_limit, window.fraction(1 / 16))
 
     def human_limit(self, window: ContextWindow) -> int:
         """Tokens above which a human message is offloaded."""

@@ -16,10 +16,16 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from jupyter_deepagent._exceptions import BackendError, FileNotFound
+from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.compression_state import CompressionSettings
-from jupyter_deepagent.harness.files import read_text
+from jupyter_deepagent.harness.conversation_history import (
+    append_transcript,
+    find_cutoff,
+    summary_content,
+    transcript_section,
+)
+from jupyter_deepagent.harness.input_offload import cut_file_arguments, long_file_writes
 from jupyter_deepagent.harness.offload import (
     HISTORY_DIR,
     LARGE_RESULTS_DIR,
@@ -29,14 +35,14 @@ from jupyter_deepagent.harness.offload import (
     safe_name,
     short_id,
 )
-from jupyter_deepagent.harness.summarize import find_cutoff, todo_lines, transcript_section
 from jupyter_deepagent.harness.tokens import ContextWindow, approx_tokens, message_tokens
 
 __all__ = ["ContextView", "Entry", "SummaryJob", "ViewCache", "message_key"]
 
 AGED_PREVIEW = 3
-OFFLOAD_PREVIEW = 10
-_FILE_WRITERS = {"write_file": ("content",), "edit_file": ("old_string", "new_string")}
+"""Lines of an aged result shown in its pointer."""
+HUMAN_PREVIEW = 10
+"""Lines of an offloaded human message shown in its pointer."""
 
 
 def message_key(message: BaseMessage, index: int) -> str:
@@ -52,11 +58,14 @@ class ViewCache:
     stubs: dict[tuple[str, str, bool], tuple[BaseMessage, int]] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
 
-    def count(self, key: str, message: BaseMessage) -> int:
+    def count(self, message: BaseMessage) -> int:
+        """Tokens of a checkpointed message, remembered by its id."""
         content = message.content
-        size = len(content) if isinstance(content, str) else -1
+        if message.id is None or not isinstance(content, str):
+            return message_tokens(message)
+        key, size = message.id, len(content)
         hit = self.tokens.get(key)
-        if hit is not None and hit[0] == size and size >= 0:
+        if hit is not None and hit[0] == size:
             return hit[1]
         tokens = message_tokens(message)
         if len(self.tokens) > 50_000:
@@ -116,6 +125,7 @@ class ContextView:
         self.cut_args: set[str] = set(record.get("cut_args") or ())
         self.summary: dict[str, Any] | None = self._valid_summary(record.get("summary"))
         self.update: dict[str, Any] = {}
+        self.age_limit = settings.age_limit(window)
         self.replies_after = self._replies_after()
         self.entries = self._build()
 
@@ -165,10 +175,10 @@ class ContextView:
         )
         if key in self.pointers:
             return self._pointer_entry(index, self.pointers[key], bare=key in self.bare)
-        whole = Entry(index, message, self.cache.count(key, message), kind)
-        if kind == "tool" and self.settings.age_token_limit is not None:
+        whole = Entry(index, message, self.cache.count(message), kind)
+        if kind == "tool" and self.age_limit is not None:
             if (
-                whole.tokens > self.settings.age_token_limit
+                whole.tokens > self.age_limit
                 and self.replies_after[index] >= self.settings.keep_recent_turns
             ):
                 return self._to_pointer(whole, "consumed") or whole
@@ -186,15 +196,13 @@ class ContextView:
         if cached is None:
             text = _text(message) or ""
             offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
-            preview = 0 if bare else (AGED_PREVIEW if isinstance(message, ToolMessage) else
-                                      OFFLOAD_PREVIEW)
             if isinstance(message, ToolMessage):
-                content = pointer_text(offloaded, f"The already-read result of {message.name or 'a tool'}",
-                                       text, preview)
-                stub = message.model_copy(update={"content": content})
+                headline = f"The already-read result of {message.name or 'a tool'}"
+                preview = AGED_PREVIEW
             else:
-                content = pointer_text(offloaded, "The full message from the user", text, preview)
-                stub = message.model_copy(update={"content": content})
+                headline, preview = "The full message from the user", HUMAN_PREVIEW
+            content = pointer_text(offloaded, headline, text, 0 if bare else preview)
+            stub = message.model_copy(update={"content": content})
             cached = self.cache.stubs[(key, path, bare)] = (stub, message_tokens(stub))
         kind = "tool" if isinstance(message, ToolMessage) else "human"
         return Entry(index, cached[0], cached[1], kind, "bare" if bare else "pointer")
@@ -237,49 +245,27 @@ class ContextView:
 
     # -- tool inputs ------------------------------------------------------------------------------
     def _cut_entry(self, entry: Entry) -> Entry:
-        message = entry.message
-        calls = []
-        for call in message.tool_calls:
-            fields = _FILE_WRITERS.get(call.get("name", ""))
-            if fields and call.get("id") in self.cut_args:
-                path = call.get("args", {}).get("file_path", "the file")
-                args = dict(call.get("args", {}))
-                for name in fields:
-                    value = args.get(name)
-                    if isinstance(value, str) and len(value) > 200:
-                        args[name] = (f"[{len(value):,} characters, already applied to {path}; "
-                                      "read_file it for the current text]")
-                call = {**call, "args": args}
-            calls.append(call)
-        kwargs = {k: v for k, v in message.additional_kwargs.items()
-                  if k not in ("tool_calls", "function_call")}
-        cut = message.model_copy(update={"tool_calls": calls, "additional_kwargs": kwargs})
+        cut = cut_file_arguments(entry.message, self.cut_args)
         return Entry(entry.index, cut, message_tokens(cut), "ai", "cut")
 
     def cut_old_arguments(self, *, everything: bool = False) -> None:
         """Send old (or, with `everything`, all) long `write_file`/`edit_file` arguments as
         pointers to the file they were applied to."""
-        limit = self.settings.tool_args_char_limit
         for position, entry in enumerate(self.entries):
             if entry.kind != "ai" or entry.form == "cut":
                 continue
             if not everything and self.replies_after[entry.index] < self.settings.keep_recent_turns:
                 continue
-            found = []
-            for call in entry.message.tool_calls:
-                fields = _FILE_WRITERS.get(call.get("name", ""))
-                size = sum(len(str(call.get("args", {}).get(f, ""))) for f in fields or ())
-                if fields and size > limit and call.get("id") not in self.cut_args:
-                    found.append(call)
-            if not found:
-                continue
+            found = long_file_writes(entry.message, self.settings.tool_args_char_limit,
+                                     self.cut_args)
             for call in found:
                 self.cut_args.add(call["id"])
                 self.update.setdefault("cut_args", set()).add(call["id"])
                 self.emit("input_offloaded", kind="tool_args", tool=call["name"],
                           tool_call_id=call["id"], path=call.get("args", {}).get("file_path"),
                           tokens=approx_tokens(str(call.get("args", {}))))
-            self.entries[position] = self._cut_entry(entry)
+            if found:
+                self.entries[position] = self._cut_entry(entry)
 
     # -- size -------------------------------------------------------------------------------------
     def total(self) -> int:
@@ -340,18 +326,12 @@ class ContextView:
             for index in range(job.first, job.cutoff)
             if (key := message_key(self.messages[index], index)) in self.pointers
         }
-        self._append_transcript(transcript_section(count, reason, job.originals, job.first,
-                                                   pointers, text))
-        limit = self.settings.summary_limit(self.window)
-        if approx_tokens(text) > limit:
-            text = f"{text[: limit * 4]}\n[… summary cut here; it is whole in {self.transcript}]"
-        content = (
-            f"Summary {count} of the conversation so far. It replaces the earlier messages, whose "
-            f"full text is in {self.transcript} (read_file or grep it for details).\n\n{text}"
-        )
-        todo_text = todo_lines(todos)
-        if todo_text:
-            content += f"\n\n## Active todo list (still in effect)\n{todo_text}"
+        section = transcript_section(count, reason, job.originals, job.first, pointers, text)
+        append_transcript(self.backend, self.transcript, section,
+                          lambda problem: self.emit("warning", message=problem,
+                                                    source=self.transcript))
+        content = summary_content(count, self.transcript, text, todos,
+                                  self.settings.summary_limit(self.window))
         self.summary = {"content": content, "cutoff": job.cutoff, "count": count,
                         "cutoff_id": message_key(self.messages[job.cutoff], job.cutoff),
                         "transcript": self.transcript}
@@ -361,19 +341,3 @@ class ContextView:
                   tokens_after=self.total(), messages_folded=job.cutoff - job.first,
                   transcript=self.transcript, summary_tokens=approx_tokens(text),
                   summarizer_tokens=summarizer_tokens)
-
-    def _append_transcript(self, section: str) -> None:
-        try:
-            existing = read_text(self.backend, self.transcript)
-        except FileNotFound:
-            existing = (f"# Conversation history\n\nEvery message folded into a summary, in "
-                        f"order, with each summary written.\n")
-        except BackendError as exc:
-            self.emit("warning", message=f"Could not read {self.transcript}: {exc}",
-                      source=self.transcript)
-            return
-        try:
-            self.backend.write(self.transcript, f"{existing}\n{section}")
-        except BackendError as exc:
-            self.emit("warning", message=f"Could not write {self.transcript}: {exc}",
-                      source=self.transcript)

@@ -1,22 +1,18 @@
-"""Summarization: folding the older part of a conversation into one structured summary.
+"""Summarization: asking a model (or a callable) for one structured summary of older messages.
 
-The pieces the compression middleware puts together: where to cut (never between a tool call and
-its result), what to send the summarizer (the messages as the model saw them, cut to a budget so
-the summarizer's own request fits its window), calling it without going through the agent's
-middleware (tagged `lc_source="summarization"` so a UI can hide its streamed tokens), the
-transcript section appended to `/conversation_history/<thread>.md`, and recognising a provider's
-context-overflow error.
+What the summarizer is sent is the messages as the model saw them, rendered as text and cut to a
+budget so the summarizer's own request fits its window (the full text is in the transcript, which
+the prompt names). The call goes straight to the model, not through the agent's middleware, and
+is tagged `lc_source="summarization"` so a UI can hide its streamed tokens.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN
@@ -26,14 +22,10 @@ __all__ = [
     "SUMMARY_PROMPT",
     "Summarizer",
     "asummarize",
-    "find_cutoff",
-    "is_context_overflow",
     "render_message",
     "summarize",
     "summary_config",
     "summary_prompt_messages",
-    "todo_lines",
-    "transcript_section",
 ]
 
 Summarizer = Any
@@ -68,12 +60,6 @@ Reply with the summary only.
 
 _ROLE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _MIN_BLOCK = 200
-_OVERFLOW_TEXT = re.compile(
-    r"context[ _-]?(length|window|limit)|maximum context|prompt is too long|too many (input )?tokens"
-    r"|input (token count|is too long)|exceeds? the (maximum|max|model'?s?)",
-    re.IGNORECASE,
-)
-_NOT_OVERFLOW = re.compile(r"rate.?limit|per minute|quota|too many requests", re.IGNORECASE)
 
 
 def render_message(message: BaseMessage) -> str:
@@ -212,8 +198,13 @@ async def asummarize(
         TypeError: a callable summarizer returned something other than text.
     """
     if summarizer is not None and not _is_chat_model(summarizer):
+        from langchain_core.runnables import Runnable
+
         sent = sum(len(render_message(m)) for m in messages)
-        reply = _call(summarizer, list(messages))
+        if isinstance(summarizer, Runnable):
+            reply = await summarizer.ainvoke(list(messages), config=summary_config())
+        else:
+            reply = summarizer(list(messages))
         if inspect.isawaitable(reply):
             reply = await reply
         return _as_text(reply), int(sent / CHARS_PER_TOKEN)
@@ -228,81 +219,3 @@ def _call(summarizer: Any, messages: list[BaseMessage]) -> Any:
     if isinstance(summarizer, Runnable):
         return summarizer.invoke(messages, config=summary_config())
     return summarizer(messages)
-
-
-def find_cutoff(
-    kinds: Sequence[str], tokens: Sequence[int], keep_tokens: int | None, keep_messages: int
-) -> int:
-    """Where the kept part starts: the earliest turn start whose suffix fits `keep_tokens`
-    (or, with no token budget, that keeps `keep_messages`). A turn starts at a non-tool message,
-    so a tool call and its results stay together. At least the last turn is kept; 0 means
-    nothing can be folded.
-    """
-    starts = [i for i, kind in enumerate(kinds) if kind != "tool"]
-    if not starts:
-        return 0
-    last_turn = starts[-1]
-    if keep_tokens is None:
-        target = max(0, len(kinds) - keep_messages)
-        earlier = [i for i in starts if i <= target]
-        return min(earlier[-1] if earlier else 0, last_turn)
-    suffix, cut = 0, last_turn
-    suffix_at = {len(kinds): 0}
-    for i in range(len(kinds) - 1, -1, -1):
-        suffix += tokens[i]
-        suffix_at[i] = suffix
-    for i in reversed(starts):
-        if suffix_at[i] > keep_tokens:
-            break
-        cut = i
-    return cut
-
-
-def transcript_section(
-    number: int,
-    reason: str,
-    messages: Sequence[BaseMessage],
-    first_index: int,
-    pointers: dict[int, str],
-    summary: str,
-) -> str:
-    """The Markdown appended to the transcript for one summarization: every folded message in
-    full (or, when its text already lives in a file, the path), then the summary written.
-    Line endings are normalized to `\\n`."""
-    parts = [
-        f"## Summarization {number} ({reason}): messages {first_index + 1} to "
-        f"{first_index + len(messages)}\n"
-    ]
-    for offset, message in enumerate(messages):
-        index = first_index + offset
-        if index in pointers:
-            head = render_message(message).split("\n", 1)[0]
-            parts.append(f"### {index + 1}. {head}\n(full text in {pointers[index]})\n")
-        else:
-            parts.append(f"### {index + 1}. {render_message(message)}\n")
-    parts.append(f"### Summary {number}\n{summary}\n")
-    return "\n".join("\n".join(part.splitlines()) + "\n" for part in parts)
-
-
-def is_context_overflow(exc: BaseException) -> bool:
-    """Whether a model call failed because the request is longer than the model accepts:
-    LangChain's `ContextOverflowError`, or a provider error saying so (rate limits excluded)."""
-    if isinstance(exc, ContextOverflowError):
-        return True
-    name = type(exc).__name__.lower()
-    if "contextwindow" in name or "contextlength" in name or "contextoverflow" in name:
-        return True
-    text = str(exc)[:2_000]
-    return bool(_OVERFLOW_TEXT.search(text)) and not _NOT_OVERFLOW.search(text)
-
-
-def todo_lines(todos: Any) -> str:
-    """The active todo list as Markdown lines ("" when there is none)."""
-    if not isinstance(todos, list) or not todos:
-        return ""
-    lines = []
-    for todo in todos:
-        if isinstance(todo, dict):
-            lines.append(f"- [{todo.get('status', 'pending')}] {todo.get('content', '')}")
-    return "\n".join(lines)
-
