@@ -31,15 +31,23 @@ class CellRun:
     def error(self) -> BaseException | None:
         return self.result.error_in_exec or self.result.error_before_exec
 
+    @property
+    def displays(self) -> list[Any]:
+        """Each display in its final state (updates applied in place, as a notebook saves it)."""
+        final: dict[Any, Any] = {}
+        for index, output in enumerate(self.outputs):
+            final[(output.transient or {}).get("display_id") or index] = output
+        return list(final.values())
+
     def bundles(self, mime: str) -> list[Any]:
-        """The data of every display carrying `mime`, in order (updates included)."""
-        return [o.data[mime] for o in self.outputs if mime in o.data]
+        """The data for `mime` of every display carrying it, in order."""
+        return [o.data[mime] for o in self.displays if mime in o.data]
 
     @property
     def live_text(self) -> str:
-        """The last state of the live lines display (text/plain only, updated in place)."""
-        plain = [o.data["text/plain"] for o in self.outputs if set(o.data) == {"text/plain"}]
-        return plain[-1] if plain else ""
+        """The live lines of the run (the first display, plain text only), as they ended."""
+        plain = [o.data["text/plain"] for o in self.displays if set(o.data) == {"text/plain"}]
+        return plain[0] if plain else ""
 
     @property
     def markdown(self) -> list[str]:

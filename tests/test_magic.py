@@ -229,13 +229,19 @@ def test_terminal_ipython_gets_plain_lines() -> None:
                        "subagent": "researcher", "description": "find sources"})
         view.on_event({"type": "subagent_finished", "task_id": "t1", "agent": "researcher",
                        "subagent": "researcher", "status": "ok", "seconds": 3.2})
+        view.on_token(None)
+        for piece in ("Two ", "sources ", "agree."):
+            view.on_token(piece)
         view.end("done")
+        view.answer("Two sources agree.")
     lines = printed.getvalue().splitlines()
     assert lines[0] == "agent · thread t · scripted"
     assert lines[1] == "  ✓ grep pattern=CO2 /workspace/ · 12 ms"
     assert lines[2] == "    [researcher] ⇢ researcher started: find sources"
     assert lines[3] == "    [researcher] ⇠ researcher ok · 3.2 s"
-    assert lines[4].startswith("done · 0 model calls")
+    assert lines[4] == "Two sources agree."
+    assert lines[5].startswith("done · 0 model calls")
+    assert len(lines) == 6
 
 
 def test_subagent_results_are_shown_and_assigned_to_the_into_variable(notebook: Notebook) -> None:
@@ -261,3 +267,16 @@ def test_subagent_results_are_shown_and_assigned_to_the_into_variable(notebook: 
     assert "⇠ general-purpose ok" in cell.live_text
     assert "<table" in cell.bundles("text/html")[-1]
     assert "agent_results" not in notebook.shell.user_ns
+    streamed = [o.data["text/markdown"] for o in cell.outputs if "text/markdown" in o.data]
+    assert not [text for text in streamed if "Three sources" in text]  # subagents' words stay out
+
+
+def test_the_answer_streams_into_one_display_that_ends_as_the_final_answer(
+    notebook: Notebook,
+) -> None:
+    notebook.session.configure(model=scripted("The glaciers lost **267 Gt** a year."))
+    cell = notebook.run("%%agent\nhow much ice?")
+    streamed = [o for o in cell.outputs if "text/markdown" in o.data]
+    assert streamed[0].data["text/markdown"] == "The "  # shown at the first word
+    assert len({(o.transient or {}).get("display_id") for o in streamed}) == 1
+    assert cell.markdown == ["The glaciers lost **267 Gt** a year."]

@@ -8,6 +8,7 @@ so do a missing API key and a stop button press, each with a one-line message.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -30,7 +31,6 @@ from jupyter_deepagent.jupyter.render import (
     is_terminal,
     markdown,
     show,
-    show_answer,
     show_files,
     show_pending,
 )
@@ -101,7 +101,9 @@ class AgentMagics(Magics):
         plan = self._plan(options)
         notes = session.settle(plan)
         view = self._view(plan, notes)
-        outcome = self._drive(view, plan, lambda on_event: session.run(plan, prompt, on_event))
+        outcome = self._drive(
+            view, plan, lambda: session.run(plan, prompt, view.on_event, on_token=view.on_token)
+        )
         self._show_outcome(view, outcome)
 
     def _plan(self, options: RunOptions) -> RunPlan:
@@ -123,9 +125,11 @@ class AgentMagics(Magics):
         view.start(header, notes)
         return view
 
-    def _drive(self, view: CellView, plan: RunPlan, run: Any) -> RunOutcome:
+    def _drive(
+        self, view: CellView, plan: RunPlan, run: Callable[[], RunOutcome]
+    ) -> RunOutcome:
         try:
-            outcome: RunOutcome = run(view.on_event)
+            outcome = run()
         except KeyboardInterrupt:
             view.end("interrupted")
             self._publish()
@@ -147,8 +151,7 @@ class AgentMagics(Magics):
 
         pending = outcome.pending
         view.end("waiting for approval" if pending else "done")
-        if not pending:
-            show_answer(outcome.trace.final_text)
+        view.answer("" if pending else outcome.trace.final_text)
         show_files(output_displays(outcome.outputs), rich=view.rich)
         if pending:
             show_pending(pending, outcome.plan.thread)
@@ -239,7 +242,9 @@ class AgentMagics(Magics):
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         view = self._view(plan, [], action=f" · resume {command.decision}")
-        outcome = self._drive(view, plan, lambda on_event: session.execute(plan, payload, on_event))
+        outcome = self._drive(
+            view, plan, lambda: session.execute(plan, payload, view.on_event, view.on_token)
+        )
         self._show_outcome(view, outcome)
 
 

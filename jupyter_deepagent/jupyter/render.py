@@ -21,7 +21,6 @@ __all__ = [
     "prompt_markdown",
     "short_args",
     "show",
-    "show_answer",
     "show_files",
     "show_pending",
 ]
@@ -123,6 +122,10 @@ class CellView:
         self._model_calls = 0
         self._tokens_in = 0
         self._started = time.perf_counter()
+        self._streamed = ""
+        self._stream_handle: Any = None
+        self._stream_refresh = 0.0
+        self._midline = False
 
     # -- live part --------------------------------------------------------------------------------
     def start(self, header: str, notes: Iterable[str] = ()) -> None:
@@ -169,7 +172,7 @@ class CellView:
         elif kind == "todos" and event.get("task_id") is None:
             self._todos = list(event.get("todos", []))
             if not self.rich and not self.quiet:
-                print(self._todo_text())
+                self._print(self._todo_text())
             self._refresh(force=True)
         elif kind == "subagent_started":
             line = f"{prefix}⇢ {event.get('subagent')} started: {_short(event.get('description', ''))}"
@@ -188,8 +191,14 @@ class CellView:
     def _add(self, key: str, line: str, final: bool) -> None:
         self._lines[key] = line
         if not self.rich and final and not self.quiet:
-            print(line)
+            self._print(line)
         self._refresh(force=True)
+
+    def _print(self, line: str) -> None:
+        if self._midline:
+            print()
+            self._midline = False
+        print(line)
 
     def _todo_text(self) -> str:
         if not self._todos:
@@ -223,7 +232,42 @@ class CellView:
         if self.rich:
             self._refresh(force=True)
         else:
-            print(self._status)
+            self._print(self._status)
+
+    # -- the answer, streamed ---------------------------------------------------------------------
+    def on_token(self, piece: str | None) -> None:
+        """Take a piece of the main agent's text as it is written; None starts a new model call."""
+        if piece is None:
+            self._streamed = ""
+            return
+        self._streamed += piece
+        if not self.rich:
+            print(piece, end="", flush=True)
+            self._midline = True
+            return
+        now = time.perf_counter()
+        if self._stream_handle is None:
+            self._stream_handle = show(_Markdown(self._streamed), display_id=True)
+            self._stream_refresh = now
+        elif now - self._stream_refresh >= _REFRESH_SECONDS:
+            self._stream_refresh = now
+            self._stream_handle.update(_Markdown(self._streamed))
+
+    def answer(self, text: str) -> None:
+        """Show the final answer as Markdown, in place of the streamed text if there was one."""
+        if not self.rich:
+            if self._streamed and text.strip() == self._streamed.strip():
+                if self._midline:
+                    print()
+                    self._midline = False
+            elif text.strip():
+                self._print(text)
+            return
+        final = _Markdown(text or self._streamed, {"jupyter_deepagent": {"kind": "answer"}})
+        if self._stream_handle is not None:
+            self._stream_handle.update(final)
+        elif text.strip():
+            show(final)
 
 
 def _compression_line(event: dict[str, Any]) -> str:
@@ -231,12 +275,6 @@ def _compression_line(event: dict[str, Any]) -> str:
         return f"{event.get('tool', 'result')} result saved to {event.get('path')}"
     before, after = event.get("tokens_before"), event.get("tokens_after")
     return f"summarized older messages ({before} → {after} tokens)"
-
-
-def show_answer(text: str) -> None:
-    """The final answer, as Markdown."""
-    if text.strip():
-        show(_Markdown(text, {"jupyter_deepagent": {"kind": "answer"}}))
 
 
 def show_files(displays: list[tuple[str, Any]], *, rich: bool) -> None:

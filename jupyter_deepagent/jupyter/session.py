@@ -329,6 +329,8 @@ class Session:
         plan: RunPlan,
         prompt: str,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        *,
+        on_token: Callable[[str | None], None] | None = None,
     ) -> RunOutcome:
         """Send `prompt` to the plan's thread and run until the answer, a pause or an interrupt.
 
@@ -338,7 +340,8 @@ class Session:
         from langchain_core.messages import HumanMessage
 
         notes = self.settle(plan)
-        outcome = self.execute(plan, {"messages": [HumanMessage(content=prompt)]}, on_event)
+        message = {"messages": [HumanMessage(content=prompt)]}
+        outcome = self.execute(plan, message, on_event, on_token)
         outcome.notes[:0] = notes
         return outcome
 
@@ -366,8 +369,12 @@ class Session:
         plan: RunPlan,
         payload: Any,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        on_token: Callable[[str | None], None] | None = None,
     ) -> RunOutcome:
         """Run the plan's agent on `payload` (new messages, or a resume `Command`).
+
+        `on_event` receives the run events; `on_token` the main agent's text as the model streams
+        it (see `AnswerStream`).
 
         On a stop (KeyboardInterrupt) or a failure, `last_trace` keeps the events so far, the
         thread is settled, and the exception propagates.
@@ -381,15 +388,16 @@ class Session:
             if on_event is not None:
                 on_event(event)
 
+        config = plan.config
+        if on_token is not None:
+            from jupyter_deepagent.jupyter.answer_stream import AnswerStream
+
+            config = {**config, "callbacks": [AnswerStream(on_token)]}
         self.last_thread = plan.thread
         try:
             with plan.stop_button.armed():
                 trace = trace_run(
-                    plan.agent,
-                    payload,
-                    context=plan.context or None,
-                    config=plan.config,
-                    on_event=collect,
+                    plan.agent, payload, context=plan.context or None, config=config, on_event=collect
                 )
         except BaseException:
             self.last_trace = RunTrace(events=events, state=_state_values(plan))
