@@ -219,3 +219,14 @@ def test_state_folder_is_configurable_and_ignored_by_git(notebook: Notebook) -> 
     assert (state / "checkpoints.sqlite").is_file()
     assert (state / ".gitignore").read_text().strip().endswith("*")
     assert not (notebook.folder / ".deepagent").exists()
+
+
+def test_context_window_setting_reaches_the_harness(notebook: Notebook) -> None:
+    from jupyter_deepagent import ScriptedChatModel
+
+    notebook.session.configure(model=ScriptedChatModel(script=["one", "two"]))  # no profile
+    unknown = notebook.run("%%agent\nfirst")
+    assert "no context window" in unknown.live_text
+    notebook.run("%agent config context_window=32000")
+    known = notebook.run("%%agent\nsecond")
+    assert known.error is None and "no context window" not in known.live_text

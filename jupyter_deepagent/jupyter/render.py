@@ -10,6 +10,7 @@ waiting for approval. Terminal IPython gets the same as plain printed lines.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -126,6 +127,7 @@ class CellView:
         self._stream_handle: Any = None
         self._stream_refresh = 0.0
         self._midline = False
+        self._lock = threading.RLock()
 
     # -- live part --------------------------------------------------------------------------------
     def start(self, header: str, notes: Iterable[str] = ()) -> None:
@@ -150,7 +152,11 @@ class CellView:
         self._add(f"note:{len(self._lines)}", f"  ! {text}", final=True)
 
     def on_event(self, event: dict[str, Any]) -> None:
-        """Take one run event; called from the thread running the agent."""
+        """Take one run event (from the main thread, or a subagent's worker thread)."""
+        with self._lock:
+            self._take(event)
+
+    def _take(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         prefix = "  " if event.get("task_id") is None else f"    [{event.get('agent')}] "
         if kind == "model_call" and event.get("task_id") is None:
