@@ -190,6 +190,10 @@ def _row(label: str, ours: Any, theirs: Any, fmt: str, ratio: bool = True) -> st
     return f"  {label:<34}{left:>20}{right:>20}{times:>12}"
 
 
+def _all_tokens(run: dict[str, Any]) -> int:
+    return run["total_input_tokens"] + sum(run["summaries"])
+
+
 def _sizes(calls: list[int]) -> str:
     if not calls:
         return "-"
@@ -220,8 +224,10 @@ def report(results: list[tuple[dict[str, Any], dict[str, Any] | None]], theirs_n
         out.append(_row("peak tokens in one call", ours["peak_tokens"], get("peak_tokens"), ","))
         out.append(_row("  as a share of the window", f"{ours['peak_tokens'] / ours['window']:.0%}",
                         f"{t['peak_tokens'] / t['window']:.0%}" if theirs else None, "", False))
-        out.append(_row("total input tokens", ours["total_input_tokens"],
+        out.append(_row("total input tokens, agent requests", ours["total_input_tokens"],
                         get("total_input_tokens"), ","))
+        out.append(_row("  with summarization requests", _all_tokens(ours),
+                        _all_tokens(t) if theirs else None, ","))
         out.append(_row("summarization requests", len(ours["summaries"]),
                         len(t["summaries"]) if theirs else None, ",", False))
         out.append(_row("  their sizes (tokens)", _sizes(ours["summaries"]),

@@ -67,6 +67,8 @@ class CompressionSettings:
             that the model has already replied to `keep_recent_turns` times is sent as a
             pointer to its file; None turns aging off.
         keep_recent_turns: model replies a result stays whole for before it ages.
+        recent_results_fraction: share of the window the whole results the model has already
+            replied to may take together; past it the oldest age sooner (small windows).
         trigger_fraction: share of the window above which inputs are offloaded and, if still
             above, older messages are summarized.
         keep_fraction: share of the window kept as recent messages when summarizing.
@@ -83,6 +85,7 @@ class CompressionSettings:
     offload_token_limit: int = 20_000
     age_token_limit: int | None = 2_000
     keep_recent_turns: int = 3
+    recent_results_fraction: float = 0.2
     trigger_fraction: float = 0.85
     keep_fraction: float = 0.10
     human_token_limit: int = 50_000
@@ -111,7 +114,8 @@ class CompressionSettings:
                 msg = f"{name} must be a positive int, got {value!r}"
                 raise ValueError(msg)
         for name, share in (("trigger_fraction", self.trigger_fraction),
-                            ("keep_fraction", self.keep_fraction)):
+                            ("keep_fraction", self.keep_fraction),
+                            ("recent_results_fraction", self.recent_results_fraction)):
             if not 0 < share <= 1:
                 msg = f"{name} must be in (0, 1], got {share!r}"
                 raise ValueError(msg)

@@ -30,6 +30,7 @@ from jupyter_deepagent.harness.offload import (
     HISTORY_DIR,
     LARGE_RESULTS_DIR,
     Offloaded,
+    aged_pointer_text,
     persist_text,
     pointer_text,
     safe_name,
@@ -126,6 +127,7 @@ class ContextView:
         self.summary: dict[str, Any] | None = self._valid_summary(record.get("summary"))
         self.update: dict[str, Any] = {}
         self.age_limit = settings.age_limit(window)
+        self.due: set[int] = set()
         self.replies_after = self._replies_after()
         self.entries = self._build()
 
@@ -156,9 +158,31 @@ class ContextView:
         return self.summary["cutoff"] if self.summary else 0
 
     def _build(self) -> list[Entry]:
+        self.due = self._due_for_aging()
         entries = [self._summary_entry(self.summary["content"])] if self.summary else []
         entries.extend(self._entry(index) for index in range(self.start, len(self.messages)))
         return entries
+
+    def _due_for_aging(self) -> set[int]:
+        """Whole results over the age limit the model has replied to `keep_recent_turns` times,
+        or, newest first, that no longer fit `recent_results_fraction` of the window."""
+        due: set[int] = set()
+        if self.age_limit is None:
+            return due
+        budget, used = self.window.fraction(self.settings.recent_results_fraction), 0
+        for index in range(len(self.messages) - 1, self.start - 1, -1):
+            message = self.messages[index]
+            if not isinstance(message, ToolMessage) or message_key(message, index) in self.pointers:
+                continue
+            tokens = self.cache.count(message)
+            if tokens <= self.age_limit:
+                continue
+            replies = self.replies_after[index]
+            if replies and (replies >= self.settings.keep_recent_turns or used + tokens > budget):
+                due.add(index)
+            else:
+                used += tokens
+        return due
 
     def _summary_entry(self, content: str) -> Entry:
         count = self.summary["count"] if self.summary else 0
@@ -176,11 +200,8 @@ class ContextView:
         if key in self.pointers:
             return self._pointer_entry(index, self.pointers[key], bare=key in self.bare)
         whole = Entry(index, message, self.cache.count(message), kind)
-        if kind == "tool" and self.age_limit is not None:
-            if (
-                whole.tokens > self.age_limit
-                and self.replies_after[index] >= self.settings.keep_recent_turns
-            ):
+        if kind == "tool":
+            if index in self.due:
                 return self._to_pointer(whole, "consumed") or whole
         elif kind == "human" and whole.tokens > self.settings.human_limit(self.window):
             return self._to_pointer(whole, "size") or whole
@@ -197,12 +218,14 @@ class ContextView:
             text = _text(message) or ""
             offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
             if isinstance(message, ToolMessage):
-                headline = f"The already-read result of {message.name or 'a tool'}"
-                preview = AGED_PREVIEW
+                content = aged_pointer_text(offloaded, message.name or "a tool", text,
+                                            0 if bare else AGED_PREVIEW)
             else:
-                headline, preview = "The full message from the user", HUMAN_PREVIEW
-            content = pointer_text(offloaded, headline, text, 0 if bare else preview)
+                content = pointer_text(offloaded, "The full message from the user", text,
+                                       0 if bare else HUMAN_PREVIEW)
             stub = message.model_copy(update={"content": content})
+            if len(self.cache.stubs) > 20_000:
+                self.cache.stubs.clear()
             cached = self.cache.stubs[(key, path, bare)] = (stub, message_tokens(stub))
         kind = "tool" if isinstance(message, ToolMessage) else "human"
         return Entry(index, cached[0], cached[1], kind, "bare" if bare else "pointer")

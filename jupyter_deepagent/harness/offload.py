@@ -25,6 +25,7 @@ __all__ = [
     "HISTORY_DIR",
     "LARGE_RESULTS_DIR",
     "Offloaded",
+    "aged_pointer_text",
     "persist_text",
     "pointer_text",
     "preview_lines",
@@ -150,3 +151,15 @@ def pointer_text(offloaded: Offloaded, headline: str, text: str, preview: int) -
         return body
     shown = min(preview, offloaded.lines)
     return f"{body}\nFirst {shown} line{'s' if shown != 1 else ''}:\n{preview_lines(text, preview)}"
+
+
+def aged_pointer_text(offloaded: Offloaded, tool: str, text: str, preview: int) -> str:
+    """The short pointer a result the model has already read becomes: where it is, its size,
+    and its first `preview` lines (cut to 100 characters)."""
+    body = (
+        f"[Already read: the result of {tool} ({offloaded.tokens:,} tokens, "
+        f"{offloaded.lines:,} lines) is in {offloaded.path}; read_file or grep it to see it again.]"
+    )
+    if preview <= 0 or not text:
+        return body
+    return f"{body}\n{preview_lines(text, preview, 100)}"
