@@ -230,3 +230,18 @@ def test_context_window_setting_reaches_the_harness(notebook: Notebook) -> None:
     notebook.run("%agent config context_window=32000")
     known = notebook.run("%%agent\nsecond")
     assert known.error is None and "no context window" not in known.live_text
+
+
+def test_the_default_thread_is_named_after_the_notebook(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from jupyter_deepagent.jupyter.session import Session
+
+    def thread_of(name: str | None) -> str:
+        namespace = {"__session__": str(tmp_path / name)} if name else {}
+        return Session(SimpleNamespace(user_ns=namespace)).default_thread
+
+    assert thread_of("glaciers.ipynb") == "glaciers"
+    assert thread_of("my analysis (v2).ipynb") == "my-analysis-v2"
+    assert thread_of("été.ipynb") == "t"
+    assert thread_of(None) == "default"

@@ -8,6 +8,7 @@ are imported only when a run starts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -173,14 +174,13 @@ class Session:
     # -- threads ---------------------------------------------------------------------------------
     @property
     def default_thread(self) -> str:
-        """One thread per notebook: the notebook's name, or "default"."""
+        """One thread per notebook: the notebook's name (other characters as "-"), or "default"."""
         path = self.notebook_path
-        if path is not None:
-            try:
-                return check_thread_name(path.stem.replace(" ", "-"))
-            except ValueError:
-                pass
-        return "default"
+        name = re.sub(r"[^A-Za-z0-9_.\-]+", "-", path.stem).strip("-.")[:100] if path else ""
+        try:
+            return check_thread_name(name)
+        except ValueError:
+            return "default"
 
     @property
     def thread(self) -> str:
