@@ -1,4 +1,4 @@
-"""A long scripted research run: how many tokens the harness sends, how long it takes, how much memory.
+"""A long scripted research run: tokens the harness sends, time it takes, memory it holds.
 
 200 tool steps produce about 6 MB of tool output: mostly ~20,000-character notes, and every tenth
 step a ~120,000-character CSV table. A scripted model (no network) asks for one source per step
@@ -81,7 +81,9 @@ def run_one(harness: str, window: int, steps: int) -> dict[str, Any]:
     class BenchModel(ScriptedChatModel):
         """Plays the script; counts and times every request; answers summarization requests."""
 
-        def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
+        def _generate(  # type: ignore[override]
+            self, messages, stop=None, run_manager=None, **kwargs
+        ):
             started = time.perf_counter()
             tools = kwargs.get("tools") or []
             tokens = messages_tokens(messages) + tools_tokens(tools)
@@ -104,7 +106,8 @@ def run_one(harness: str, window: int, steps: int) -> dict[str, Any]:
         return text
 
     script: list[Any] = [
-        {"tool_calls": [{"name": "fetch_source", "args": {"number": step}}]} for step in range(steps)
+        {"tool_calls": [{"name": "fetch_source", "args": {"number": number}}]}
+        for number in range(steps)
     ]
     script.append("All sources read; the report is in /report.md.")
     model = BenchModel(script=script, profile={"max_input_tokens": window})

@@ -119,7 +119,8 @@ def test_two_results_with_the_same_unsafe_id_never_collide() -> None:
     assert len(paths) == len(set(paths)) == 4
     assert all(p.startswith("/large_tool_results/fetch-") and ".." not in p for p in paths)
     files = trace.state["files"]
-    assert [files[p]["content"] for p in paths] == [OUTPUTS[k] for k in ("one", "two", "one", "one")]
+    expected = [OUTPUTS[key] for key in ("one", "two", "one", "one")]
+    assert [files[p]["content"] for p in paths] == expected
     assert paths[3] == paths[2].replace(".txt", "-2.txt")
 
 

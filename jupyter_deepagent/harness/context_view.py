@@ -44,6 +44,7 @@ AGED_PREVIEW = 3
 """Lines of an aged result shown in its pointer."""
 HUMAN_PREVIEW = 10
 """Lines of an offloaded human message shown in its pointer."""
+_WORTH_MOVING = 250  # tokens: a pointer with its preview costs about half of that
 
 
 def message_key(message: BaseMessage, index: int) -> str:
@@ -308,6 +309,8 @@ class ContextView:
         order = sorted(range(len(self.entries)), key=lambda p: -self.entries[p].tokens)
         for position in order:
             entry = self.entries[position]
+            if entry.tokens <= _WORTH_MOVING:
+                break
             if entry.form == "whole" and entry.kind in ("tool", "human"):
                 self.entries[position] = self._to_pointer(entry, "window") or entry
                 if self.total() <= limit:

@@ -13,8 +13,8 @@ from jupyter_deepagent.harness.tokens import ContextWindow
 __all__ = ["gave_up", "is_context_overflow", "learned_window"]
 
 _OVERFLOW_TEXT = re.compile(
-    r"context[ _-]?(length|window|limit)|maximum context|prompt is too long|too many (input )?tokens"
-    r"|input (token count|is too long)|exceeds? the (maximum|max|model'?s?)",
+    r"context[ _-]?(length|window|limit)|maximum context|prompt is too long"
+    r"|too many (input )?tokens|input (token count|is too long)|exceeds? the (maximum|max|model'?s?)",
     re.IGNORECASE,
 )
 _NOT_OVERFLOW = re.compile(r"rate.?limit|per minute|quota|too many requests", re.IGNORECASE)
