@@ -10,6 +10,7 @@ written to the compression record, so it is made once and every later request lo
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,13 +53,34 @@ def message_key(message: BaseMessage, index: int) -> str:
     return message.id or f"#{index}"
 
 
+@dataclass(slots=True)
+class Entry:
+    """One message of the view: where it sits in the checkpoint (-1: the summary), as sent.
+
+    Entries are shared between calls through `ViewCache`: replace them, never change them.
+    """
+
+    index: int
+    message: BaseMessage
+    tokens: int
+    kind: str
+    form: str = "whole"
+
+
 @dataclass
 class ViewCache:
     """Kept by the middleware between calls: token counts and pointer messages already built."""
 
     tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
-    stubs: dict[tuple[str, str, bool], tuple[BaseMessage, int]] = field(default_factory=dict)
+    stubs: dict[tuple[str, str, bool], Entry] = field(default_factory=dict)
+    whole: dict[str, tuple[weakref.ref[BaseMessage], int, str]] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
+
+    def remember(self, message: BaseMessage, entry: Entry) -> None:
+        """Remember a whole message's size and kind while the message itself lives."""
+        if len(self.whole) > 50_000:
+            self.whole.clear()
+        self.whole[str(message.id)] = (weakref.ref(message), entry.tokens, entry.kind)
 
     def count(self, message: BaseMessage) -> int:
         """Tokens of a checkpointed message, remembered by its id."""
@@ -74,17 +96,6 @@ class ViewCache:
             self.tokens.clear()
         self.tokens[key] = (size, tokens)
         return tokens
-
-
-@dataclass
-class Entry:
-    """One message of the view: where it sits in the checkpoint (-1: the summary), as sent."""
-
-    index: int
-    message: BaseMessage
-    tokens: int
-    kind: str
-    form: str = "whole"
 
 
 @dataclass
@@ -129,7 +140,7 @@ class ContextView:
         self.update: dict[str, Any] = {}
         self.age_limit = settings.age_limit(window)
         self.due: set[int] = set()
-        self.replies_after = self._replies_after()
+        self.replies_after: list[int] = []
         self.entries = self._build()
 
     # -- building ---------------------------------------------------------------------------------
@@ -145,45 +156,45 @@ class ContextView:
                 return {**summary, "cutoff": index}
         return None
 
-    def _replies_after(self) -> list[int]:
-        counts, seen = [0] * len(self.messages), 0
-        for index in range(len(self.messages) - 1, -1, -1):
-            counts[index] = seen
-            if isinstance(self.messages[index], AIMessage):
-                seen += 1
-        return counts
-
     @property
     def start(self) -> int:
         """First checkpoint message the view carries whole or compressed (after the summary)."""
         return self.summary["cutoff"] if self.summary else 0
 
     def _build(self) -> list[Entry]:
-        self.due = self._due_for_aging()
+        self._scan()
         entries = [self._summary_entry(self.summary["content"])] if self.summary else []
         entries.extend(self._entry(index) for index in range(self.start, len(self.messages)))
         return entries
 
-    def _due_for_aging(self) -> set[int]:
-        """Whole results over the age limit the model has replied to `keep_recent_turns` times,
-        or, newest first, that no longer fit `recent_results_fraction` of the window."""
-        due: set[int] = set()
-        if self.age_limit is None:
-            return due
+    def _scan(self) -> None:
+        """One pass, newest first: how many model replies follow each message, and which whole
+        results are due to age: over the age limit and replied to `keep_recent_turns` times, or
+        no longer fitting (newest first) in `recent_results_fraction` of the window."""
+        replies, seen = [0] * len(self.messages), 0
         budget, used = self.window.fraction(self.settings.recent_results_fraction), 0
-        for index in range(len(self.messages) - 1, self.start - 1, -1):
+        age_limit, keep = self.age_limit, self.settings.keep_recent_turns
+        for index in range(len(self.messages) - 1, -1, -1):
             message = self.messages[index]
-            if not isinstance(message, ToolMessage) or message_key(message, index) in self.pointers:
+            replies[index] = seen
+            if isinstance(message, AIMessage):
+                seen += 1
+                continue
+            if (
+                age_limit is None
+                or index < self.start
+                or not isinstance(message, ToolMessage)
+                or (message.id or f"#{index}") in self.pointers
+            ):
                 continue
             tokens = self.cache.count(message)
-            if tokens <= self.age_limit:
+            if tokens <= age_limit:
                 continue
-            replies = self.replies_after[index]
-            if replies and (replies >= self.settings.keep_recent_turns or used + tokens > budget):
-                due.add(index)
+            if seen and (seen >= keep or used + tokens > budget):
+                self.due.add(index)
             else:
                 used += tokens
-        return due
+        self.replies_after = replies
 
     def _summary_entry(self, content: str) -> Entry:
         count = self.summary["count"] if self.summary else 0
@@ -194,20 +205,27 @@ class ContextView:
 
     def _entry(self, index: int) -> Entry:
         message = self.messages[index]
-        key = message_key(message, index)
-        kind = "tool" if isinstance(message, ToolMessage) else (
-            "ai" if isinstance(message, AIMessage) else "human"
-        )
-        if key in self.pointers:
-            return self._pointer_entry(index, self.pointers[key], bare=key in self.bare)
-        whole = Entry(index, message, self.cache.count(message), kind)
-        if kind == "tool":
+        key = message.id or f"#{index}"
+        path = self.pointers.get(key)
+        if path is not None:
+            return self._pointer_entry(index, path, bare=key in self.bare)
+        known = self.cache.whole.get(key)
+        if known is not None and known[0]() is message:
+            whole = Entry(index, message, known[1], known[2])
+        else:
+            kind = "tool" if isinstance(message, ToolMessage) else (
+                "ai" if isinstance(message, AIMessage) else "human")
+            whole = Entry(index, message, self.cache.count(message), kind)
+            if message.id is not None:
+                self.cache.remember(message, whole)
+        if whole.kind == "tool":
             if index in self.due:
                 return self._to_pointer(whole, "consumed") or whole
-        elif kind == "human" and whole.tokens > self.settings.human_limit(self.window):
+        elif whole.kind == "ai":
+            if self.cut_args and any(c.get("id") in self.cut_args for c in message.tool_calls):
+                return self._cut_entry(whole)
+        elif whole.tokens > self.settings.human_limit(self.window):
             return self._to_pointer(whole, "size") or whole
-        elif kind == "ai" and any(c.get("id") in self.cut_args for c in message.tool_calls):
-            return self._cut_entry(whole)
         return whole
 
     # -- pointers ---------------------------------------------------------------------------------
@@ -215,21 +233,23 @@ class ContextView:
         message = self.messages[index]
         key = message_key(message, index)
         cached = self.cache.stubs.get((key, path, bare))
-        if cached is None:
-            text = _text(message) or ""
-            offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
-            if isinstance(message, ToolMessage):
-                content = aged_pointer_text(offloaded, message.name or "a tool", text,
-                                            0 if bare else AGED_PREVIEW)
-            else:
-                content = pointer_text(offloaded, "The full message from the user", text,
-                                       0 if bare else HUMAN_PREVIEW)
-            stub = message.model_copy(update={"content": content})
-            if len(self.cache.stubs) > 20_000:
-                self.cache.stubs.clear()
-            cached = self.cache.stubs[(key, path, bare)] = (stub, message_tokens(stub))
+        if cached is not None and cached.index == index:
+            return cached
+        text = _text(message) or ""
+        offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
+        if isinstance(message, ToolMessage):
+            content = aged_pointer_text(offloaded, message.name or "a tool", text,
+                                        0 if bare else AGED_PREVIEW)
+        else:
+            content = pointer_text(offloaded, "The full message from the user", text,
+                                   0 if bare else HUMAN_PREVIEW)
+        stub = message.model_copy(update={"content": content})
         kind = "tool" if isinstance(message, ToolMessage) else "human"
-        return Entry(index, cached[0], cached[1], kind, "bare" if bare else "pointer")
+        entry = Entry(index, stub, message_tokens(stub), kind, "bare" if bare else "pointer")
+        if len(self.cache.stubs) > 20_000:
+            self.cache.stubs.clear()
+        self.cache.stubs[(key, path, bare)] = entry
+        return entry
 
     def _to_pointer(self, entry: Entry, reason: str) -> Entry | None:
         """Write a whole tool result or human message to its file; None if it cannot be moved."""
