@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from jupyter_deepagent import ContextOverflow, ScriptedChatModel, create_research_agent, trace_run
 from jupyter_deepagent.harness.conversation_history import find_cutoff, transcript_section
+from jupyter_deepagent.harness.events import event_sink
 from jupyter_deepagent.harness.overflow import is_context_overflow
 from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
 from jupyter_deepagent.harness.tokens import messages_tokens, tools_tokens
@@ -282,16 +283,44 @@ def test_compact_tool_summarizes_before_the_next_step_when_worth_it() -> None:
     assert SUMMARY in agent_requests(model)[-1].messages[1].text
 
 
-def test_async_run_offloads_and_summarizes_too() -> None:
+def test_async_run_offloads_and_ages_results() -> None:
+    @tool
+    async def fetch_big(key: str) -> str:
+        """Return a large chunk of notes."""
+        return chunk(key, 400)
+
+    script = [{"tool_calls": [{"name": "fetch_big", "args": {"key": "big"}}]},
+              *(fetches(f"a{i}") for i in range(4)), "done"]
+    model = model_for(script, rules=[])
+    agent = create_research_agent(model, tools=[fetch, fetch_big], age_token_limit=300)
+    events: list = []
+    with event_sink(events.append):
+        state = asyncio.run(agent.ainvoke(ask(), {"recursion_limit": 300}))
+    assert state["messages"][-1].text == "done"
+    assert {"offloaded", "aged", "context"} <= {event["type"] for event in events}
+    files = [data["content"] for data in state["files"].values()]
+    assert chunk("big", 400) in files and chunk("a0") in files
+
+
+def test_async_run_summarizes_with_an_async_summarizer() -> None:
     async def summarize(messages):
         return "ASYNC-SUMMARY"
 
-    model = model_for([*(fetches(f"a{i}") for i in range(6)), "done"], rules=[])
+    model = model_for([*(fetches(f"s{i}") for i in range(6)), "done"], rules=[])
     agent = create_research_agent(model, tools=[fetch], age_token_limit=None,
                                   summarizer=summarize)
     state = asyncio.run(agent.ainvoke(ask(), {"recursion_limit": 300}))
     assert state["messages"][-1].text == "done"
     assert "ASYNC-SUMMARY" in agent_requests(model)[-1].messages[1].text
+
+
+def test_summarizer_given_as_a_model_string(tmp_path) -> None:
+    script = tmp_path / "summarizer.yaml"
+    script.write_text(f"rules:\n  - when: '{SUMMARY_MARKER}'\n    reply: FROM-STRING\n"
+                      "    repeat: true\n")
+    model, _ = run([*(fetches(f"y{i}") for i in range(6)), "done"], rules=[],
+                   summarizer=f"scripted:{script}")
+    assert "FROM-STRING" in agent_requests(model)[-1].messages[1].text
 
 
 def test_find_cutoff_keeps_whole_turns_within_the_budget() -> None:
