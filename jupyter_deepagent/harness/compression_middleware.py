@@ -40,7 +40,8 @@ from jupyter_deepagent.harness.compression_state import (
     CompressionSettings,
     CompressionState,
 )
-from jupyter_deepagent.harness.context_view import ContextView, SummaryJob, ViewCache
+from jupyter_deepagent.harness.context_view import ContextView
+from jupyter_deepagent.harness.view_entries import SummaryJob, ViewCache
 from jupyter_deepagent.harness.events import current_agent, emit_event, run_step
 from jupyter_deepagent.harness.offload import HISTORY_DIR, safe_name
 from jupyter_deepagent.harness.overflow import gave_up, is_context_overflow, learned_window
