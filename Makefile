@@ -19,6 +19,7 @@ test: $(VENV)/.installed
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,bench]'   # deepagents, to compare against
 	$(PY) bench/long_run.py
 
 clean:

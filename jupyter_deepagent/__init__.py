@@ -102,7 +102,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.model_resolution import resolve_model
     from jupyter_deepagent.harness.profile import HarnessProfile
     from jupyter_deepagent.harness.prompt import PromptAssembly, PromptSection
-    from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
     from jupyter_deepagent.harness.scripted_model import ScriptedChatModel
     from jupyter_deepagent.harness.subagent_specs import CompiledSubAgent, SubAgent
     from jupyter_deepagent.trace.results import results_frame
+    from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
