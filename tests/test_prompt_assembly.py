@@ -21,8 +21,16 @@ from jupyter_deepagent.harness.tokens import approx_tokens
 SNAPSHOT = Path(__file__).parent / "snapshots" / "prompt_all_options.md"
 
 
-class _NoopMiddleware(AgentMiddleware):
-    pass
+class _CitationMiddleware(AgentMiddleware):
+    """User middleware that adds its own instructions to the system message."""
+
+    def wrap_model_call(self, request, handler):
+        from langchain_core.messages import SystemMessage
+
+        base = request.system_message.text + "\n\n" if request.system_message else ""
+        return handler(
+            request.override(system_message=SystemMessage(content=base + "Cite sources as [n]."))
+        )
 
 
 def _all_options_backend() -> StateBackend:
@@ -43,6 +51,7 @@ def _all_options() -> PromptAssembly:
         backend=_all_options_backend(),
         interrupt_on={"write_file": True},
         profile=HarnessProfile(system_prompt_suffix="Answer in British English."),
+        middleware=[_CitationMiddleware()],
     )
 
 
@@ -50,8 +59,9 @@ def test_sections_come_in_the_fixed_order_with_every_option_on() -> None:
     assembly = _all_options()
     assert assembly.names == [
         "system_prompt", "base", "todos", "memory", "skills", "filesystem", "subagents",
-        "human_in_the_loop", "suffix",
+        "middleware", "human_in_the_loop", "suffix",
     ]
+    assert assembly["middleware"].text == "Cite sources as [n]."
     assert [n for n in SECTION_ORDER if n in assembly.names] == assembly.names
 
 
@@ -95,3 +105,17 @@ def test_prompt_snapshot_with_all_options() -> None:
         SNAPSHOT.write_text(text)
     assert SNAPSHOT.exists(), "no snapshot yet: run with UPDATE_SNAPSHOTS=1 and commit it"
     assert text == SNAPSHOT.read_text()
+
+
+def test_assemble_prompt_refuses_an_argument_create_research_agent_does_not_take() -> None:
+    with pytest.raises(TypeError, match="sytem_prompt"):
+        assemble_prompt(sytem_prompt="typo")
+
+
+def test_assemble_prompt_matches_what_the_model_receives_with_middleware() -> None:
+    from jupyter_deepagent import ScriptedChatModel, create_research_agent
+
+    model = ScriptedChatModel(script=["ok"])
+    options = {"system_prompt": "Be careful.", "middleware": [_CitationMiddleware()]}
+    create_research_agent(model, **options).invoke({"messages": [{"role": "user", "content": "hi"}]})
+    assert model.requests[0].system == assemble_prompt(**options).text

@@ -72,6 +72,16 @@ def _plan(
     return _Plan(backend, profile, fs_tools, todos, config, specs)
 
 
+# Arguments of create_research_agent that do not change the system prompt.
+_PROMPT_NEUTRAL_ARGUMENTS = frozenset(
+    {
+        "store", "checkpointer", "context_schema", "state_schema", "name", "response_format",
+        "max_parallel_subagents", "context_window", "offload_token_limit", "summarizer",
+        "compaction_tool", "age_token_limit", "keep_recent_turns",
+    }
+)
+
+
 def _tool_error_message(exc: Exception, request: Any) -> str:
     """A tool that raised: tell the model what happened so the run goes on."""
     name = request.tool_call["name"]
@@ -92,14 +102,21 @@ def assemble_prompt(
     backend: BackendProtocol | None = None,
     interrupt_on: Mapping[str, Any] | None = None,
     profile: HarnessProfile | None = None,
-    **_: Any,
+    middleware: Sequence[Any] = (),
+    **other: Any,
 ) -> PromptAssembly:
     """The system prompt `create_research_agent` with the same arguments would send, without
-    running anything. Memory and skills are read from `backend` as it is now.
+    running anything. Memory and skills are read from `backend` as it is now; the text your
+    middleware add is found by running their `wrap_model_call` on an empty request.
 
     Raises:
-        TypeError: memory or skills given as one string instead of a list.
+        TypeError: memory or skills given as one string instead of a list, or an argument
+            `create_research_agent` does not take.
     """
+    unknown = sorted(set(other) - _PROMPT_NEUTRAL_ARGUMENTS)
+    if unknown:
+        msg = f"assemble_prompt() got unexpected arguments: {', '.join(unknown)}"
+        raise TypeError(msg)
     plan = _plan(
         tools,
         system_prompt=system_prompt,
@@ -110,7 +127,10 @@ def assemble_prompt(
         interrupt_on=interrupt_on,
         profile=profile,
     )
-    return build_assembly(plan.config, plan.backend).assembly
+    from jupyter_deepagent.harness.middleware_text import middleware_prompt_text
+
+    extra = middleware_prompt_text(middleware, model) if middleware else ""
+    return build_assembly(plan.config, plan.backend, middleware_text=extra).assembly
 
 
 def create_research_agent(
