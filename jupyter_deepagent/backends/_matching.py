@@ -7,19 +7,26 @@ decided here, once, so every backend answers the same question the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, EditConflict
 from jupyter_deepagent.backends._paths import relative_to
 from jupyter_deepagent.backends.protocol import GrepMatch
 
 __all__ = [
+    "REGEX_TIME_BUDGET",
     "compile_glob",
     "expand_braces",
     "file_filter_matches",
     "glob_matches",
     "grep_texts",
+    "regex_time_budget",
     "replace_exact",
 ]
 
@@ -137,6 +144,81 @@ def file_filter_matches(file_glob: str, path: str, root: str) -> bool:
     return compile_glob(file_glob).fullmatch(path.rsplit("/", 1)[-1]) is not None
 
 
+REGEX_TIME_BUDGET = 2.0
+"""Seconds of regular-expression matching one grep may spend, over all its files and lines."""
+
+
+@dataclass
+class _RegexBudget:
+    seconds_left: float
+
+
+_regex_budget: ContextVar[_RegexBudget | None] = ContextVar("regex_budget", default=None)
+
+
+@contextmanager
+def regex_time_budget() -> Iterator[None]:
+    """Let every regex grep inside share one `REGEX_TIME_BUDGET` (a grep spread over mounts).
+
+    Nested uses keep the outermost budget; outside any, each `grep_texts` call has its own.
+    """
+    if _regex_budget.get() is not None:
+        yield
+        return
+    token = _regex_budget.set(_RegexBudget(REGEX_TIME_BUDGET))
+    try:
+        yield
+    finally:
+        _regex_budget.reset(token)
+
+
+def _compile_regex(pattern: str) -> Any:
+    import regex as mrab  # noqa: PLC0415 - only regex greps need it
+
+    try:
+        return mrab.compile(pattern, mrab.VERSION0)
+    except mrab.error as exc:
+        msg = (
+            f"invalid regular expression {pattern!r}: {exc}. Fix the pattern, or pass "
+            "regex=False to search for the text literally."
+        )
+        raise BackendError(msg) from exc
+
+
+def _too_slow(pattern: str) -> BackendError:
+    return BackendError(
+        f"the regular expression {pattern!r} took too long (over {REGEX_TIME_BUDGET:g} s; "
+        "catastrophic backtracking?); simplify it (avoid nested repeats such as (a+)+ or "
+        "(a|aa)+) or search for a literal with regex=False"
+    )
+
+
+def _regex_hit(pattern: str) -> Callable[[str], bool]:
+    """A line test that stops the whole grep once the shared matching budget is spent.
+
+    The `regex` package checks its timeout while it matches, so a pattern that backtracks
+    without end is stopped instead of holding the interpreter (Python's `re` cannot be).
+    """
+    compiled = _compile_regex(pattern)
+    budget = _regex_budget.get() or _RegexBudget(REGEX_TIME_BUDGET)
+    clock = time.monotonic
+
+    def hit(line: str) -> bool:
+        if budget.seconds_left <= 0:
+            raise _too_slow(pattern)
+        start = clock()
+        try:
+            found = compiled.search(line, concurrent=True, timeout=budget.seconds_left)
+        except TimeoutError as exc:
+            budget.seconds_left = 0.0
+            raise _too_slow(pattern) from exc
+        finally:
+            budget.seconds_left -= clock() - start
+        return found is not None
+
+    return hit
+
+
 def grep_texts(
     pattern: str,
     files: Iterable[tuple[str, str]],
@@ -151,26 +233,18 @@ def grep_texts(
         files: The candidate files under `root`, as `(virtual path, text)`.
         root: The folder searched from, for relative `file_glob` patterns.
         file_glob: Only search files whose name (or relative path, if it holds `/`) matches.
-        regex: Treat `pattern` as a regular expression (`re.search` on each line).
+        regex: Treat `pattern` as a regular expression, searched in each line; matching may take
+            `REGEX_TIME_BUDGET` seconds in all (shared inside `regex_time_budget`).
 
     Returns:
         One GrepMatch per matching line (1-based line numbers). Texts holding a NUL are skipped.
 
     Raises:
-        BackendError: If `regex` is true and the pattern does not compile.
+        BackendError: If `regex` is true and the pattern does not compile, or matching it takes
+            longer than its budget (catastrophic backtracking).
     """
     if regex:
-        try:
-            compiled = re.compile(pattern)
-        except re.error as exc:
-            msg = (
-                f"invalid regular expression {pattern!r}: {exc}. Fix the pattern, or pass "
-                "regex=False to search for the text literally."
-            )
-            raise BackendError(msg) from exc
-
-        def hit(line: str) -> bool:
-            return compiled.search(line) is not None
+        hit = _regex_hit(pattern)
     else:
 
         def hit(line: str) -> bool:

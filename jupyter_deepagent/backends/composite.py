@@ -19,7 +19,11 @@ from jupyter_deepagent._exceptions import (
     FileNotFound,
     PermissionDenied,
 )
-from jupyter_deepagent.backends._matching import file_filter_matches, glob_matches
+from jupyter_deepagent.backends._matching import (
+    file_filter_matches,
+    glob_matches,
+    regex_time_budget,
+)
 from jupyter_deepagent.backends._paths import folder_prefix, normalize_virtual_path, not_found
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
@@ -220,9 +224,10 @@ class CompositeBackend(AsyncBackendMixin):
         """Lines containing `pattern` in text files under `path`, across mounts."""
         path = normalize_virtual_path(path)
         by_name = glob if glob and "/" not in glob else None
-        matches, _ = self._spread(
-            path, lambda backend, inner: backend.grep(pattern, inner, by_name, regex)
-        )
+        with regex_time_budget():  # one matching budget for the whole search, not one per mount
+            matches, _ = self._spread(
+                path, lambda backend, inner: backend.grep(pattern, inner, by_name, regex)
+            )
         if glob and by_name is None:
             root = (path.rsplit("/", 1)[0] or "/") if self._is_file(path) else path
             matches = [match for match in matches if file_filter_matches(glob, match.path, root)]
