@@ -5,7 +5,7 @@ Built on `langchain.agents.create_agent`. Parameter names follow deepagents' `cr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,9 @@ def _plan(
     backend: BackendProtocol | None,
     interrupt_on: Mapping[str, Any] | None,
     profile: HarnessProfile | None,
+    middleware: Sequence[Any] = (),
+    compaction_tool: bool = False,
+    name: str | None = None,
 ) -> _Plan:
     from jupyter_deepagent.backends.state import StateBackend
     from jupyter_deepagent.harness.subagent_specs import normalize_subagents, subagents_prompt
@@ -59,17 +62,72 @@ def _plan(
         specs = normalize_subagents(subagents, general_purpose=profile.general_purpose_subagent)
     names = (*tool_names_of(tools), *fs_tools, *(("write_todos",) if todos else ()))
     names += ("task",) if specs else ()
+    tool_names = tuple(n for n in names if n not in excluded)
+    offered = [*tool_names, *(("compact_conversation",) if compaction_tool else ())]
+    for layer in middleware:
+        offered.extend(tool_names_of(getattr(layer, "tools", None) or ()))
     config = AssemblyConfig(
         system_prompt=system_prompt,
         memory=tuple(memory),
         skills=tuple(skills),
         profile=profile,
-        tool_names=tuple(n for n in names if n not in excluded),
+        tool_names=tool_names,
         filesystem_text=filesystem_prompt(fs_tools) if fs_tools else "",
         subagents_text=subagents_prompt(specs) if specs else "",
-        interrupt_on=dict(interrupt_on) if interrupt_on else None,
+        interrupt_on=_checked_approvals(
+            interrupt_on, [n for n in offered if n and n not in excluded], name, excluded
+        ),
     )
     return _Plan(backend, profile, fs_tools, todos, config, specs)
+
+
+class _InheritedApprovals(dict):  # type: ignore[type-arg]
+    """A caller's `interrupt_on` handed down to its subagents: each keeps the tools it has.
+
+    A subagent's own `interrupt_on` is checked like the main agent's; one it inherits may name
+    tools only the caller has (`task`, say), and those simply do not apply to it.
+    """
+
+
+def _checked_approvals(
+    interrupt_on: Mapping[str, Any] | None,
+    available: Sequence[str],
+    agent: str | None,
+    hidden: Collection[str] = (),
+) -> dict[str, Any] | None:
+    """`interrupt_on` as a dict, refusing tool names the agent does not have.
+
+    A misspelled name would otherwise switch approval off for the tool meant, without a word.
+
+    Raises:
+        TypeError: `interrupt_on` is not a mapping.
+        ValueError: a name is not one of the agent's tools; the message lists the valid ones.
+    """
+    if not interrupt_on:
+        return None
+    if not isinstance(interrupt_on, Mapping):
+        msg = (
+            "interrupt_on takes a mapping of tool name -> True or an InterruptOnConfig, e.g. "
+            f"{{'write_file': True}}, not a {type(interrupt_on).__name__}"
+        )
+        raise TypeError(msg)
+    if isinstance(interrupt_on, _InheritedApprovals):
+        kept = {name: value for name, value in interrupt_on.items() if name in available}
+        return kept or None
+    unknown = [name for name in interrupt_on if name not in available]
+    if unknown:
+        whose = f"the agent {agent!r}" if agent else "the agent"
+        listed = ", ".join(
+            f"{name!r} (hidden by the profile's excluded_tools)" if name in hidden else repr(name)
+            for name in unknown
+        )
+        msg = (
+            f"interrupt_on names {'a tool' if len(unknown) == 1 else 'tools'} {whose} does not "
+            f"have: {listed}, so no approval would ever be asked for "
+            f"{'it' if len(unknown) == 1 else 'them'}. Valid names: {', '.join(sorted(available))}."
+        )
+        raise ValueError(msg)
+    return dict(interrupt_on)
 
 
 # Arguments of create_research_agent that do not change the system prompt.
@@ -112,6 +170,7 @@ def assemble_prompt(
     Raises:
         TypeError: memory or skills given as one string instead of a list, or an argument
             `create_research_agent` does not take.
+        ValueError: `interrupt_on` names a tool the agent would not have.
     """
     unknown = sorted(set(other) - _PROMPT_NEUTRAL_ARGUMENTS)
     if unknown:
@@ -126,6 +185,9 @@ def assemble_prompt(
         backend=backend,
         interrupt_on=interrupt_on,
         profile=profile,
+        middleware=middleware,
+        compaction_tool=bool(other.get("compaction_tool")),
+        name=other.get("name"),
     )
     from jupyter_deepagent.harness.middleware_text import middleware_prompt_text
 
@@ -197,8 +259,9 @@ def create_research_agent(
         The compiled agent graph. Its custom stream (`stream_mode="custom"`) carries run events.
 
     Raises:
-        ValueError: `interrupt_on` without a checkpointer (also in a subagent),
-            `max_parallel_subagents` below 1, or a compression limit that is not positive.
+        ValueError: `interrupt_on` without a checkpointer (also in a subagent), or naming a tool
+            the agent (or that subagent) does not have; `max_parallel_subagents` below 1, or a
+            compression limit that is not positive.
         ModelConfigurationError: the model string cannot be resolved (e.g. missing API key).
     """
     from langchain.agents import create_agent
@@ -227,7 +290,11 @@ def create_research_agent(
         backend=backend,
         interrupt_on=interrupt_on,
         profile=profile,
+        middleware=middleware,
+        compaction_tool=compaction_tool,
+        name=name,
     )
+    approvals = plan.config.interrupt_on  # checked; an inherited set narrowed to this agent
     chat_model = resolve_model(model)
     compression_options = {
         "context_window": context_window,
@@ -257,7 +324,7 @@ def create_research_agent(
             skills=tuple(skills),
             backend=plan.backend,
             profile=plan.profile,
-            interrupt_on=interrupt_on,
+            interrupt_on=_InheritedApprovals(approvals) if approvals else None,
             checkpointer=checkpointer,
             store=store,
             context_schema=context_schema,
@@ -267,8 +334,8 @@ def create_research_agent(
             SubAgentMiddleware(plan.subagents, defaults, max_parallel=max_parallel_subagents)
         )
     stack.extend(middleware)
-    if interrupt_on:
-        stack.append(HumanInTheLoopMiddleware(interrupt_on=dict(interrupt_on)))
+    if approvals:
+        stack.append(HumanInTheLoopMiddleware(interrupt_on=approvals))
     stack.append(ResearchContextMiddleware(plan.config, plan.backend))
     stack.append(compression)
     stack.append(RunEventsMiddleware())
