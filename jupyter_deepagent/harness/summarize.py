@@ -4,6 +4,10 @@ What the summarizer is sent is the messages as the model saw them, rendered as t
 budget so the summarizer's own request fits its window (the full text is in the transcript, which
 the prompt names). The call goes straight to the model, not through the agent's middleware, and
 is tagged `lc_source="summarization"` so a UI can hide its streamed tokens.
+
+A summary is never empty: a model that replies without text (a tool call, say) is asked once more
+for text only, and if that fails too, or a callable returns nothing, the summary is a mechanical
+list of the folded messages' first lines that points to the transcript.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN
 __all__ = [
     "SUMMARY_MARKER",
     "SUMMARY_PROMPT",
+    "TEXT_ONLY_RETRY",
     "Summarizer",
     "asummarize",
+    "mechanical_summary",
     "render_message",
     "summarize",
     "summary_config",
@@ -58,8 +64,15 @@ Reply with the summary only.
 {conversation}
 </conversation_to_summarize>"""
 
+TEXT_ONLY_RETRY = """\
+
+Your previous reply to this request had no text. Reply again with the summary itself, as plain \
+text in the sections above. Do not call any tool."""
+"""Appended to the summarization prompt when the first reply had no text."""
+
 _ROLE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _MIN_BLOCK = 200
+_LISTED_HEAD, _LISTED_TAIL, _LISTED_LINE = 10, 30, 160
 
 
 def render_message(message: BaseMessage) -> str:
@@ -159,6 +172,37 @@ def _is_chat_model(summarizer: Any) -> bool:
     return isinstance(summarizer, BaseChatModel)
 
 
+def mechanical_summary(messages: Sequence[BaseMessage], transcript: str) -> str:
+    """The summary used when the summarizer gave no text: each folded message's first line.
+
+    Long conversations keep their first and last messages, with a count of those left out.
+    """
+    lines = []
+    for message in messages:
+        head, *rest = render_message(message).splitlines()
+        first = next((line.strip() for line in rest if line.strip()), "")
+        if len(first) > _LISTED_LINE:
+            first = first[: _LISTED_LINE - 1] + "…"
+        lines.append(f"- {head} {first}".rstrip())
+    if len(lines) > _LISTED_HEAD + _LISTED_TAIL:
+        left_out = len(lines) - _LISTED_HEAD - _LISTED_TAIL
+        lines = [*lines[:_LISTED_HEAD], f"- … {left_out} messages left out here …",
+                 *lines[-_LISTED_TAIL:]]
+    listing = "\n".join(lines) or "- (no messages)"
+    return (
+        "## Session intent\n"
+        "The summarizer returned no text, so this is a mechanical list of the "
+        f"{len(messages)} earlier messages by their first lines. Read {transcript} for what "
+        "they said in full before relying on them.\n\n"
+        f"## Done and found\n{listing}\n\n"
+        f"## Artifacts\n- {transcript}: the full text of these messages"
+    )
+
+
+def _text_only(prompt: list[BaseMessage]) -> list[BaseMessage]:
+    return [HumanMessage(content=str(prompt[0].content) + TEXT_ONLY_RETRY)]
+
+
 def summarize(
     summarizer: Summarizer,
     model: Any,
@@ -169,7 +213,8 @@ def summarize(
     """Summarize `messages` with `summarizer` (a chat model or callable), else with `model`.
 
     Returns:
-        The summary text and the approximate tokens sent to the summarizer.
+        The summary text (never empty, see the module docstring) and the approximate tokens
+        sent to the summarizer in its last request.
 
     Raises:
         TypeError: a callable summarizer returned something other than text, or is async.
@@ -179,10 +224,16 @@ def summarize(
             msg = "this summarizer is async: run the agent with ainvoke/astream"
             raise TypeError(msg)
         sent = sum(len(render_message(m)) for m in messages)
-        return _as_text(_call(summarizer, list(messages))), int(sent / CHARS_PER_TOKEN)
+        text = _as_text(_call(summarizer, list(messages)))
+        return text or mechanical_summary(messages, transcript), int(sent / CHARS_PER_TOKEN)
+    chat = summarizer or model
     prompt = summary_prompt_messages(messages, budget_tokens, transcript)
-    reply = (summarizer or model).invoke(prompt, config=summary_config())
-    return _as_text(reply), int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
+    text = _as_text(chat.invoke(prompt, config=summary_config()))
+    if not text:
+        prompt = _text_only(prompt)
+        text = _as_text(chat.invoke(prompt, config=summary_config()))
+    sent = int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
+    return text or mechanical_summary(messages, transcript), sent
 
 
 async def asummarize(
@@ -207,10 +258,16 @@ async def asummarize(
             reply = summarizer(list(messages))
         if inspect.isawaitable(reply):
             reply = await reply
-        return _as_text(reply), int(sent / CHARS_PER_TOKEN)
+        text = _as_text(reply)
+        return text or mechanical_summary(messages, transcript), int(sent / CHARS_PER_TOKEN)
+    chat = summarizer or model
     prompt = summary_prompt_messages(messages, budget_tokens, transcript)
-    reply = await (summarizer or model).ainvoke(prompt, config=summary_config())
-    return _as_text(reply), int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
+    text = _as_text(await chat.ainvoke(prompt, config=summary_config()))
+    if not text:
+        prompt = _text_only(prompt)
+        text = _as_text(await chat.ainvoke(prompt, config=summary_config()))
+    sent = int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
+    return text or mechanical_summary(messages, transcript), sent
 
 
 def _call(summarizer: Any, messages: list[BaseMessage]) -> Any:
