@@ -363,3 +363,11 @@ def test_structured_output_through_a_tool_call() -> None:
     assert direct == Answer(value=5, reason="2 + 3")
     assert result["structured_response"] == Answer(value=5, reason="2 + 3")
     assert "Answer" in model.requests[1].tool_names
+
+
+def test_public_surface_is_the_model_and_its_request_record() -> None:
+    from jupyter_deepagent.harness import scripted_model
+
+    assert scripted_model.__all__ == ["ScriptedChatModel", "ScriptedRequest"]
+    with pytest.raises(ScriptError, match=r"^step 1 has unknown raise kind 'boom'"):
+        ScriptedChatModel(script=["ok", {"raise": "boom"}])

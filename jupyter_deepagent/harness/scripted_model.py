@@ -12,12 +12,11 @@ import json
 import math
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_core import exceptions as lc_errors
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
@@ -26,6 +25,13 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ScriptError
+from jupyter_deepagent.harness._script_format import (
+    Rule,
+    Step,
+    compile_rule,
+    compile_step,
+    read_script_file,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelInput
@@ -33,13 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ScriptedChatModel", "ScriptedRequest"]
 
-# what `{"raise": kind}` raises: LangChain's own provider-neutral error types
-_ERRORS: dict[str, type[Exception]] = {
-    "context_overflow": lc_errors.ContextOverflowError,
-    "error": lc_errors.ModelAPIError,
-    "rate_limit": lc_errors.ModelRateLimitError,
-    "timeout": lc_errors.ModelTimeoutError,
-}
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
@@ -68,119 +67,6 @@ class ScriptedRequest:
     def tool_names(self) -> list[str]:
         """Names of the bound tools, in the order they were bound."""
         return [tool.get("function", tool).get("name", "") for tool in self.tools]
-
-
-@dataclass(frozen=True)
-class _Step:
-    reply: AIMessage | None = None
-    error: type[Exception] | None = None
-    error_message: str = ""
-
-
-@dataclass
-class _Rule:
-    when: str | None
-    when_system: str | None
-    step: _Step
-    repeat: bool
-    used: bool = False
-
-
-def _check_fields(raw: Mapping[str, Any], where: str, spec: dict[str, tuple[type, ...]]) -> None:
-    """Reject unknown keys and values of the wrong type, naming where they are."""
-    unknown = sorted(set(raw) - set(spec), key=str)
-    if unknown:
-        msg = f"{where} has unknown key {unknown[0]!r} (expected {', '.join(spec)})"
-        raise ScriptError(msg)
-    for key, types in spec.items():
-        if key in raw and not isinstance(raw[key], types):
-            expected = " or ".join(t.__name__ for t in types)
-            msg = f"{where} has {key!r} of type {type(raw[key]).__name__}, expected {expected}"
-            raise ScriptError(msg)
-
-
-def _compile_tool_call(raw: Any, where: str) -> dict[str, Any]:
-    if not isinstance(raw, Mapping):
-        msg = f"{where} has type {type(raw).__name__}, expected a mapping with 'name' and 'args'"
-        raise ScriptError(msg)
-    _check_fields(raw, where, {"name": (str,), "args": (Mapping,), "id": (str,), "type": (str,)})
-    if not raw.get("name"):
-        msg = f"{where} has no 'name'"
-        raise ScriptError(msg)
-    return {
-        "type": "tool_call",
-        "name": raw["name"],
-        "args": dict(raw.get("args", {})),
-        "id": raw.get("id"),
-    }
-
-
-def _compile_step(raw: Any, where: str) -> _Step:
-    if isinstance(raw, str):
-        return _Step(reply=AIMessage(content=raw))
-    if isinstance(raw, AIMessage):
-        return _Step(reply=raw)
-    if not isinstance(raw, Mapping):
-        msg = f"{where} has type {type(raw).__name__}, expected a string, an AIMessage or a mapping"
-        raise ScriptError(msg)
-    if "raise" in raw:
-        _check_fields(raw, where, {"raise": (str,), "message": (str,)})
-        if raw["raise"] not in _ERRORS:
-            msg = f"{where} has unknown raise kind {raw['raise']!r} (expected {', '.join(_ERRORS)})"
-            raise ScriptError(msg)
-        return _Step(error=_ERRORS[raw["raise"]], error_message=raw.get("message", raw["raise"]))
-    _check_fields(raw, where, {"content": (str, list), "tool_calls": (list,)})
-    if not raw:
-        msg = f"{where} is empty: give 'content' and/or 'tool_calls'"
-        raise ScriptError(msg)
-    calls = [
-        _compile_tool_call(c, f"{where}: tool_calls[{i}]")
-        for i, c in enumerate(raw.get("tool_calls", []))
-    ]
-    return _Step(reply=AIMessage(content=raw.get("content", ""), tool_calls=calls))
-
-
-def _compile_rule(raw: Any, where: str) -> _Rule:
-    if not isinstance(raw, Mapping):
-        msg = f"{where} has type {type(raw).__name__}, expected a mapping with 'when' and 'reply'"
-        raise ScriptError(msg)
-    _check_fields(
-        raw, where, {"when": (str,), "when_system": (str,), "reply": (object,), "repeat": (bool,)}
-    )
-    if not raw.get("when") and not raw.get("when_system"):
-        msg = f"{where} has neither 'when' nor 'when_system' (a non-empty substring to match)"
-        raise ScriptError(msg)
-    if "reply" not in raw:
-        msg = f"{where} has no 'reply'"
-        raise ScriptError(msg)
-    step = _compile_step(raw["reply"], f"{where}: reply")
-    return _Rule(raw.get("when"), raw.get("when_system"), step, raw.get("repeat", False))
-
-
-def _read_script_file(path: Path) -> dict[str, Any]:
-    suffix = path.suffix.lower()
-    if suffix not in (".yaml", ".yml", ".json"):
-        msg = f"{path}: unknown script format {path.suffix!r}; use .yaml, .yml or .json"
-        raise ScriptError(msg)
-    try:
-        text = path.read_text(encoding="utf-8")
-        if suffix == ".json":
-            data = json.loads(text)
-        else:
-            import yaml  # noqa: PLC0415  (only script files need PyYAML)
-
-            data = yaml.safe_load(text)
-    except Exception as exc:
-        msg = f"{path}: cannot read the script: {exc}"
-        raise ScriptError(msg) from exc
-    data = {"script": data} if isinstance(data, list) else data
-    if not isinstance(data, dict):
-        msg = f"{path}: expected a list of steps or a mapping with 'script' and 'rules'"
-        raise ScriptError(msg)
-    _check_fields(
-        data, str(path), {"script": (list,), "rules": (list,), "profile": (dict,), "name": (str,)}
-    )
-    return data
 
 
 def _chars(message: BaseMessage) -> int:
@@ -213,8 +99,8 @@ class ScriptedChatModel(BaseChatModel):
     name: str | None = "scripted"
     """Reported as the model name in `response_metadata`."""
 
-    _steps: list[_Step] = PrivateAttr(default_factory=list)
-    _rules: list[_Rule] = PrivateAttr(default_factory=list)
+    _steps: list[Step] = PrivateAttr(default_factory=list)
+    _rules: list[Rule] = PrivateAttr(default_factory=list)
     _next: int = PrivateAttr(default=0)
     _ids: int = PrivateAttr(default=0)
     _requests: list[ScriptedRequest] = PrivateAttr(default_factory=list)
@@ -227,8 +113,8 @@ class ScriptedChatModel(BaseChatModel):
             ScriptError: A step or rule is malformed; the message names its index.
         """
         super().model_post_init(context)
-        self._steps = [_compile_step(s, f"step {i}") for i, s in enumerate(self.script)]
-        self._rules = [_compile_rule(r, f"rule {i}") for i, r in enumerate(self.rules)]
+        self._steps = [compile_step(s, f"step {i}") for i, s in enumerate(self.script)]
+        self._rules = [compile_rule(r, f"rule {i}") for i, r in enumerate(self.rules)]
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedChatModel:
@@ -242,7 +128,7 @@ class ScriptedChatModel(BaseChatModel):
                 the message names the file and the step.
         """
         path = Path(path)
-        data = _read_script_file(path)
+        data = read_script_file(path)
         try:
             return cls(**data)
         except ScriptError as exc:
@@ -303,7 +189,7 @@ class ScriptedChatModel(BaseChatModel):
         self._ids += 1
         return {**tool_call, "id": f"call_{self._ids}"}
 
-    def _pick(self, request: ScriptedRequest) -> _Step | None:
+    def _pick(self, request: ScriptedRequest) -> Step | None:
         last, system = str(request.last.text) if request.messages else "", request.system
         for rule in self._rules:
             if rule.used or (rule.when is not None and rule.when not in last):

@@ -1,0 +1,162 @@
+"""The ScriptedChatModel script format: steps, rules and script files, checked before any call.
+
+A step is a string, an `AIMessage`, `{"content", "tool_calls"}` or `{"raise", "message"}`; a rule
+is `{"when", "when_system", "reply", "repeat"}`; a script file is YAML or JSON holding a list of
+steps or `{"script", "rules", "profile", "name"}`. Every error names the step, rule or file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core import exceptions as lc_errors
+from langchain_core.messages import AIMessage
+
+from jupyter_deepagent._exceptions import ScriptError
+
+__all__ = ["ERRORS", "Rule", "Step", "compile_rule", "compile_step", "read_script_file"]
+
+# what `{"raise": kind}` raises: LangChain's own provider-neutral error types
+ERRORS: dict[str, type[Exception]] = {
+    "context_overflow": lc_errors.ContextOverflowError,
+    "error": lc_errors.ModelAPIError,
+    "rate_limit": lc_errors.ModelRateLimitError,
+    "timeout": lc_errors.ModelTimeoutError,
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One reply: a message to send, or an error to raise."""
+
+    reply: AIMessage | None = None
+    error: type[Exception] | None = None
+    error_message: str = ""
+
+
+@dataclass
+class Rule:
+    """A reply given when the last message (and system message) hold the given text."""
+
+    when: str | None
+    when_system: str | None
+    step: Step
+    repeat: bool
+    used: bool = False
+
+
+def _check_fields(raw: Mapping[str, Any], where: str, spec: dict[str, tuple[type, ...]]) -> None:
+    """Reject unknown keys and values of the wrong type, naming where they are."""
+    unknown = sorted(set(raw) - set(spec), key=str)
+    if unknown:
+        msg = f"{where} has unknown key {unknown[0]!r} (expected {', '.join(spec)})"
+        raise ScriptError(msg)
+    for key, types in spec.items():
+        if key in raw and not isinstance(raw[key], types):
+            expected = " or ".join(t.__name__ for t in types)
+            msg = f"{where} has {key!r} of type {type(raw[key]).__name__}, expected {expected}"
+            raise ScriptError(msg)
+
+
+def _compile_tool_call(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        msg = f"{where} has type {type(raw).__name__}, expected a mapping with 'name' and 'args'"
+        raise ScriptError(msg)
+    _check_fields(raw, where, {"name": (str,), "args": (Mapping,), "id": (str,), "type": (str,)})
+    if not raw.get("name"):
+        msg = f"{where} has no 'name'"
+        raise ScriptError(msg)
+    return {
+        "type": "tool_call",
+        "name": raw["name"],
+        "args": dict(raw.get("args", {})),
+        "id": raw.get("id"),
+    }
+
+
+def compile_step(raw: Any, where: str) -> Step:
+    """Check one script step and turn it into a Step.
+
+    Raises:
+        ScriptError: the step is malformed; the message starts with `where`.
+    """
+    if isinstance(raw, str):
+        return Step(reply=AIMessage(content=raw))
+    if isinstance(raw, AIMessage):
+        return Step(reply=raw)
+    if not isinstance(raw, Mapping):
+        msg = f"{where} has type {type(raw).__name__}, expected a string, an AIMessage or a mapping"
+        raise ScriptError(msg)
+    if "raise" in raw:
+        _check_fields(raw, where, {"raise": (str,), "message": (str,)})
+        if raw["raise"] not in ERRORS:
+            msg = f"{where} has unknown raise kind {raw['raise']!r} (expected {', '.join(ERRORS)})"
+            raise ScriptError(msg)
+        return Step(error=ERRORS[raw["raise"]], error_message=raw.get("message", raw["raise"]))
+    _check_fields(raw, where, {"content": (str, list), "tool_calls": (list,)})
+    if not raw:
+        msg = f"{where} is empty: give 'content' and/or 'tool_calls'"
+        raise ScriptError(msg)
+    calls = [
+        _compile_tool_call(c, f"{where}: tool_calls[{i}]")
+        for i, c in enumerate(raw.get("tool_calls", []))
+    ]
+    return Step(reply=AIMessage(content=raw.get("content", ""), tool_calls=calls))
+
+
+def compile_rule(raw: Any, where: str) -> Rule:
+    """Check one rule and turn it into a Rule.
+
+    Raises:
+        ScriptError: the rule or its reply is malformed; the message starts with `where`.
+    """
+    if not isinstance(raw, Mapping):
+        msg = f"{where} has type {type(raw).__name__}, expected a mapping with 'when' and 'reply'"
+        raise ScriptError(msg)
+    _check_fields(
+        raw, where, {"when": (str,), "when_system": (str,), "reply": (object,), "repeat": (bool,)}
+    )
+    if not raw.get("when") and not raw.get("when_system"):
+        msg = f"{where} has neither 'when' nor 'when_system' (a non-empty substring to match)"
+        raise ScriptError(msg)
+    if "reply" not in raw:
+        msg = f"{where} has no 'reply'"
+        raise ScriptError(msg)
+    step = compile_step(raw["reply"], f"{where}: reply")
+    return Rule(raw.get("when"), raw.get("when_system"), step, raw.get("repeat", False))
+
+
+def read_script_file(path: Path) -> dict[str, Any]:
+    """Read a YAML or JSON script file into ScriptedChatModel keyword arguments.
+
+    Raises:
+        ScriptError: the file is missing, unreadable, of an unknown format, or not a list of
+            steps or a mapping of known keys; the message names the file.
+    """
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".json"):
+        msg = f"{path}: unknown script format {path.suffix!r}; use .yaml, .yml or .json"
+        raise ScriptError(msg)
+    try:
+        text = path.read_text(encoding="utf-8")
+        if suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml  # noqa: PLC0415  (only script files need PyYAML)
+
+            data = yaml.safe_load(text)
+    except Exception as exc:
+        msg = f"{path}: cannot read the script: {exc}"
+        raise ScriptError(msg) from exc
+    data = {"script": data} if isinstance(data, list) else data
+    if not isinstance(data, dict):
+        msg = f"{path}: expected a list of steps or a mapping with 'script' and 'rules'"
+        raise ScriptError(msg)
+    _check_fields(
+        data, str(path), {"script": (list,), "rules": (list,), "profile": (dict,), "name": (str,)}
+    )
+    return data
