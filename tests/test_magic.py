@@ -205,7 +205,7 @@ def test_outputs_files_of_every_kind_are_displayed(notebook: Notebook) -> None:
     assert shown["/outputs/a.md"]["text/markdown"] == "# Title"
     assert shown["/outputs/b.svg"]["image/svg+xml"].startswith("<svg")
     assert shown["/outputs/c.png"]["image/png"] == png
-    assert shown["/outputs/d.html"]["text/html"] == "<b>bold</b>"
+    assert shown["/outputs/d.html"]["text/html"].startswith('<iframe sandbox="" srcdoc="&lt;b&gt;bold')
     assert shown["/outputs/e.json"]["application/json"] == {"n": 1}
     assert "not a base64-encoded PNG" in shown["/outputs/f.png"]["text/plain"]
     assert shown["/outputs/g.txt"] == {"text/plain": "plain words"}
@@ -280,3 +280,23 @@ def test_the_answer_streams_into_one_display_that_ends_as_the_final_answer(
     assert streamed[0].data["text/markdown"] == "The "  # shown at the first word
     assert len({(o.transient or {}).get("display_id") for o in streamed}) == 1
     assert cell.markdown == ["The glaciers lost **267 Gt** a year."]
+
+
+def test_html_the_agent_writes_cannot_run_in_the_notebook(notebook: Notebook) -> None:
+    notebook.session.configure(
+        model=scripted(
+            call("write_file", file_path="/outputs/report.html",
+                 content="<b>Report</b><script>alert(document.cookie)</script>"),
+            call("write_file", file_path="/outputs/notes.md",
+                 content="# Notes\n<img src=x onerror=\"alert(1)\">\n\n`<kept>`"),
+            "Done.",
+        )
+    )
+    cell = notebook.run("%%agent\nwrite a report")
+    shown = {o.metadata["jupyter_deepagent"]["path"]: o.data for o in cell.outputs
+             if "path" in o.metadata.get("jupyter_deepagent", {})}
+    page = shown["/outputs/report.html"]["text/html"]
+    assert page.startswith('<iframe sandbox="" srcdoc="') and "allow-scripts" not in page
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    notes = shown["/outputs/notes.md"]["text/markdown"]
+    assert notes == "# Notes\n&lt;img src=x onerror=\"alert(1)\">\n\n`<kept>`"

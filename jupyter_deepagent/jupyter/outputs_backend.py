@@ -4,20 +4,25 @@ Each `%%agent` cell gets a fresh `OutputsBackend`. When the run ends, `output_di
 every file into something `IPython.display.display` shows (and the notebook saves with the cell):
 Markdown for `.md`, a DataFrame for `.csv`, an image for `.svg` and for `.png`/`.jpg` written as
 base64 text, HTML, JSON, and plain text for anything else.
+
+What the agent writes is shown as untrusted: Markdown with its raw HTML escaped
+(`escape_raw_html`), and HTML inside a sandboxed frame where no script runs.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import html
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from jupyter_deepagent.backends._paths import is_within
 from jupyter_deepagent.backends.state import FileData, _FileMapBackend
+from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
 
-__all__ = ["OutputsBackend", "output_displays"]
+__all__ = ["OutputsBackend", "output_displays", "sandboxed_html"]
 
 _IMAGE_SIGNATURES = {
     "image/png": b"\x89PNG\r\n\x1a\n",
@@ -121,7 +126,7 @@ def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tupl
         suffix = _suffix(path)
         obj: Any
         if suffix in (".md", ".markdown"):
-            obj = _Bundle({"text/markdown": text, "text/plain": text}, meta)
+            obj = _Bundle({"text/markdown": escape_raw_html(text), "text/plain": text}, meta)
         elif suffix == ".csv":
             obj = _table(path, text, meta)
         elif suffix in _IMAGE_TYPES:
@@ -129,13 +134,27 @@ def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tupl
         elif suffix == ".svg":
             obj = _Bundle({"image/svg+xml": text, "text/plain": f"[SVG image {path}]"}, meta)
         elif suffix in (".html", ".htm"):
-            obj = _Bundle({"text/html": text, "text/plain": f"[HTML {path}]"}, meta)
+            obj = _Bundle({"text/html": sandboxed_html(text), "text/plain": f"[HTML {path}]"}, meta)
         elif suffix == ".json":
             obj = _json(path, text, meta)
         else:
             obj = _Bundle({"text/plain": text}, meta)
         shown.append((path, obj))
     return shown
+
+
+def sandboxed_html(page: str, height: str = "28em") -> str:
+    """HTML that shows `page` inside a sandboxed frame: no scripts, no access to the notebook.
+
+    The frame's `sandbox` attribute grants nothing (no `allow-scripts`, no `allow-same-origin`),
+    so the page's own scripts, handlers and forms stay inert while its layout and styles show.
+    """
+    source = html.escape(page, quote=True)
+    return (
+        f'<iframe sandbox="" srcdoc="{source}" referrerpolicy="no-referrer" '
+        f'style="width: 100%; height: {height}; border: 1px solid #d0d0d0; resize: vertical;">'
+        "</iframe>"
+    )
 
 
 def _json(path: str, text: str, meta: dict[str, Any]) -> _Bundle:
