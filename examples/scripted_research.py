@@ -118,14 +118,16 @@ def main() -> None:
 def describe(event: dict) -> str:
     kind, step = event["type"], event["step"]
     if kind == "prompt":
-        return f"[{step}] prompt: {len(event['assembly']['sections'])} sections, {event['assembly']['tokens']} tokens"
+        if event["assembly"] is None:
+            return f"[{step}] prompt: unchanged ({event['hash']}), {event['tokens']} tokens"
+        return f"[{step}] prompt: {len(event['assembly']['sections'])} sections, {event['tokens']} tokens"
     if kind == "model_call":
         calls = ", ".join(event["tool_calls"]) or "final answer"
         return f"[{step}] model: {event['tokens_in']} tokens in, {event['tokens_out']} out -> {calls}"
     if kind == "tool_call":
         return f"[{step}] tool {event['tool']}({', '.join(f'{k}={v!r}' for k, v in event['args'].items())})"[:160]
     if kind == "tool_result":
-        status = f"error: {event['error']}" if event["error"] else f"{event['size']} chars"
+        status = f"error: {event['error']}" if event["error"] else f"{event['chars']} chars"
         return f"[{step}] -> {event['tool']}: {status} in {event['seconds'] * 1000:.1f} ms"
     if kind == "todos":
         return f"[{step}] todos: " + "; ".join(f"{t['content']} ({t['status']})" for t in event["todos"])
@@ -139,11 +141,16 @@ def describe(event: dict) -> str:
     if kind == "aged":
         return f"[{step}] aged out {event['tool']} result to a pointer: {event['path']}"
     if kind == "summarized":
-        return f"[{step}] summarized {event['messages_folded']} messages into {event['transcript']}"
+        return f"[{step}] summarized {event['messages_folded']} messages into {event['transcript_path']}"
     if kind == "subagent_started":
-        return f"[{step}] subagent {event['subagent']} started: {event['task_id']}"
+        return f"[{step}] subagent {event['agent']} started: {event['task_id']}"
     if kind == "subagent_finished":
-        return f"[{step}] subagent {event['subagent']} {event['status']} in {event['seconds']:.2f} s"
+        return f"[{step}] subagent {event['agent']} {event['status']} in {event['seconds']:.2f} s"
+    if kind == "run_started":
+        return f"[{step}] run started on {event['model']}: {event['input'][:60]!r}"
+    if kind == "run_finished":
+        return (f"[{step}] run {event['status']}: {event['model_calls']} model calls, "
+                f"{event['tokens_in']:,} tokens in, {event['seconds']:.2f} s")
     if kind == "memory_loaded":
         return f"[{step}] memory loaded: {event['path']} ({event['tokens']} tokens)"
     return f"[{step}] {kind}: {event.get('message', '')}"

@@ -312,17 +312,18 @@ def test_event_stream_of_a_five_step_run_in_order() -> None:
     agent = create_research_agent(model)
     trace = trace_run(agent, ask("do research"))
     kinds = [(e["type"], e["step"]) for e in trace.events if e["type"] != "warning"]
-    expected = [("prompt", 1), ("context", 1), ("model_call", 1), ("tool_call", 1),
-                ("tool_result", 1), ("todos", 1)]
+    expected = [("run_started", 0), ("prompt", 1), ("context", 1), ("model_call", 1),
+                ("tool_call", 1), ("tool_result", 1), ("todos", 1)]
     for step in (2, 3, 4):
         expected += [("prompt", step), ("context", step), ("model_call", step),
                      ("tool_call", step), ("tool_result", step)]
-    expected += [("prompt", 5), ("context", 5), ("model_call", 5)]
+    expected += [("prompt", 5), ("context", 5), ("model_call", 5), ("run_finished", 5)]
     assert kinds == expected
     results = trace.of_type("tool_result")
     assert [r["tool"] for r in results] == ["write_todos", "write_file", "read_file", "read_file"]
     assert results[3]["error"] and "missing.md" in results[3]["error"]
-    assert results[1]["error"] is None and results[1]["size"] > 0
+    assert results[1]["error"] is None and results[1]["chars"] == len(results[1]["content"]) > 0
+    assert results[2]["content"] == "     1\ta\n     2\tb"  # what read_file returned, whole
     assert trace.of_type("todos")[0]["todos"] == [{"content": "gather", "status": "in_progress"}]
     calls = trace.of_type("model_call")
     assert all(c["tokens_in"] > 0 and c["seconds"] >= 0 for c in calls)

@@ -8,12 +8,13 @@ import pytest
 from jupyter_deepagent import RunTrace, results_frame
 from jupyter_deepagent.trace.results import RESULT_COLUMNS
 
+STARTED = pd.Timestamp("2025-03-01T10:00:00", tz="UTC").timestamp()  # epoch seconds
+
 
 def started(task_id: str, turn: str | None, index: int) -> dict:
     return {
-        "type": "subagent_started", "time": 0.0, "agent": "researcher", "task_id": task_id,
-        "step": 1, "subagent": "researcher", "description": f"do {task_id}",
-        "started_at": "2025-03-01T10:00:00+00:00", "parent_task_id": None, "turn_id": turn,
+        "type": "subagent_started", "time": STARTED, "agent": "researcher", "task_id": task_id,
+        "step": 1, "description": f"do {task_id}", "parent_task_id": None, "turn_id": turn,
         "call_index": index,
     }
 
@@ -71,14 +72,18 @@ def test_a_resumed_task_is_one_row_with_its_last_report() -> None:
 
 def test_fixed_columns_have_useful_types() -> None:
     events = [
-        finished("a", "m", 0, files_written=["/n/a.md"]),
+        started("a", "m", 0),
+        finished("a", "m", 0, files_written=["/n/a.md"], time=STARTED + 5),
         finished("b", "m", 1, status="error", error="ValueError: bad", transcript_path=None),
     ]
     frame = results_frame(events)
     assert tuple(frame.columns) == RESULT_COLUMNS
+    assert frame["subagent"].tolist() == ["researcher", "researcher"]  # the events' agent
     assert frame["tokens_in"].dtype == "int64" and frame["seconds"].dtype == "float64"
     assert frame["files_written"].tolist() == [["/n/a.md"], []]
+    # the time of the task's subagent_started event; NaT when the events do not hold it
     assert frame["started_at"].iloc[0] == pd.Timestamp("2025-03-01T10:00:00", tz="UTC")
+    assert pd.isna(frame["started_at"].iloc[1])
     assert pd.isna(frame["error"].iloc[0]) and frame["error"].iloc[1] == "ValueError: bad"
     assert pd.isna(frame["transcript_path"].iloc[1])
 

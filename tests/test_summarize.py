@@ -75,7 +75,7 @@ def test_past_the_trigger_older_messages_are_summarized_keeping_recent_ones() ->
     after = agent_requests(model)[event["step"] - 1]
     first = after.messages[1]
     assert isinstance(first, HumanMessage) and SUMMARY in first.text
-    assert event["transcript"] in first.text
+    assert event["transcript_path"] in first.text
     assert isinstance(after.messages[2], AIMessage)  # the kept part starts at a turn
     kept = after.messages[2:]
     assert messages_tokens(kept) <= 800 or len(kept) == 2  # 10% of the window, or the last turn
@@ -88,8 +88,8 @@ def test_transcript_holds_every_folded_message_and_the_summary() -> None:
     model, trace = run([*(fetches(k) for k in keys), "done"], config={
         "configurable": {"thread_id": "glacier/42"}}, checkpointer=InMemorySaver())
     event = trace.of_type("summarized")[0]
-    assert event["transcript"] == "/conversation_history/glacier_42.md"
-    text = trace.state["files"][event["transcript"]]["content"]
+    assert event["transcript_path"] == "/conversation_history/glacier_42.md"
+    text = trace.state["files"][event["transcript_path"]]["content"]
     assert text.startswith("# Conversation history")
     assert "## Summarization 1 (trigger)" in text and f"### Summary 1\n{SUMMARY}" in text
     assert "survey the notes" in text
@@ -112,7 +112,7 @@ def test_summarizing_again_folds_the_old_summary_in() -> None:
     sent = "".join(m.text for m in second.messages)
     assert "SECOND-SUMMARY" in sent and "FIRST-SUMMARY" not in sent
     assert "Summary 2 of the conversation" in second.messages[1].text
-    transcript = trace.state["files"][events[0]["transcript"]]["content"]
+    transcript = trace.state["files"][events[0]["transcript_path"]]["content"]
     assert transcript.index("## Summarization 1") < transcript.index("## Summarization 2")
     assert "r0 line 000" in transcript and "r3 line 000" in transcript
     assert len(trace.messages) == 2 + 2 * len(keys)  # the checkpoint keeps every message

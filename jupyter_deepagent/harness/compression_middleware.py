@@ -42,7 +42,8 @@ from jupyter_deepagent.harness.compression_state import (
 )
 from jupyter_deepagent.harness.context_view import ContextView
 from jupyter_deepagent.harness.view_entries import SummaryJob, ViewCache
-from jupyter_deepagent.harness.events import current_agent, emit_event, run_step
+from jupyter_deepagent.harness.events import current_agent, emit_event, first_in_run, run_step
+from jupyter_deepagent.harness.model_label import model_label
 from jupyter_deepagent.harness.offload import HISTORY_DIR, safe_name
 from jupyter_deepagent.harness.overflow import gave_up, is_context_overflow, learned_window
 from jupyter_deepagent.harness.result_offload import offload_tool_result
@@ -90,16 +91,17 @@ class ContextCompressionMiddleware(AgentMiddleware):
 
             settings = replace(settings, summarizer=resolve_model(settings.summarizer))
         self.backend, self.model, self.settings = backend, model, settings
+        self.model_label = model_label(model)
         self.window = resolve_context_window(model, settings.context_window)
         self.cache = ViewCache()
         self.tools = [compact_conversation_tool()] if settings.compaction_tool else []
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Warn, once per run, when the window is a guess."""
-        if self.window.source == "default":
-            name = getattr(self.model, "model_name", None) or getattr(self.model, "model", None)
+        """Warn when the window is a guess: once per run, not again for each subagent."""
+        key, main = ("context_window", self.model_label), current_agent()[1] is None
+        if self.window.source == "default" and first_in_run(key, otherwise=main):
             emit_event("warning", source="context_window", message=(
-                f"The model {name or type(self.model).__name__} reports no context window "
+                f"The model {self.model_label} reports no context window "
                 f"(max_input_tokens in its profile); assuming {self.window.tokens:,} tokens, so "
                 f"summarization starts at {self.settings.trigger(self.window):,}. Pass "
                 "context_window= to create_research_agent to set the real one."))

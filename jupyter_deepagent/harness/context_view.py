@@ -323,5 +323,5 @@ class ContextView:
         self.entries = [self._summary_entry(content), *self.entries[job.cut:]]
         self.emit("summarized", reason=reason, count=count, tokens_before=before,
                   tokens_after=self.total(), messages_folded=job.cutoff - job.first,
-                  transcript=self.transcript, summary_tokens=approx_tokens(text),
-                  summarizer_tokens=summarizer_tokens)
+                  transcript_path=self.transcript, tokens_summary=approx_tokens(text),
+                  tokens_summarizer=summarizer_tokens)

@@ -1,4 +1,8 @@
-"""Reports each model call and tool call as run events (timings, tokens, sizes, errors, todos)."""
+"""Reports each model call and tool call as run events (timings, tokens, sizes, errors, todos).
+
+A `model_call` event carries the whole reply and a `tool_result` the tool's whole text, so a
+recorded run holds everything needed to play it again without the model or the tools.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,11 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage, message_to_dict
 from langgraph.types import Command
 
 from jupyter_deepagent.harness.events import emit_event, run_step, summarize_args
+from jupyter_deepagent.harness.model_label import model_label
 from jupyter_deepagent.harness.tokens import messages_tokens
 
 __all__ = ["RunEventsMiddleware"]
@@ -70,17 +75,21 @@ class RunEventsMiddleware(AgentMiddleware):
         message = _ai_message(response)
         usage = (message.usage_metadata if message is not None else None) or {}
         tokens_in = usage.get("input_tokens")
-        if tokens_in is None:
+        estimated = tokens_in is None
+        if estimated:
             system = [request.system_message] if request.system_message is not None else []
             tokens_in = messages_tokens([*system, *request.messages])
         emit_event(
             "model_call",
             step=run_step(request.state["messages"]) + 1,
+            model=model_label(request.model),
             tokens_in=tokens_in,
+            tokens_in_estimated=estimated,
             tokens_out=usage.get("output_tokens", 0),
             seconds=round(seconds, 6),
             messages=len(request.messages),
             tool_calls=[call["name"] for call in (message.tool_calls if message else [])],
+            reply=_jsonable(message_to_dict(message)) if message is not None else None,
         )
 
     @staticmethod
@@ -106,17 +115,19 @@ class RunEventsMiddleware(AgentMiddleware):
     ) -> None:
         call = request.tool_call
         message = _tool_message(result)
+        content = str(message.text) if message is not None else ""
         error = None
         if exc is not None:
             error = f"{type(exc).__name__}: {exc}"
         elif message is not None and message.status == "error":
-            error = message.text
+            error = content
         emit_event(
             "tool_result",
             step=step,
             tool=call["name"],
             tool_call_id=call.get("id"),
-            size=len(message.text) if message is not None else 0,
+            content=content,
+            chars=len(content),
             seconds=round(seconds, 6),
             error=error,
         )
@@ -142,3 +153,15 @@ def _tool_message(result: Any) -> ToolMessage | None:
             if isinstance(message, ToolMessage):
                 return message
     return None
+
+
+def _jsonable(value: Any) -> Any:
+    """`value` with anything JSON cannot hold (a provider's enum, say) as text; strings are
+    shared, not copied, so a long tool argument costs no second copy."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    return str(value)

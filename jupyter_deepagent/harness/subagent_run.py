@@ -4,7 +4,6 @@ its transcript. The sync and async tool functions drive the same `TaskRun`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
@@ -23,64 +22,17 @@ from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import FileData, bind_state_files, merge_files
 from jupyter_deepagent.harness.events import RunEvent, agent_scope, emit_event, event_sink
+from jupyter_deepagent.harness.task_outcome import (
+    TRANSCRIPT_FOLDER,
+    last_ai_text,
+    structured_as_dict,
+    written_paths,
+)
 
 __all__ = ["TRANSCRIPT_FOLDER", "TaskRun"]
 
-TRANSCRIPT_FOLDER = "/subagents/"
-"""Where each task's transcript is saved, as `<task-id>.md`."""
-
-_WRITING_TOOLS = ("write_file", "edit_file")
-# folders the harness itself writes to; not counted as files a subagent wrote
-_HARNESS_FOLDERS = ("/large_tool_results/", "/conversation_history/", TRANSCRIPT_FOLDER)
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat()
-
-
-def _as_dict(value: Any) -> dict[str, Any] | None:
-    """A structured response as plain JSON data (pydantic model, dataclass, TypedDict or dict)."""
-    if value is None:
-        return None
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = dataclasses.asdict(value)
-    if not isinstance(value, Mapping):
-        value = {"value": value}
-    return json.loads(json.dumps(dict(value), ensure_ascii=False, default=str))
-
-
-def _last_ai_text(messages: list[Any]) -> str:
-    for message in reversed(messages):
-        if getattr(message, "type", None) == "ai":
-            text = message.text if isinstance(message.text, str) else str(message.content)
-            if text.strip():
-                return text.strip()
-    return ""
-
-
-def _written_paths(messages: list[Any], changed: Mapping[str, FileData | None]) -> list[str]:
-    """Files the subagent wrote: successful write_file/edit_file calls (any backend), then other
-    paths its state changed (a compiled subagent writing `files` itself)."""
-    failed = {
-        message.tool_call_id
-        for message in messages
-        if getattr(message, "type", None) == "tool" and getattr(message, "status", "") == "error"
-    }
-    paths: list[str] = []
-    for message in messages:
-        for call in getattr(message, "tool_calls", None) or []:
-            path = str(call.get("args", {}).get("file_path", ""))
-            if call["name"] in _WRITING_TOOLS and path and call.get("id") not in failed:
-                path = "/" + path.lstrip("/")
-                if path not in paths:
-                    paths.append(path)
-    for path, data in sorted(changed.items()):
-        if data is not None and path not in paths and not path.startswith(_HARNESS_FOLDERS):
-            paths.append(path)
-    return paths
 
 
 @dataclass(frozen=True)
@@ -111,7 +63,7 @@ class TaskRun:
     turn_id: str | None
     call_index: int
     structured_expected: bool = False
-    started_at: str = ""
+    started_at: str = ""  # ISO time, for the transcript's readers
     state: dict[str, Any] = field(default_factory=dict)
     status: str = "ok"
     error: str | None = None
@@ -131,10 +83,9 @@ class TaskRun:
             self.outer_sink(event)
 
     def _common(self) -> dict[str, Any]:
+        # `agent` and `task_id` come from the scope; the start is the subagent_started `time`
         return {
-            "subagent": self.subagent,
             "description": self.description,
-            "started_at": self.started_at,
             "parent_task_id": self.parent_task_id,
             "turn_id": self.turn_id,
             "call_index": self.call_index,
@@ -146,7 +97,7 @@ class TaskRun:
         with agent_scope(self.subagent, self.task_id), event_sink(self.forward):
             self.started_at = _now()
             self._clock = time.perf_counter()
-            emit_event("subagent_started", step=self.step, task_id=self.task_id, **self._common())
+            emit_event("subagent_started", step=self.step, **self._common())
             yield
 
     @contextmanager
@@ -231,7 +182,7 @@ class TaskRun:
                 f"The subagent {self.subagent!r} finished without the structured response "
                 "asked for."
             )
-        return _last_ai_text(list(self.state.get("messages", []))) or (
+        return last_ai_text(list(self.state.get("messages", []))) or (
             f"The subagent {self.subagent!r} finished without a final message."
         )
 
@@ -255,11 +206,11 @@ class TaskRun:
     def _conclude(self) -> _Outcome:
         structured = None
         if self.status == "ok":
-            structured = _as_dict(self.state.get("structured_response"))
+            structured = structured_as_dict(self.state.get("structured_response"))
         report = self._report(structured)
         files, changed = self._changes()
         messages = list(self.state.get("messages", []))
-        written = _written_paths(messages, changed)
+        written = written_paths(messages, changed)
         from jupyter_deepagent.harness.subagent_transcript import render_transcript
 
         transcript = render_transcript(
@@ -318,7 +269,6 @@ class TaskRun:
         emit_event(
             "subagent_finished",
             step=self.step,
-            task_id=self.task_id,
             **self._common(),
             status=self.status,
             result=result,

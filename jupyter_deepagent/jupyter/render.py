@@ -15,12 +15,19 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from jupyter_deepagent.jupyter.event_text import (
+    compression_line,
+    duration,
+    short_args,
+    short_text,
+    token_count,
+)
+
 __all__ = [
     "CellView",
     "is_terminal",
     "markdown",
     "prompt_markdown",
-    "short_args",
     "show",
     "show_files",
     "show_pending",
@@ -28,8 +35,6 @@ __all__ = [
 
 _REFRESH_SECONDS = 0.1
 _TODO_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
-_PATH_ARGS = ("file_path", "path")
-_BODY_ARGS = ("content", "old_string", "new_string")
 
 
 def is_terminal(shell: Any) -> bool:
@@ -69,38 +74,6 @@ class _Text:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         return {"text/plain": self.text}, {}
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def short_args(args: Any, limit: int = 90) -> str:
-    """A tool call's arguments on one short line: paths bare, text bodies as their size, lists
-    as their length, other values as key=value."""
-    if not isinstance(args, dict):
-        return _short(args, limit)
-    parts = []
-    for key, value in args.items():
-        if key in _PATH_ARGS:
-            parts.append(_short(value))
-        elif key in _BODY_ARGS and isinstance(value, str):
-            parts.append(f"({len(value):,} chars)")
-        elif isinstance(value, list):
-            parts.append(f"{key}=[{len(value)} items]")
-        else:
-            parts.append(f"{key}={_short(value, 40)}")
-    return _short(" ".join(parts), limit)
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
-
-
-def _tokens(count: int) -> str:
-    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
 class CellView:
@@ -162,7 +135,7 @@ class CellView:
         if kind == "model_call" and event.get("task_id") is None:
             self._model_calls += 1
             self._tokens_in += int(event.get("tokens_in") or 0)
-            self._status = f"step {self._model_calls} · {_tokens(self._tokens_in)} tokens in"
+            self._status = f"step {self._model_calls} · {token_count(self._tokens_in)} tokens in"
             self._refresh()
         elif kind == "tool_call":
             line = f"{prefix}… {event['tool']} {short_args(event.get('args', {}))}".rstrip()
@@ -171,9 +144,9 @@ class CellView:
             key = f"tool:{event.get('tool_call_id')}"
             started = self._lines.get(key, f"{prefix}… {event['tool']}")
             mark = "✗" if event.get("error") else "✓"
-            line = started.replace("… ", f"{mark} ", 1) + f" · {_duration(event.get('seconds', 0))}"
+            line = started.replace("… ", f"{mark} ", 1) + f" · {duration(event.get('seconds', 0))}"
             if event.get("error"):
-                line += f" — {_short(event['error'], 120)}"
+                line += f" — {short_text(event['error'], 120)}"
             self._add(key, line, final=True)
         elif kind == "todos" and event.get("task_id") is None:
             self._todos = list(event.get("todos", []))
@@ -181,18 +154,18 @@ class CellView:
                 self._print(self._todo_text())
             self._refresh(force=True)
         elif kind == "subagent_started":
-            line = f"{prefix}⇢ {event.get('subagent')} started: {_short(event.get('description', ''))}"
+            line = f"{prefix}⇢ {event.get('agent')} started: {short_text(event.get('description', ''))}"
             self._add(f"sub:{event.get('task_id')}", line, final=True)
         elif kind == "subagent_finished":
             status = event.get("status", "ok")
-            line = f"{prefix}⇠ {event.get('subagent')} {status} · {_duration(event.get('seconds', 0))}"
+            line = f"{prefix}⇠ {event.get('agent')} {status} · {duration(event.get('seconds', 0))}"
             if event.get("error"):
-                line += f" — {_short(event['error'], 100)}"
+                line += f" — {short_text(event['error'], 100)}"
             self._add(f"subdone:{event.get('task_id')}", line, final=True)
         elif kind == "warning":
             self._add(f"warn:{len(self._lines)}", f"{prefix}! {event.get('message')}", final=True)
         elif kind in ("offloaded", "summarized"):
-            self._add(f"{kind}:{len(self._lines)}", f"{prefix}≡ {_compression_line(event)}", True)
+            self._add(f"{kind}:{len(self._lines)}", f"{prefix}≡ {compression_line(event)}", True)
 
     def _add(self, key: str, line: str, final: bool) -> None:
         self._lines[key] = line
@@ -231,8 +204,8 @@ class CellView:
     def end(self, status: str) -> None:
         """Close the live part with a status line ("done · ...", "interrupted", ...)."""
         elapsed = time.perf_counter() - self._started
-        summary = f"{self._model_calls} model calls · {_tokens(self._tokens_in)} tokens in"
-        self._status = f"{status} · {summary} · {_duration(elapsed)}"
+        summary = f"{self._model_calls} model calls · {token_count(self._tokens_in)} tokens in"
+        self._status = f"{status} · {summary} · {duration(elapsed)}"
         if self.quiet:
             return
         if self.rich:
@@ -276,13 +249,6 @@ class CellView:
             show(final)
 
 
-def _compression_line(event: dict[str, Any]) -> str:
-    if event.get("type") == "offloaded":
-        return f"{event.get('tool', 'result')} result saved to {event.get('path')}"
-    before, after = event.get("tokens_before"), event.get("tokens_after")
-    return f"summarized older messages ({before} → {after} tokens)"
-
-
 def show_files(displays: list[tuple[str, Any]], *, rich: bool) -> None:
     """The `/outputs/` files (from `output_displays`); a terminal gets a heading per file."""
     for path, obj in displays:
@@ -296,7 +262,7 @@ def show_pending(pending: list[dict[str, Any]], thread: str) -> None:
     lines = [f"**Waiting for your approval** (thread `{thread}`):", ""]
     for request in pending:
         args = json.dumps(request.get("args", {}), ensure_ascii=False, default=str)
-        lines.append(f"- `{request['name']}` {_short(args, 300)}")
+        lines.append(f"- `{request['name']}` {short_text(args, 300)}")
     allowed = sorted({d for request in pending for d in request.get("allowed", [])})
     choices = {
         "approve": "`%agent resume approve`",

@@ -33,11 +33,13 @@ RESULT_COLUMNS = (
 """The columns every results frame has, before one column per structured field."""
 
 _TASK_EVENTS = ("subagent_started", "subagent_finished")
+_FIELDS = {"subagent": "agent"}  # column -> the event field it comes from, where they differ
 _MISSING = object()
 
 
-def _ordered_tasks(events: Iterable[RunEvent]) -> list[RunEvent]:
-    """The last `subagent_finished` event of each task, in the order the tasks were called.
+def _ordered_tasks(events: Iterable[RunEvent]) -> list[tuple[RunEvent, float | None]]:
+    """The last `subagent_finished` event of each task, with the time the task first started,
+    in the order the tasks were called.
 
     Tasks launched by one model turn run concurrently and start in any order, so they are sorted
     by their position in that turn (`call_index`); turns come in the order they first appear.
@@ -45,6 +47,7 @@ def _ordered_tasks(events: Iterable[RunEvent]) -> list[RunEvent]:
     """
     turn_seen: dict[str, int] = {}
     task_seen: dict[str, int] = {}
+    started: dict[str, float] = {}
     finished: dict[str, RunEvent] = {}
     for position, event in enumerate(events):
         if event.get("type") not in _TASK_EVENTS or not event.get("task_id"):
@@ -55,6 +58,8 @@ def _ordered_tasks(events: Iterable[RunEvent]) -> list[RunEvent]:
         task_seen.setdefault(task_id, position)
         if event["type"] == "subagent_finished":
             finished[task_id] = event
+        elif isinstance(event.get("time"), (int, float)):
+            started.setdefault(task_id, float(event["time"]))
 
     def key(event: RunEvent) -> tuple[int, int, int]:
         task_id = str(event["task_id"])
@@ -65,7 +70,8 @@ def _ordered_tasks(events: Iterable[RunEvent]) -> list[RunEvent]:
             task_seen[task_id],
         )
 
-    return sorted(finished.values(), key=key)
+    return [(event, started.get(str(event["task_id"])))
+            for event in sorted(finished.values(), key=key)]
 
 
 def _typed_column(values: Sequence[Any]) -> pd.Series:
@@ -102,7 +108,9 @@ def results_frame(events: Iterable[RunEvent]) -> pd.DataFrame:
 
     Columns: `RESULT_COLUMNS`, then one per field of the tasks' structured responses (named
     `structured_<field>` if it clashes with a fixed column). Numbers stay numeric, lists stay
-    lists, bools stay bool; a field a task did not return is NA. `started_at` is a UTC timestamp.
+    lists, bools stay bool; a field a task did not return is NA. `subagent` is the events'
+    `agent`; `started_at` is the time of the task's first `subagent_started` event as a UTC
+    timestamp (NaT when the events do not hold it).
 
     Args:
         events: run events, from one run or many runs concatenated.
@@ -112,7 +120,8 @@ def results_frame(events: Iterable[RunEvent]) -> pd.DataFrame:
     """
     import pandas as pd
 
-    tasks = _ordered_tasks(events)
+    ordered = _ordered_tasks(events)
+    tasks = [event for event, _ in ordered]
     structured_names: list[str] = []
     for event in tasks:
         for name in event.get("structured") or {}:
@@ -121,7 +130,7 @@ def results_frame(events: Iterable[RunEvent]) -> pd.DataFrame:
 
     data: dict[str, Any] = {}
     for column in RESULT_COLUMNS:
-        values = [event.get(column, _MISSING) for event in tasks]
+        values = [event.get(_FIELDS.get(column, column), _MISSING) for event in tasks]
         if column == "files_written":
             data[column] = pd.Series([list(v or []) for v in _clean(values)], dtype=object)
         elif column in ("tokens_in", "tokens_out"):
@@ -129,7 +138,8 @@ def results_frame(events: Iterable[RunEvent]) -> pd.DataFrame:
         elif column == "seconds":
             data[column] = pd.Series([float(v or 0.0) for v in _clean(values)], dtype="float64")
         elif column == "started_at":
-            data[column] = pd.to_datetime(pd.Series(_clean(values), dtype=object), utc=True)
+            times = pd.Series([float("nan") if t is None else t for _, t in ordered], dtype=float)
+            data[column] = pd.to_datetime(times, unit="s", utc=True)
         else:
             data[column] = pd.Series(
                 [v if isinstance(v, str) else None for v in _clean(values)], dtype="str"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_deepagent.harness.events import RunEvent, event_sink
+from jupyter_deepagent.harness.events import RunEvent, emit_event, event_sink, run_scope
 from jupyter_deepagent.harness.prompt import PromptAssembly
 
 __all__ = ["RunTrace", "trace_run"]
@@ -26,13 +28,35 @@ class RunTrace:
         return [event for event in self.events if event["type"] in types]
 
     @property
+    def run_id(self) -> str | None:
+        """The id `trace_run` gave the run (None for events gathered some other way)."""
+        return self.events[0].get("run_id") if self.events else None
+
+    @property
+    def status(self) -> str | None:
+        """How the run ended (`run_finished`'s status: ok, interrupted, stopped, error)."""
+        finished = self.of_type("run_finished")
+        return finished[-1]["status"] if finished else None
+
+    @property
     def prompts(self) -> list[PromptAssembly]:
-        """The system prompt of each of the main agent's model calls, in order."""
-        return [
-            PromptAssembly.from_dict(event["assembly"])
-            for event in self.of_type("prompt")
-            if event.get("task_id") is None
-        ]
+        """The system prompt of each of the main agent's model calls, in order (a `prompt` event
+        without an assembly repeats the last one with the same hash)."""
+        known: dict[str, PromptAssembly] = {}
+        prompts = []
+        for event in self.of_type("prompt"):
+            if event.get("task_id") is not None:
+                continue
+            digest = event.get("hash")
+            if event.get("assembly") is not None:
+                assembly = PromptAssembly.from_dict(event["assembly"])
+                known[digest] = assembly
+            elif digest in known:
+                assembly = known[digest]
+            else:  # the run's events start after the prompt was first sent
+                continue
+            prompts.append(assembly)
+        return prompts
 
     @property
     def messages(self) -> list[Any]:
@@ -70,30 +94,105 @@ def trace_run(
 ) -> RunTrace:
     """Run `agent` on `input` and collect its run events and final state.
 
-    `on_event` is called with each event as it arrives, for live views. Events are collected
-    through `event_sink` rather than LangGraph's custom stream: with only "values"/"updates"
-    streaming, LangGraph runs each node in the calling thread, so a KeyboardInterrupt (the
-    notebook's stop button) arrives at once instead of after the running node finishes.
+    The events are stamped with the run's `run_id` and their `seq` (0, 1, 2, ...), open with
+    `run_started` and close with `run_finished`. `on_event` is called with each event as it
+    arrives, in `seq` order, for live views.
+
+    Events are collected through `event_sink` rather than LangGraph's custom stream: with only
+    "values"/"updates" streaming, LangGraph runs each node in the calling thread, so a
+    KeyboardInterrupt (the notebook's stop button) arrives at once instead of after the running
+    node finishes.
+
+    Raises:
+        BaseException: whatever the run raised (a KeyboardInterrupt, a provider error, ...),
+            after `run_finished` (status "stopped" or "error") is recorded; the partial
+            `RunTrace` is attached to it as `exc.trace`.
     """
     trace = RunTrace()
-    lock = threading.Lock()
+    run_id = uuid.uuid4().hex
+    lock = threading.RLock()  # an on_event that emits an event must not deadlock
 
     def collect(event: RunEvent) -> None:
         with lock:
+            event["run_id"], event["seq"] = run_id, len(trace.events)
             trace.events.append(event)
-        if on_event is not None:
-            on_event(event)
+            if on_event is not None:
+                on_event(event)
 
-    with event_sink(collect):
-        for mode, chunk in _stream(agent, input, context=context, config=config):
-            if not isinstance(chunk, dict):
-                continue
-            if "__interrupt__" in chunk:
-                if mode == "updates":
-                    trace.interrupts.extend(chunk["__interrupt__"])
-            elif mode == "values":
-                trace.state = chunk
+    started = time.perf_counter()
+    with event_sink(collect), run_scope(run_id):
+        emit_event("run_started", input=_input_text(input), thread_id=_thread_id(config),
+                   model=_model_label(agent))
+        try:
+            for mode, chunk in _stream(agent, input, context=context, config=config):
+                if not isinstance(chunk, dict):
+                    continue
+                if "__interrupt__" in chunk:
+                    if mode == "updates":
+                        trace.interrupts.extend(chunk["__interrupt__"])
+                elif mode == "values":
+                    trace.state = chunk
+        except BaseException as exc:
+            status = "stopped" if isinstance(exc, KeyboardInterrupt) else "error"
+            _finished(trace, status, time.perf_counter() - started, f"{type(exc).__name__}: {exc}")
+            try:
+                exc.trace = trace  # type: ignore[attr-defined]
+            except AttributeError:  # an exception type without a __dict__
+                pass
+            raise
+        status = "interrupted" if trace.interrupts else "ok"
+        _finished(trace, status, time.perf_counter() - started, None)
     return trace
+
+
+def _finished(trace: RunTrace, status: str, seconds: float, error: str | None) -> None:
+    model_calls = trace.of_type("model_call")
+    steps = [e["step"] for e in model_calls if e.get("task_id") is None]
+    emit_event(
+        "run_finished",
+        step=max(steps, default=0),
+        status=status,
+        error=error,
+        final_text=trace.final_text,
+        tokens_in=sum(int(e.get("tokens_in") or 0) for e in model_calls),
+        tokens_out=sum(int(e.get("tokens_out") or 0) for e in model_calls),
+        model_calls=len(model_calls),
+        tool_calls=len(trace.of_type("tool_call")),
+        seconds=round(seconds, 6),
+    )
+
+
+def _input_text(payload: Any) -> str:
+    """The text of the last human message of a run's input; "resume" for a `Command` or None."""
+    messages = payload.get("messages") if isinstance(payload, dict) else None
+    if not messages:
+        return "resume" if payload is None or not isinstance(payload, dict) else ""
+    from langchain_core.messages import convert_to_messages
+
+    try:
+        converted = convert_to_messages(messages)
+    except (ValueError, TypeError, NotImplementedError):
+        return ""
+    for message in reversed(converted):
+        if message.type == "human":
+            return str(message.text)
+    return ""
+
+
+def _thread_id(config: dict[str, Any] | None) -> str | None:
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    return None if thread is None else str(thread)
+
+
+def _model_label(agent: Any) -> str | None:
+    """The main model's label, from the graph's middleware that knows it (None if none does)."""
+    nodes = getattr(getattr(agent, "builder", None), "nodes", None) or {}
+    for spec in nodes.values():
+        owner = getattr(getattr(getattr(spec, "runnable", None), "func", None), "__self__", None)
+        label = getattr(owner, "model_label", None)
+        if isinstance(label, str):
+            return label
+    return None
 
 
 def _stream(

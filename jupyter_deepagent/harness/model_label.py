@@ -1,0 +1,37 @@
+"""`model_label`: the one way every event and message names a chat model ("provider:model")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["model_label"]
+
+
+def model_label(model: Any) -> str:
+    """Name a chat model, a bound model or a model string as "provider:model".
+
+    The provider is LangChain's own name for it (`ls_provider`, e.g. `google_genai`, `anthropic`),
+    else the model's `_llm_type` (`scripted` for `ScriptedChatModel`); a model string is kept as
+    given, with the default provider added to a bare name.
+    """
+    if isinstance(model, str):
+        if ":" in model:
+            return model
+        from jupyter_deepagent.harness.model_resolution import DEFAULT_PROVIDER
+
+        return f"{DEFAULT_PROVIDER}:{model}"
+    model = getattr(model, "bound", model)  # a RunnableBinding from bind_tools
+    try:
+        params = dict(model._get_ls_params())  # noqa: SLF001 - LangChain's tracing metadata
+    except Exception:  # noqa: BLE001 - not a LangChain chat model
+        params = {}
+    provider = params.get("ls_provider")
+    if not provider or provider == type(model).__name__.lower():  # LangChain's class-name guess
+        provider = getattr(model, "_llm_type", None) or type(model).__name__
+    name = params.get("ls_model_name")
+    for attribute in ("model_name", "model", "name"):
+        if name:
+            break
+        value = getattr(model, attribute, None)
+        name = value if isinstance(value, str) else None
+    return f"{provider}:{name}" if name else str(provider)

@@ -1,0 +1,70 @@
+"""Run events as short text: the one-line pieces the cell view is made of (arguments, durations,
+token counts, compression steps)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["compression_line", "duration", "short_args", "short_text", "token_count"]
+
+_PATH_ARGS = ("file_path", "path")
+_BODY_ARGS = ("content", "old_string", "new_string")
+
+
+def short_text(value: Any, limit: int = 60) -> str:
+    """`value` (text, or any JSON value) on one line of at most `limit` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def short_args(args: Any, limit: int = 90) -> str:
+    """A tool call's arguments (as `summarize_args` gives them) on one short line: paths bare,
+    text bodies as their true size, lists as their length, other values as key=value."""
+    if not isinstance(args, dict):
+        return short_text(args, limit)
+    parts = []
+    for key, value in args.items():
+        kind, size = _size(value)
+        text = value["head"] if kind == "chars" and isinstance(value, dict) else value
+        if key in _PATH_ARGS:
+            parts.append(short_text(text))
+        elif key in _BODY_ARGS and kind == "chars":
+            parts.append(f"({size:,} chars)")
+        elif kind == "items":
+            parts.append(f"{key}=[{size:,} items]")
+        else:
+            parts.append(f"{key}={short_text(text, 40)}")
+    return short_text(" ".join(parts), limit)
+
+
+def _size(value: Any) -> tuple[str | None, int]:
+    """("chars", n) for a text, ("items", n) for a list, whole or as `summarize_args` cut it."""
+    if isinstance(value, str):
+        return "chars", len(value)
+    if isinstance(value, list):
+        return "items", len(value)
+    if isinstance(value, dict) and len(value) == 2 and "head" in value:
+        for kind in ("chars", "items"):
+            if isinstance(value.get(kind), int):
+                return kind, value[kind]
+    return None, 0
+
+
+def duration(seconds: float) -> str:
+    """Seconds as "12 ms" or "3.4 s"."""
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
+
+
+def token_count(count: int) -> str:
+    """A token count as "950" or "12.3k"."""
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+def compression_line(event: dict[str, Any]) -> str:
+    """What an `offloaded` or `summarized` event did, in a few words."""
+    if event.get("type") == "offloaded":
+        return f"{event.get('tool', 'result')} result saved to {event.get('path')}"
+    before, after = event.get("tokens_before"), event.get("tokens_after")
+    return f"summarized older messages ({before} → {after} tokens)"
