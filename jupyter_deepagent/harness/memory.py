@@ -1,7 +1,8 @@
 """AGENTS.md memory: files read through the backend at every model call and always in the prompt.
 
 Nothing is cached per thread, so an edit between two runs (or during one) is what the next model
-call sees. Missing files are skipped with a warning event.
+call sees. Missing files are skipped with a warning event. A leading UTF-8 byte-order mark (as
+some editors save) is dropped, so the model and the token count see only the text.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def load_memory(backend: BackendProtocol, paths: Sequence[str]) -> list[MemoryFi
     loaded = []
     for path in paths:
         try:
-            loaded.append(MemoryFile(path, read_text(backend, path)))
+            loaded.append(MemoryFile(path, read_text(backend, path).removeprefix("\ufeff")))
         except FileNotFound:
             loaded.append(
                 MemoryFile(path, None, f"memory file {path} does not exist; it was skipped")
