@@ -43,12 +43,17 @@ def text(result):
 
 text(tools["write_file"].invoke(
     {"file_path": "/log.txt", "content": "ok\n" + line + "\n", "runtime": runtime()}))
+async def catastrophic_async():
+    from jupyter_deepagent.backends import _matching
+    _matching.REGEX_TIME_BUDGET = 0.3  # the same stop, sooner
+    return text(await tools["grep"].ainvoke(grep("(a|aa)+$")))
+
 grep = lambda pattern: {"pattern": pattern, "regex": True, "output_mode": "content",
                         "runtime": runtime()}
 print(json.dumps({
     "nested": text(tools["grep"].invoke(grep("^(a+)+$"))),
     "catastrophic": text(tools["grep"].invoke(grep("(a|aa)+$"))),
-    "catastrophic_async": text(asyncio.run(tools["grep"].ainvoke(grep("(a|aa)+$")))),
+    "catastrophic_async": asyncio.run(catastrophic_async()),
 }))
 """
 

@@ -62,7 +62,7 @@ def problems_of(backend: object) -> dict[str, str]:
 
 
 def test_deeply_nested_metadata_is_a_broken_skill_not_a_broken_run(tmp_path: Path) -> None:
-    nested = "[" * 5000 + "]" * 5000
+    nested = "[" * 2000 + "]" * 2000
     backend = disk_skills(
         tmp_path, deep=f"---\nname: deep\ndescription: d\nmetadata: {nested}\n---\n".encode()
     )
