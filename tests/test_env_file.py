@@ -1,0 +1,29 @@
+"""read_env_file: values of well-formed lines, and malformed lines named, never echoed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jupyter_deepagent.harness.env_file import read_env_file
+
+
+def test_malformed_lines_are_named_by_their_key_or_line_number(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text(
+        "# keys\n"
+        "GOOD_KEY=plain-value\n"
+        'export QUOTED="quoted value" # comment\n'
+        'BROKEN_KEY = "unclosed-secret\n'
+        "just some words without equals secret-ish\n"
+        "TWICE=first\nTWICE=second\n"
+    )
+    entries = read_env_file(env)
+    assert entries.values == {"GOOD_KEY": "plain-value", "QUOTED": "quoted value", "TWICE": "second"}
+    assert entries.malformed == ["BROKEN_KEY", "line 5"]
+    assert "unclosed-secret" not in repr(entries.malformed)
+
+
+def test_a_missing_file_or_a_folder_is_empty(tmp_path: Path) -> None:
+    assert read_env_file(tmp_path / "absent.env").values == {}
+    (tmp_path / ".env").mkdir()
+    assert read_env_file(tmp_path / ".env").malformed == []
