@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from jupyter_deepagent.backends import (
     BackendProtocol,
@@ -17,6 +21,12 @@ from jupyter_deepagent.backends import (
     StoreBackend,
     bind_state_files,
 )
+
+# Hypothesis caches the constants of local modules in ./.hypothesis/ while tests are collected,
+# even without an example database: keep that out of the checkout.
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="hypothesis-")
+atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 
 
 @dataclass

@@ -3,14 +3,10 @@ every tool result stays reachable (in what the model is sent, in a file, or in t
 
 from __future__ import annotations
 
-import atexit
 import random
-import shutil
-import tempfile
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.configuration import set_hypothesis_home_dir
 from langchain.tools import tool
 
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
@@ -18,12 +14,6 @@ from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
 from jupyter_deepagent.harness.tokens import messages_tokens, tools_tokens
 
 WINDOW = 8_000
-
-# Even without an example database, Hypothesis's pytest plugin caches the constants of local
-# modules in ./.hypothesis/ while tests are collected; send that to a temporary folder instead.
-_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="hypothesis-")
-atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
-set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 
 # a run: turns of 1 to 3 parallel tool calls, each returning a result of a random size
 sizes = st.one_of(st.integers(0, 600), st.integers(600, 9_000), st.integers(9_000, 60_000))
