@@ -5,6 +5,7 @@ Imported by the magic and session tests: `from notebook_shell import ...`.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,7 @@ class Notebook:
         config = Config()
         config.HistoryManager.hist_file = ":memory:"
         shell = InteractiveShell.instance(config=config)
+        shell.history_manager.outputs = defaultdict(list)  # IPython 9 shares one dict between shells
         shell.user_ns["__session__"] = str(self.path)
         shell.run_line_magic("load_ext", "jupyter_deepagent")
         return shell

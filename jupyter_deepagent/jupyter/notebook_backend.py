@@ -11,6 +11,10 @@
 
 Everything is rendered when read, from the shell and its `OutputCapture`, so a cell's output is
 readable the moment the cell finishes, without saving. Tables page by rows.
+
+Secrets never show: every text passes through a `Redactor` (API keys of the environment, values
+the session adds, secret-named variables become `***`), and the environment itself and
+secret-named text variables are left out of `/vars/`.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ import contextlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +42,7 @@ from jupyter_deepagent.backends.protocol import (
 )
 from jupyter_deepagent.jupyter._saved_notebook import SavedNotebook, saved_index
 from jupyter_deepagent.jupyter.output_capture import OutputCapture
+from jupyter_deepagent.jupyter.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_variable
 from jupyter_deepagent.jupyter.variable_files import (
     is_table,
     iter_table_lines,
@@ -83,6 +88,8 @@ class NotebookBackend(AsyncBackendMixin):
         notebook_path: The `.ipynb` file, for `/saved/`; by default the kernel's `__session__`
             when it names a notebook (JupyterLab sets it), else `/saved/` is absent.
         mount: Where the view is mounted, used in hints and in `index.md` paths.
+        secrets: Returns more values to mask as `***`, besides the environment's keys and the
+            secret-named variables (the session adds what `.env` set and `--context` values).
     """
 
     def __init__(
@@ -92,8 +99,11 @@ class NotebookBackend(AsyncBackendMixin):
         notebook_path: str | os.PathLike[str] | None = None,
         *,
         mount: str = "/notebook/",
+        secrets: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         self.shell = shell
+        self.secrets = secrets
+        self.redact = Redactor(extra=self._secret_values)
         self.capture = capture if capture is not None else OutputCapture.install(shell)
         self.notebook_path = notebook_path
         self.mount = folder_prefix(normalize_virtual_path(mount))
@@ -143,11 +153,37 @@ class NotebookBackend(AsyncBackendMixin):
         elif group == "":
             with contextlib.suppress(BackendError):  # a broken .ipynb must not hide the live view
                 files.update(self._saved_files())
-        return {path: f for path, f in files.items() if path.startswith(folder_prefix(folder))}
+        prefix = folder_prefix(folder)
+        return {path: self._redacted(f) for path, f in files.items() if path.startswith(prefix)}
 
-    def _variables(self) -> dict[str, Any]:
+    def _redacted(self, file: _File) -> _File:
+        redact, pages, chunks = self.redact, file.pages, file.chunks
+        return replace(
+            file,
+            text=lambda: redact(file.text()),
+            pages=(lambda offset, limit: _redact_page(redact, pages(offset, limit)))
+            if pages is not None
+            else None,
+            chunks=(lambda: (redact.lines(chunk) for chunk in chunks()))
+            if chunks is not None
+            else None,
+        )
+
+    def _all_variables(self) -> dict[str, Any]:
         hidden = getattr(self.shell, "user_ns_hidden", ())
         return user_variables(getattr(self.shell, "user_ns", {}), hidden)
+
+    def _variables(self) -> dict[str, Any]:
+        variables = self._all_variables()
+        return {n: v for n, v in variables.items() if not is_secret_variable(n, v)}
+
+    def _secret_values(self) -> list[str]:
+        values = list(self.secrets()) if self.secrets is not None else []
+        for name, value in self._all_variables().items():
+            if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
+                if is_secret_variable(name, value):
+                    values.append(value)
+        return values
 
     def _render(self, name: str, value: Any) -> str:
         """A variable's text, kept until the next cell runs (paging does not re-render it)."""
@@ -163,9 +199,11 @@ class NotebookBackend(AsyncBackendMixin):
         return text
 
     def _variable_files(self) -> dict[str, _File]:
-        variables = self._variables()
+        every = self._all_variables()
+        variables = {n: v for n, v in every.items() if not is_secret_variable(n, v)}
+        secret = [name for name in every if name not in variables]
         folder = self._shown("/vars/")
-        index = _File("/vars/index.md", lambda: variables_index(variables, folder))
+        index = _File("/vars/index.md", lambda: variables_index(variables, folder, secret))
         files = {index.path: index}
         for name, value in variables.items():
             path = f"/vars/{name}.{variable_extension(value)}"
@@ -219,7 +257,9 @@ class NotebookBackend(AsyncBackendMixin):
                 why = f"no output for execution count {stem}; {listing} lists cells with output"
         elif parts[0] == "vars" and len(parts) == 2:
             value = self._variables().get(stem, self)
-            if value is not self:
+            if stem in self._all_variables() and value is self:
+                why = f"{stem} looks like a secret (a key, token or password), so it is hidden"
+            elif value is not self:
                 right = self._shown(f"/vars/{stem}.{variable_extension(value)}")
                 why = f"{stem} is a {type(value).__name__}: read {right}"
             else:
@@ -327,3 +367,8 @@ class NotebookBackend(AsyncBackendMixin):
                 matches += [GrepMatch(m.path, m.line_number + first, m.line) for m in found]
                 first += len(chunk)
         return sorted(matches, key=lambda match: (match.path, match.line_number))
+
+
+def _redact_page(redact: Redactor, page: tuple[list[str], int]) -> tuple[list[str], int]:
+    lines, total = page
+    return redact.lines(lines), total

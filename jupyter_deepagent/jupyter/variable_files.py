@@ -18,7 +18,7 @@ import json
 import keyword
 import re
 import sys
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -254,12 +254,15 @@ def renders_cheaply(value: Any) -> bool:
     return True
 
 
-def variables_index(variables: Mapping[str, Any], folder: str) -> str:
+def variables_index(
+    variables: Mapping[str, Any], folder: str, secret: Iterable[str] = ()
+) -> str:
     """The `index.md` of the variables: one line each with name, type and shape, and file.
 
     Args:
         variables: The variables, as `user_variables` returns them.
         folder: The folder path their files are shown under, e.g. `/notebook/vars/`.
+        secret: Names of variables left out because they look like secrets (listed, no file).
 
     Returns:
         Markdown text.
@@ -271,6 +274,7 @@ def variables_index(variables: Mapping[str, Any], folder: str) -> str:
             note = " (large: read it in pages with offset and limit)"
         path = f"{folder}{name}.{variable_extension(value)}"
         lines.append(f"- {name}: {describe_variable(value)} -> {path}{note}")
-    if not variables:
+    lines += [f"- {name}: (hidden: looks like a secret)" for name in sorted(secret)]
+    if not variables and not secret:
         lines.append("(no variables yet: run a cell that assigns one)")
     return "\n".join(lines) + "\n"
