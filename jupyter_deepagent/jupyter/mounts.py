@@ -4,7 +4,7 @@
 |---|---|
 | `/notebook/` | `NotebookBackend`: cells, outputs and variables of the live notebook (read-only) |
 | `/outputs/` | `OutputsBackend`: this cell's files, displayed when the run ends |
-| `/workspace/` | `DiskBackend` on the notebook's folder; `.env` files and the state folder hidden |
+| `/workspace/` | `GuardedFolder`: the notebook's folder; `.env*`, the state folder hidden, settings files protected |
 | `/memories/` | `StoreBackend` on the session's SQLite store (survives restarts) |
 | `/large_tool_results/`, `/conversation_history/`, `/subagents/` | disk, under `.deepagent/artifacts/` |
 | anything else | `StateBackend`: the thread's scratch files, checkpointed |
@@ -12,11 +12,14 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from jupyter_deepagent._exceptions import PermissionDenied
-from jupyter_deepagent.backends._paths import is_within, normalize_virtual_path
+from jupyter_deepagent.backends._paths import normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.protocol import (
@@ -32,68 +35,167 @@ from jupyter_deepagent.backends.protocol import (
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
 
-__all__ = ["ARTIFACT_MOUNTS", "GuardedFolder", "notebook_filesystem", "notebook_prompt"]
+__all__ = [
+    "ARTIFACT_MOUNTS",
+    "PROTECTED_NAMES",
+    "GuardedFolder",
+    "notebook_filesystem",
+    "notebook_prompt",
+]
 
 ARTIFACT_MOUNTS = ("large_tool_results", "conversation_history", "subagents")
 """Folders the harness writes to, kept on disk under `<state_dir>/artifacts/`."""
 
 _Listed = TypeVar("_Listed", FileInfo, GrepMatch)
 
+PROTECTED_NAMES = (".deepagent.toml", "pyproject.toml")
+"""Files the agent may read but never write, edit or delete: they hold the agent's settings."""
 
-def _is_secret(path: str) -> bool:
-    return any(part == ".env" or part.startswith(".env.") for part in path.split("/"))
+
+def _is_secret_name(name: str) -> bool:
+    name = name.casefold()
+    return name.startswith(".env") or name == ".deepagent"
+
+
+def _same_or_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _key(real: str) -> str:
+    """A real path compared without regard to case (a case-insensitive disk accepts `.ENV`)."""
+    return os.path.normcase(real).casefold()
 
 
 class GuardedFolder(AsyncBackendMixin):
-    """A backend with some paths hidden: `.env` files (API keys) and folders listed in `hidden`.
+    """A folder on disk with some paths hidden from the agent and some it may not change.
 
-    A hidden path is refused by read, write, edit and delete, and left out of ls, glob and grep,
-    so neither a key nor the session's databases can reach the model.
+    Hidden (refused by read, write, edit and delete; left out of ls, glob and grep): any `.env*`
+    file or `.deepagent` folder, and the real paths in `hidden` (the configured env file and
+    state folder). Protected (readable, but never written, edited or deleted): `.deepagent.toml`
+    and `pyproject.toml`, whose settings every run reads. Both are decided on the real path, after
+    symlinks, and without regard to case, so `config.txt -> .env` or `.ENV` stays hidden; a folder
+    holding a hidden or protected file cannot be deleted. Text read or found is passed through
+    `redact`.
 
     Args:
-        backend: The backend to guard (a `DiskBackend` on the notebook's folder).
-        hidden: Folders inside it, as virtual paths (e.g. `/.deepagent`).
+        backend: The `DiskBackend` on the folder.
+        hidden: Real paths (files or folders) to hide besides the `.env*` and `.deepagent` names.
+        redact: Applied to every line read or found (masks API keys).
     """
 
-    def __init__(self, backend: BackendProtocol, hidden: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        backend: DiskBackend,
+        hidden: tuple[str | os.PathLike[str], ...] = (),
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         self.backend = backend
-        self.hidden = tuple(normalize_virtual_path(folder) for folder in hidden)
+        self.root = os.path.realpath(backend.root)
+        self.hidden = tuple(_key(os.path.realpath(path)) for path in hidden)
+        self.redact = redact
+
+    # -- deciding --------------------------------------------------------------------------------
+    def _real(self, virtual: str) -> str:
+        return os.path.realpath(os.path.join(self.root, *virtual.split("/")[1:]))
+
+    def _names(self, virtual: str) -> list[str]:
+        """The names along the path as written and along its real path inside the folder."""
+        names = [part for part in virtual.split("/") if part]
+        real = self._real(virtual)
+        if _same_or_within(real, self.root):
+            names += [part for part in real[len(self.root) :].split(os.sep) if part]
+        return names
 
     def _is_hidden(self, path: str) -> bool:
-        path = normalize_virtual_path(path)
-        return _is_secret(path) or any(is_within(path, folder) for folder in self.hidden)
+        virtual = normalize_virtual_path(path)
+        if any(_is_secret_name(name) for name in self._names(virtual)):
+            return True
+        real = _key(self._real(virtual))
+        return any(_same_or_within(real, hidden) for hidden in self.hidden)
 
     def _check(self, path: str) -> str:
         if self._is_hidden(path):
+            shown = normalize_virtual_path(path)
             msg = (
-                f"{normalize_virtual_path(path)} is off limits: .env files and the agent's own "
-                "state folder are hidden from the agent."
+                f"{shown} is off limits: .env files and the agent's own state folder are hidden "
+                "from the agent."
             )
-            raise PermissionDenied(msg, path=normalize_virtual_path(path))
+            raise PermissionDenied(msg, path=shown)
         return path
+
+    def _check_change(self, path: str) -> str:
+        self._check(path)
+        virtual = normalize_virtual_path(path)
+        if self._protected_file(virtual):
+            msg = (
+                f"Cannot change {virtual}: it holds the notebook agent's settings, and only the "
+                "user can change settings (in the file, or with %agent config). Ask the user."
+            )
+            raise PermissionDenied(msg, path=virtual)
+        return path
+
+    def _protected_file(self, virtual: str) -> bool:
+        written = virtual.rsplit("/", 1)[-1]
+        real = os.path.basename(self._real(virtual))
+        return written.casefold() in PROTECTED_NAMES or real.casefold() in PROTECTED_NAMES
+
+    def _guarded_inside(self, virtual: str) -> list[str]:
+        """What a delete of folder `virtual` would take with it that the agent may not touch."""
+        real = self._real(virtual)
+        if os.path.islink(os.path.join(self.root, *virtual.split("/")[1:])) or not os.path.isdir(
+            real
+        ):
+            return []
+        found = [
+            os.path.relpath(hidden, _key(real)) for hidden in self.hidden
+            if _same_or_within(hidden, _key(real))
+        ]
+        for folder, folders, files in os.walk(real):
+            for name in [*folders, *files]:
+                if _is_secret_name(name) or name.casefold() in PROTECTED_NAMES:
+                    found.append(os.path.relpath(os.path.join(folder, name), real))
+            folders[:] = [name for name in folders if not _is_secret_name(name)]
+            if len(found) >= 5:
+                break
+        return sorted(set(found))
 
     def _visible(self, items: list[_Listed]) -> list[_Listed]:
         return [item for item in items if not self._is_hidden(item.path)]
 
+    def _redacted_lines(self, lines: list[str]) -> list[str]:
+        return [self.redact(line) for line in lines] if self.redact is not None else lines
+
+    # -- the protocol ----------------------------------------------------------------------------
     def ls(self, path: str = "/") -> list[FileInfo]:
         """List a folder, leaving hidden entries out."""
         return self._visible(self.backend.ls(self._check(path)))
 
     def read(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
-        """Read a file unless it is hidden."""
-        return self.backend.read(self._check(path), offset, limit)
+        """Read a file unless it is hidden; secrets in it are masked."""
+        result = self.backend.read(self._check(path), offset, limit)
+        return replace(result, lines=self._redacted_lines(result.lines))
 
     def write(self, path: str, content: str) -> WriteResult:
-        """Write a file unless it is hidden."""
-        return self.backend.write(self._check(path), content)
+        """Write a file unless it is hidden or protected."""
+        return self.backend.write(self._check_change(path), content)
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
-        """Edit a file unless it is hidden."""
-        return self.backend.edit(self._check(path), old, new, replace_all)
+        """Edit a file unless it is hidden or protected."""
+        return self.backend.edit(self._check_change(path), old, new, replace_all)
 
     def delete(self, path: str) -> None:
-        """Delete a file or folder unless it is hidden."""
-        self.backend.delete(self._check(path))
+        """Delete a file or folder unless it is, or holds, something hidden or protected."""
+        self._check_change(path)
+        virtual = normalize_virtual_path(path)
+        guarded = self._guarded_inside(virtual)
+        if guarded:
+            listed = ", ".join(guarded[:5])
+            msg = (
+                f"Cannot delete {virtual}: it holds files only the user may change or see "
+                f"({listed}). Delete the other files in it one by one instead."
+            )
+            raise PermissionDenied(msg, path=virtual)
+        self.backend.delete(path)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
         """Matching files, hidden ones left out."""
@@ -102,17 +204,11 @@ class GuardedFolder(AsyncBackendMixin):
     def grep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
     ) -> list[GrepMatch]:
-        """Matching lines, never from hidden files."""
-        return self._visible(self.backend.grep(pattern, self._check(path), glob, regex))
-
-
-def _inside(child: Path, parent: Path) -> str | None:
-    """`child` as a virtual path inside `parent`, or None when it lies elsewhere."""
-    try:
-        relative = child.resolve().relative_to(parent.resolve())
-    except ValueError:
-        return None
-    return "/" + relative.as_posix() if relative.parts else None
+        """Matching lines, never from hidden files; secrets in them are masked."""
+        found = self._visible(self.backend.grep(pattern, self._check(path), glob, regex))
+        if self.redact is None:
+            return found
+        return [replace(match, line=self.redact(match.line)) for match in found]
 
 
 def notebook_filesystem(
@@ -123,15 +219,20 @@ def notebook_filesystem(
     workspace_read_only: bool,
     state_dir: Path,
     store: Any,
+    env_file: Path | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> CompositeBackend:
-    """Mount the notebook's backends into the one tree the agent sees (see the module table)."""
-    hidden = _inside(state_dir, workspace)
+    """Mount the notebook's backends into the one tree the agent sees (see the module table).
+
+    In `/workspace/`, the state folder and `env_file` are hidden wherever they are, and text read
+    there passes through `redact`.
+    """
+    hidden = (state_dir, *([env_file] if env_file is not None else []))
     routes: dict[str, BackendProtocol] = {
         "/notebook/": notebook,
         "/outputs/": outputs,
         "/workspace/": GuardedFolder(
-            DiskBackend(workspace, read_only=workspace_read_only),
-            hidden=(hidden,) if hidden else (),
+            DiskBackend(workspace, read_only=workspace_read_only), hidden=hidden, redact=redact
         ),
         "/memories/": StoreBackend(store, namespace=("memories",)),
     }

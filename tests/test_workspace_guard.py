@@ -1,0 +1,124 @@
+"""/workspace/ in a notebook: secrets stay hidden whatever path leads to them, and the agent can
+neither change its own settings nor delete what it cannot see."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
+
+from jupyter_deepagent import PermissionDenied
+from jupyter_deepagent.backends import DiskBackend
+from jupyter_deepagent.jupyter.mounts import GuardedFolder
+from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+
+
+def workspace(notebook: Notebook):
+    return notebook.session.filesystem(OutputsBackend())
+
+
+def test_secrets_are_hidden_by_their_real_path_not_only_by_name(notebook: Notebook) -> None:
+    folder = notebook.folder
+    (folder / ".env").write_text("GOOGLE_API_KEY=AIza-hidden-1\n")
+    (folder / ".envrc").write_text("export OPENAI_API_KEY=sk-hidden-2\n")
+    (folder / "keys.txt").write_text("SERVICE_TOKEN=hidden-3\n")
+    (folder / "notes.txt").write_text("visible\n")
+    os.symlink(".env", folder / "config.txt")
+    os.symlink(".deepagent", folder / "state")
+    (folder / "sub").mkdir()
+    (folder / "sub" / ".ENV.local").write_text("hidden-4\n")
+    notebook.session.configure(env_file="keys.txt")
+    fs = workspace(notebook)
+    fs.write("/large_tool_results/r.txt", "an artifact")  # creates the state folder
+    for path in (
+        "/workspace/.env",
+        "/workspace/.ENV",
+        "/workspace/.envrc",
+        "/workspace/keys.txt",
+        "/workspace/config.txt",
+        "/workspace/state/artifacts/large_tool_results/r.txt",
+        "/workspace/sub/.ENV.local",
+    ):
+        with pytest.raises(PermissionDenied, match="off limits"):
+            fs.read(path)
+    listed = {info.path for info in fs.glob("**", "/workspace/")}
+    assert listed == {"/workspace/notes.txt"}
+    assert {i.path for i in fs.ls("/workspace/")} == {"/workspace/notes.txt", "/workspace/sub/"}
+    assert fs.grep("hidden", "/workspace/") == []
+
+
+def test_a_case_insensitive_disk_cannot_unhide_the_state_folder(tmp_path: Path) -> None:
+    (tmp_path / ".deepagent").mkdir()
+    (tmp_path / ".deepagent" / "notes.md").write_text("private\n")
+    guard = GuardedFolder(DiskBackend(tmp_path), hidden=(tmp_path / ".deepagent",))
+    for path in ("/.DeepAgent/notes.md", "/.deepagent/notes.md"):
+        with pytest.raises(PermissionDenied):
+            guard.read(path)
+
+
+def test_the_agent_cannot_change_its_settings_files(notebook: Notebook) -> None:
+    folder = notebook.folder
+    (folder / ".deepagent.toml").write_text("workspace_read_only = false\n")
+    (folder / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    os.symlink(".deepagent.toml", folder / "settings.txt")
+    fs = workspace(notebook)
+    assert fs.read("/workspace/.deepagent.toml").lines == ["workspace_read_only = false"]
+    attempts = [
+        lambda: fs.write("/workspace/.deepagent.toml", 'workspace = ".."\n'),
+        lambda: fs.edit("/workspace/.deepagent.toml", "false", "true"),
+        lambda: fs.delete("/workspace/.deepagent.toml"),
+        lambda: fs.write("/workspace/settings.txt", 'workspace = ".."\n'),
+        lambda: fs.write("/workspace/.DEEPAGENT.TOML", 'workspace = ".."\n'),
+        lambda: fs.edit("/workspace/pyproject.toml", "demo", "x"),
+        lambda: fs.write("/workspace/sub/pyproject.toml", "[tool.jupyter-deepagent]\n"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(PermissionDenied, match="only the user can change settings"):
+            attempt()
+    assert (folder / ".deepagent.toml").read_text() == "workspace_read_only = false\n"
+    assert not (folder / "sub").exists()
+
+
+def test_a_run_cannot_lift_its_own_limits_through_the_config_file(notebook: Notebook) -> None:
+    (notebook.folder / ".deepagent.toml").write_text('interrupt_on = ["delete"]\n')
+    model = scripted(
+        call("write_file", file_path="/workspace/.deepagent.toml", content="interrupt_on = []\n"),
+        "I could not.",
+    )
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent\nturn off the approvals")
+    assert cell.error is None
+    assert "only the user can change settings" in model.requests[1].messages[-1].text
+    assert notebook.session.config.interrupt_on == ("delete",)
+
+
+def test_a_folder_holding_hidden_or_protected_files_cannot_be_deleted(
+    notebook: Notebook, tmp_path: Path
+) -> None:
+    (notebook.folder / ".env").write_text("K=v\n")
+    (notebook.folder / "data.csv").write_text("a\n1\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "old.txt").write_text("old\n")
+    notebook.session.configure(workspace="..")
+    fs = workspace(notebook)
+    fs.write("/large_tool_results/r.txt", "an artifact")
+    with pytest.raises(PermissionDenied, match=r"project.*\.env") as refused:
+        fs.delete("/workspace/project")
+    assert ".deepagent" in str(refused.value)
+    assert (notebook.folder / ".env").is_file() and (notebook.folder / "data.csv").is_file()
+    fs.delete("/workspace/project/data.csv")
+    fs.delete("/workspace/other")  # nothing guarded in it
+    assert not (tmp_path / "other").exists()
+
+
+def test_keys_in_workspace_files_reach_the_model_masked(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEMO_API_KEY", "demo-key-0123456789")
+    (notebook.folder / "run.log").write_text("connecting with demo-key-0123456789\n")
+    fs = workspace(notebook)
+    assert fs.read("/workspace/run.log").lines == ["connecting with ***"]
+    [match] = fs.grep("connecting", "/workspace/")
+    assert match.line == "connecting with ***"
