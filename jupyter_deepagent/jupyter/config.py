@@ -5,7 +5,9 @@
 3. `.deepagent.toml` beside the notebook (keys at the top level),
 4. `%agent config key=value` in this kernel.
 
-The files are re-read at every run, so an edit takes effect without restarting the kernel.
+The files are re-read at every run, so an edit takes effect without restarting the kernel. The
+agent cannot change them: `/workspace/` refuses writes to `.deepagent.toml` and `pyproject.toml`.
+Values from files are checked exactly like `%agent config` values.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_deepagent.jupyter.options import check_variable_name
+
 __all__ = [
+    "CONFIG_FILE_NAMES",
     "LOCAL_CONFIG_FILE",
     "AgentConfig",
     "ConfigLayer",
@@ -28,6 +33,8 @@ __all__ = [
 
 LOCAL_CONFIG_FILE = ".deepagent.toml"
 _PYPROJECT_TABLE = "jupyter-deepagent"
+CONFIG_FILE_NAMES = (LOCAL_CONFIG_FILE, "pyproject.toml")
+"""Files whose settings every run reads; only the user may change them."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +106,14 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
         raise ValueError(msg)
     kind = _kind(name)
     if kind == "model":
-        return value.strip() if isinstance(value, str) else value
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if not isinstance(value, str) and source == "%agent config":
+            return value  # a chat model object, given from Python
+        msg = f"{source}: model must be \"provider:model\" text, got {value!r}"
+        raise ValueError(msg)
+    if name == "into" and isinstance(value, str):
+        return check_variable_name(value.strip(), f"{source}: into")
     if kind == "list":
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
@@ -136,22 +150,46 @@ def _layer(source: str, table: Mapping[str, Any]) -> ConfigLayer:
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        msg = f"{path.name}: cannot read it as TOML: {exc}"
-        raise ValueError(msg) from exc
+    except UnicodeDecodeError:
+        msg = f"{path}: cannot read it as TOML: it is not UTF-8 text. Save it as UTF-8."
+        raise ValueError(msg) from None
+    except OSError as exc:
+        msg = f"{path}: cannot read it: {exc.strerror or exc}. Check the file's permissions."
+        raise ValueError(msg) from None
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"{path}: cannot read it as TOML: {exc}. Fix the file, or delete it."
+        raise ValueError(msg) from None
+    except RecursionError:
+        msg = f"{path}: cannot read it as TOML: its values are nested too deeply. Fix the file."
+        raise ValueError(msg) from None
+
+
+def _pyproject_table(path: Path) -> Mapping[str, Any] | None:
+    """The `[tool.jupyter-deepagent]` table of a pyproject.toml, or None if it has none."""
+    tool = _read_toml(path).get("tool", {})
+    where = f"{path} [tool.{_PYPROJECT_TABLE}]"
+    if not isinstance(tool, dict):
+        msg = f"{path}: `tool` must be a table ([tool]), got {tool!r}. Fix the file."
+        raise ValueError(msg)
+    table = tool.get(_PYPROJECT_TABLE)
+    if table is not None and not isinstance(table, dict):
+        msg = f"{where}: must be a table of settings, got {table!r}. Fix the file."
+        raise ValueError(msg)
+    return table
 
 
 def file_layers(notebook_dir: Path) -> list[ConfigLayer]:
     """The layers from `pyproject.toml` (nearest at or above `notebook_dir`) and `.deepagent.toml`.
 
     Raises:
-        ValueError: A file is not valid TOML, or holds an unknown key or a mistyped value.
+        ValueError: A file cannot be read as UTF-8 TOML, or holds an unknown key or a mistyped
+            value; the message names the file.
     """
     layers = []
     for folder in (notebook_dir, *notebook_dir.parents):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
-            table = _read_toml(pyproject).get("tool", {}).get(_PYPROJECT_TABLE)
+            table = _pyproject_table(pyproject)
             if table:
                 layers.append(_layer(f"pyproject.toml [tool.{_PYPROJECT_TABLE}]", table))
             break

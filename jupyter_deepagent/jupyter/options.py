@@ -8,7 +8,9 @@ shlex only), since it loads with `%load_ext`.
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
+import keyword
 import re
 import shlex
 from collections.abc import Mapping
@@ -25,6 +27,7 @@ __all__ = [
     "RunOptions",
     "ThreadCommand",
     "check_thread_name",
+    "check_variable_name",
     "interpolate",
     "parse_line",
     "parse_run_options",
@@ -39,7 +42,7 @@ LINE_USAGE = """\
 usage: %agent config [KEY=VALUE ...]     show or set this notebook's defaults
        %agent threads                    list the conversations kept beside the notebook
        %agent show [-t NAME]             the system prompt the next run sends, by section
-       %agent reset [-t NAME]            forget a conversation (long-term /memories/ stay)
+       %agent reset [-t NAME]            forget a conversation and its transcript
        %agent resume approve             run the tool call waiting for approval
        %agent resume reject [MESSAGE]    refuse it, telling the agent why
        %agent resume edit KEY=VALUE ...  change its arguments, then run it
@@ -66,8 +69,15 @@ The agent's files: /notebook/ (this notebook's cells, outputs and variables, rea
 /outputs/ (shown under the cell when the run ends), /workspace/ (the notebook's folder),
 /memories/ (kept across conversations and restarts); anything else is scratch for the thread.
 `_agent` holds the last run's RunTrace. API keys come from the environment or a .env file
-beside the notebook."""
+beside the notebook (read again at each run); the agent never sees .env files, and keys in the
+notebook's cells, outputs and variables reach it as ***. Only you can change the settings:
+the agent cannot write .deepagent.toml or pyproject.toml.
+%agent reset deletes the thread's checkpoints and its /conversation_history/ transcript; what
+the agent wrote to /memories/, /workspace/, /large_tool_results/ and /subagents/ stays (the
+last two under .deepagent/artifacts/, shared by every thread: delete them by hand)."""
 
+_RESERVED_VARIABLES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "_agent"})
+_IPYTHON_HISTORY_NAME = re.compile(r"^_+$|^_i+$|^_(?:i|ih|oh|dh)?\d*$")
 _THREAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
 _INTERPOLATION = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
 
@@ -165,6 +175,32 @@ def check_thread_name(name: str) -> str:
     return name
 
 
+def check_variable_name(name: str, source: str = "--into") -> str:
+    """Return `name` if results may be assigned to it in the notebook.
+
+    A Python identifier that is not a keyword, not a builtin (`list`, `print`), not a dunder, and
+    not a name IPython or this extension keeps (`In`, `Out`, `get_ipython`, `_`, `_i3`, `_agent`).
+
+    Raises:
+        ValueError: The name cannot be used; the message names `source` and says why.
+    """
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        msg = f"{source} takes a Python variable name, got {name!r}"
+        raise ValueError(msg)
+    if (
+        name in _RESERVED_VARIABLES
+        or hasattr(builtins, name)
+        or (name.startswith("__") and name.endswith("__"))
+        or _IPYTHON_HISTORY_NAME.match(name)
+    ):
+        msg = (
+            f"{source}: {name!r} is a name IPython, Python or the extension itself uses; "
+            "choose another variable name, e.g. agent_results"
+        )
+        raise ValueError(msg)
+    return name
+
+
 def parse_run_options(line: str) -> RunOptions:
     """Parse the options after `%%agent`.
 
@@ -179,9 +215,8 @@ def parse_run_options(line: str) -> RunOptions:
             msg = f"--context takes KEY=VALUE, got {item!r}"
             raise ValueError(msg)
         context[key.strip()] = value
-    if namespace.into is not None and not namespace.into.isidentifier():
-        msg = f"--into takes a Python variable name, got {namespace.into!r}"
-        raise ValueError(msg)
+    if namespace.into is not None:
+        check_variable_name(namespace.into)
     if namespace.thread is not None:
         check_thread_name(namespace.thread)
     return RunOptions(

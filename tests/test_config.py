@@ -1,0 +1,62 @@
+"""Settings from files are checked like `%agent config` values, and bad files or folders stop the
+cell with a message naming the file or setting and what to do."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+from notebook_shell import Notebook, notebook, scripted  # noqa: F401
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "says"),
+    [
+        ("pyproject.toml", "tool = 1\n", "pyproject.toml: `tool` must be a table"),
+        ("pyproject.toml", '[tool]\njupyter-deepagent = "x"\n', "must be a table of settings"),
+        ("pyproject.toml", b"\xff\xfe[tool]\n", "pyproject.toml: cannot read it as TOML: it is not UTF-8"),
+        (".deepagent.toml", "a = " + "[" * 3000 + "]" * 3000 + "\n", ".deepagent.toml: cannot read it as TOML: its values are nested too deeply"),
+        (".deepagent.toml", "model = 5\n", '.deepagent.toml: model must be "provider:model" text'),
+        (".deepagent.toml", 'into = "get_ipython"\n', ".deepagent.toml: into: 'get_ipython' is a name"),
+        (".deepagent.toml", 'into = "_agent"\n', "'_agent' is a name"),
+        (".deepagent.toml", 'into = "two words"\n', "into takes a Python variable name"),
+        (".deepagent.toml", 'state_dir = ""\n', "state_dir '' is the notebook's folder"),
+        (".deepagent.toml", 'state_dir = ".."\n', "state_dir '..' is the notebook's folder or a folder above it"),
+        (".deepagent.toml", 'workspace = "data"\nstate_dir = "data"\n', "is the workspace"),
+        (".deepagent.toml", 'state_dir = "/proc/forbidden"\n', "state_dir '/proc/forbidden': cannot keep conversations"),
+    ],
+)
+def test_a_bad_settings_file_stops_the_cell_naming_it(
+    notebook: Notebook, file: str, content: str | bytes, says: str
+) -> None:
+    model = scripted("never sent")
+    notebook.session.configure(model=model)
+    path = notebook.folder / file
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    cell = notebook.run("%%agent\nhello")
+    assert isinstance(cell.error, UsageError)
+    assert says in str(cell.error)
+    assert model.requests == []
+    assert notebook.shell.user_ns["get_ipython"].__self__ is notebook.shell
+    assert not (notebook.folder / ".gitignore").exists()
+
+
+@pytest.mark.parametrize("line", ["into=get_ipython", "into=Out", "into=list", "into=_3"])
+def test_agent_config_refuses_the_same_protected_names(notebook: Notebook, line: str) -> None:
+    cell = notebook.run(f"%agent config {line}")
+    assert isinstance(cell.error, UsageError) and "is a name" in str(cell.error)
+
+
+def test_into_overwriting_a_variable_that_is_not_a_result_table_warns(notebook: Notebook) -> None:
+    task = {"name": "task", "args": {"description": "Find sources.",
+                                     "subagent_type": "general-purpose"}}
+    notebook.session.configure(model=scripted(
+        {"tool_calls": [task]}, "Reports are in.", {"tool_calls": [task]}, "Again.",
+        rules=[{"when": "Find sources", "reply": "Two sources.", "repeat": True}],
+    ))
+    notebook.run("findings = ['my', 'own', 'notes']")
+    cell = notebook.run("%%agent --into findings\nsurvey")
+    assert cell.error is None
+    assert "findings held a list; it now holds this run's subagent results" in cell.live_text
+    again = notebook.run("%%agent --into findings\nsurvey again")
+    assert again.error is None
+    assert "held a" not in again.live_text  # a result table replaced by the next one: no warning
