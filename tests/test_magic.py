@@ -300,3 +300,75 @@ def test_html_the_agent_writes_cannot_run_in_the_notebook(notebook: Notebook) ->
     assert "<script>" not in page and "&lt;script&gt;" in page
     notes = shown["/outputs/notes.md"]["text/markdown"]
     assert notes == "# Notes\n&lt;img src=x onerror=\"alert(1)\">\n\n`<kept>`"
+
+
+def test_a_failed_model_call_is_one_line_without_the_providers_frames_or_key(
+    notebook: Notebook, monkeypatch
+) -> None:
+    from langchain_core.language_models import BaseChatModel
+
+    from jupyter_deepagent.jupyter.execution import ModelCallFailed
+
+    monkeypatch.setenv("DEMO_PROVIDER_API_KEY", "demo-provider-key-4417")
+
+    class UnreachableModel(BaseChatModel):
+        model_name: str = "demo:unreachable"
+
+        @property
+        def _llm_type(self) -> str:
+            return "unreachable"
+
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            headers = {"x-api-key": "demo-provider-key-4417"}  # as an HTTP client holds them
+            raise ConnectionError(f"cannot reach the service (sent {headers})")
+
+    notebook.session.configure(model=UnreachableModel())
+    notebook.run("%xmode Verbose")
+    cell = notebook.run("%%agent\nhello")
+    error = cell.error
+    assert isinstance(error, ModelCallFailed)
+    assert str(error).startswith(
+        "the model call to demo:unreachable failed: ConnectionError: cannot reach the service"
+    )
+    assert "demo-provider-key-4417" not in str(error) and "***" in str(error)
+    assert error.__cause__ is None and error.__context__ is None
+    assert error._render_traceback_() == [f"ModelCallFailed: {error}"]
+    assert "demo-provider-key-4417" not in cell.stdout + cell.stderr
+    assert cell.live_text.splitlines()[-1].startswith("failed: ModelCallFailed")
+    assert isinstance(notebook.shell.user_ns["_agent"], RunTrace)
+
+
+def test_env_file_is_read_again_at_each_run_and_never_overrides_the_real_environment(
+    notebook: Notebook, monkeypatch
+) -> None:
+    import os
+
+    monkeypatch.setenv("DEMO_REAL_TOKEN", "from-the-real-environment")
+    monkeypatch.setenv("DEMO_FILE_TOKEN", "")
+    monkeypatch.delenv("DEMO_FILE_TOKEN")  # removed again after the test, whatever the run set
+    env = notebook.folder / ".env"
+    notebook.session.configure(model=scripted("one", "two", "three"))
+    env.write_text("DEMO_FILE_TOKEN=first-value-1\nDEMO_REAL_TOKEN=from-the-file\n")
+    first = notebook.run("%%agent\none")
+    assert "read DEMO_FILE_TOKEN from .env" in first.live_text
+    assert os.environ["DEMO_REAL_TOKEN"] == "from-the-real-environment"
+    env.write_text("DEMO_FILE_TOKEN=fixed-value-2\n")
+    second = notebook.run("%%agent\ntwo")
+    assert os.environ["DEMO_FILE_TOKEN"] == "fixed-value-2"
+    assert "from .env" not in second.live_text  # already known: no note again
+    env.write_text("")
+    notebook.run("%%agent\nthree")
+    assert "DEMO_FILE_TOKEN" not in os.environ
+    assert os.environ["DEMO_REAL_TOKEN"] == "from-the-real-environment"
+
+
+def test_a_malformed_env_line_is_reported_by_name_only(notebook: Notebook) -> None:
+    (notebook.folder / ".env").write_text('GOOGLE_API_KEY = "AIza-unclosed-quote\n')
+    cell = notebook.run("%%agent -m google_genai:gemini-2.5-flash\nhello")
+    assert isinstance(cell.error, MissingAPIKey)
+    message = str(cell.error)
+    assert ".env has a line for GOOGLE_API_KEY, but it could not be read" in message
+    assert "AIza-unclosed-quote" not in message + cell.stdout + cell.live_text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from langchain.tools import tool
+from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
@@ -245,3 +245,53 @@ def test_the_default_thread_is_named_after_the_notebook(tmp_path: Path) -> None:
     assert thread_of("my analysis (v2).ipynb") == "my-analysis-v2"
     assert thread_of("été.ipynb") == "t"
     assert thread_of(None) == "default"
+
+
+@tool
+def whoami(runtime: ToolRuntime[dict]) -> str:
+    """Say which user and database the run is for (`ToolRuntime[dict]`: context is a dict)."""
+    return f"user={runtime.context['user']} db={runtime.context['db'].split(':')[0]}"
+
+
+def test_context_reaches_tools_but_never_the_model(notebook: Notebook) -> None:
+    model = scripted(call("whoami"), "Done.")
+    notebook.session.configure(model=model)
+    notebook.session.tools.append(whoami)
+    cell = notebook.run("%%agent --context user=ada --context db=postgres://db-secret-771\nwho?")
+    assert cell.error is None
+    answered = model.requests[1].messages[-1]
+    assert isinstance(answered, ToolMessage)
+    assert answered.text == "user=ada db=postgres"
+    sent = "".join(m.text for request in model.requests for m in request.messages)
+    assert "db-secret-771" not in sent and "db-secret-771" not in model.requests[0].system
+
+
+def test_memory_and_skills_options_reach_the_prompt(notebook: Notebook) -> None:
+    (notebook.folder / "NOTES.md").write_text("The user studies sea ice.\n")
+    skill = notebook.folder / "my-skills" / "plotting"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: plotting\ndescription: Draw publication-quality figures.\n---\nUse SVG.\n"
+    )
+    model = scripted("ok")
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent --memory NOTES.md --skills my-skills\nhello")
+    assert cell.error is None
+    system = model.requests[0].system
+    assert '<agent_memory path="/workspace/NOTES.md">' in system
+    assert "The user studies sea ice." in system
+    assert "plotting" in system and "Draw publication-quality figures." in system
+    assert "/workspace/my-skills/plotting/SKILL.md" in system
+    assert "Use SVG." not in system  # a skill's body is read on demand
+
+
+def test_reset_forgets_the_threads_transcript_too(notebook: Notebook) -> None:
+    notebook.session.configure(model=scripted("ok"))
+    notebook.run("%%agent\nhello")
+    history = notebook.folder / ".deepagent" / "artifacts" / "conversation_history"
+    history.mkdir(parents=True, exist_ok=True)
+    (history / "analysis.md").write_text("# Conversation history\n")
+    (history / "other.md").write_text("# Conversation history\n")
+    cell = notebook.run("%agent reset")
+    assert "'analysis' forgotten" in cell.stdout and "/large_tool_results/" in cell.stdout
+    assert not (history / "analysis.md").exists() and (history / "other.md").exists()

@@ -118,10 +118,9 @@ class AgentMagics(Magics):
         view = CellView(rich=not is_terminal(self.shell), quiet=plan.settings.quiet)
         new = " (new)" if plan.new_thread else ""
         header = f"agent{action} · thread {plan.thread}{new} · {plan.model_label}"
-        env = self.session.env_names
-        if env:
-            notes = [f"read {', '.join(env)} from {plan.settings.env_file}", *notes]
-            env.clear()
+        keys = self.session.keys
+        notes = [*keys.notes, *notes]
+        keys.notes.clear()
         view.start(header, notes)
         return view
 
@@ -150,16 +149,34 @@ class AgentMagics(Magics):
         from jupyter_deepagent.jupyter.outputs_backend import output_displays
 
         pending = outcome.pending
+        into = outcome.plan.settings.into
+        finished = outcome.trace.of_type("subagent_finished")
+        if finished:
+            self._warn_if_overwriting(view, into)
         view.end("waiting for approval" if pending else "done")
         view.answer("" if pending else outcome.trace.final_text)
         show_files(output_displays(outcome.outputs), rich=view.rich)
         if pending:
             show_pending(pending, outcome.plan.thread)
-        if outcome.trace.of_type("subagent_finished"):
+        if finished:
             frame = outcome.trace.results_frame()
-            self.shell.user_ns[outcome.plan.settings.into] = frame
+            self.shell.user_ns[into] = frame
             show(frame)
         self._publish()
+
+    def _warn_if_overwriting(self, view: CellView, into: str) -> None:
+        """Say so when the results replace a variable of the user's that was not a result table."""
+        namespace = self.shell.user_ns
+        if into not in namespace or type(namespace[into]).__name__ == "DataFrame":
+            return
+        text = (
+            f"{into} held a {type(namespace[into]).__name__}; it now holds this run's subagent "
+            f"results (use --into NAME to keep it)"
+        )
+        if view.quiet:
+            print(f"! {text}")
+        else:
+            view.note(text)
 
     def _publish(self) -> None:
         self.shell.user_ns["_agent"] = self.session.last_trace
@@ -189,7 +206,11 @@ class AgentMagics(Magics):
             self._show_prompt(thread)
         else:
             forgotten = self.session.reset(thread)
-            print(f"Thread {forgotten!r} forgotten; the next %%agent on it starts afresh.")
+            print(
+                f"Thread {forgotten!r} forgotten (its checkpoints and transcript); the next "
+                "%%agent on it starts afresh. Files in /large_tool_results/ and /subagents/ stay "
+                "in the state folder's artifacts/."
+            )
 
     def _config(self, command: ConfigCommand) -> None:
         session = self.session

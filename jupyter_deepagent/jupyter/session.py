@@ -2,19 +2,23 @@
 
 It knows where the notebook is, reads the configuration layers, opens the SQLite checkpointer and
 store in `.deepagent/` beside the notebook (lazily, at the first run), keeps the current thread,
-builds the agent over the notebook's filesystem for each cell and runs it. LangChain and LangGraph
-are imported only when a run starts.
+reads `.env` before each run, and plans each cell's run: the agent over the notebook's
+filesystem. Running a plan is `execution`'s job. LangChain and LangGraph are imported only when a
+run starts.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sqlite3
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from jupyter_deepagent.backends._paths import normalize_virtual_path
+from jupyter_deepagent.jupyter import execution
 from jupyter_deepagent.jupyter.config import (
     AgentConfig,
     ConfigLayer,
@@ -22,46 +26,12 @@ from jupyter_deepagent.jupyter.config import (
     file_layers,
     resolve_config,
 )
+from jupyter_deepagent.jupyter.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
+from jupyter_deepagent.jupyter.session_keys import SessionKeys
 from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo
-from jupyter_deepagent.jupyter.thread_state import (
-    pending_requests,
-    resume_command,
-    settle_thread,
-)
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """Everything one run needs, decided before it starts."""
-
-    thread: str
-    new_thread: bool
-    settings: AgentConfig
-    model_label: str
-    agent: Any
-    outputs: Any
-    context: Mapping[str, str]
-    config: dict[str, Any]
-    stop_button: Any
-
-
-@dataclass
-class RunOutcome:
-    """How a run ended: its trace, its /outputs/ files, and notes on how its thread was settled."""
-
-    plan: RunPlan
-    trace: Any
-    outputs: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def pending(self) -> list[dict[str, Any]]:
-        """Tool calls waiting for approval: `{name, args, description, allowed}` each."""
-        return pending_requests(self.trace.interrupts)
-
 
 def _virtual(path: str) -> str:
     """A skills/memory path of the configuration: relative paths are in /workspace/."""
@@ -98,10 +68,10 @@ class Session:
         self._overrides: dict[str, Any] = {}
         self._storage: Storage | None = None
         self._thread: str | None = None
-        self._models: dict[str, Any] = {}
+        self._models: dict[Any, Any] = {}
+        self.keys = SessionKeys()
         self.last_trace: Any = None
         self.last_thread: str | None = None
-        self.env_names: list[str] = []
         self.tools: list[Any] = []
 
     # -- where the notebook is -------------------------------------------------------------------
@@ -151,18 +121,47 @@ class Session:
 
     @property
     def state_dir(self) -> Path:
-        """The folder holding conversations, memories and artifacts."""
-        return (self.notebook_dir / self.config.state_dir).resolve()
+        """The folder holding conversations, memories and artifacts.
+
+        Raises:
+            ValueError: It is the notebook's folder, the workspace, or a folder above either:
+                the databases and their `.gitignore` would land among the user's files.
+        """
+        config = self.config
+        folder = (self.notebook_dir / config.state_dir).resolve()
+        for name, setting in (("the notebook's folder", "."), ("the workspace", config.workspace)):
+            mine = (self.notebook_dir / setting).resolve()
+            if folder == mine or folder in mine.parents:
+                msg = (
+                    f"state_dir {config.state_dir!r} is {name} or a folder above it, so the "
+                    "agent's databases would mix with your files. Set state_dir to a folder of "
+                    "its own, such as .deepagent (in .deepagent.toml or with %agent config)."
+                )
+                raise ValueError(msg)
+        return folder
 
     @property
     def storage(self) -> Storage:
-        """The checkpointer and store, opened on first use (and reopened if the folder moved)."""
+        """The checkpointer and store, opened on first use (and reopened if the folder moved).
+
+        Raises:
+            ValueError: The state folder cannot be created or its databases opened.
+        """
         folder = self.state_dir
         if self._storage is not None and self._storage.folder != folder:
             self._storage.close()
             self._storage = None
         if self._storage is None:
-            self._storage = Storage(folder)
+            try:
+                self._storage = Storage(folder)
+            except (OSError, sqlite3.Error) as exc:
+                why = getattr(exc, "strerror", None) or str(exc)
+                msg = (
+                    f"state_dir {self.config.state_dir!r}: cannot keep conversations in {folder}: "
+                    f"{why}. Set state_dir to a folder you can write (in .deepagent.toml or "
+                    "with %agent config state_dir=...)."
+                )
+                raise ValueError(msg) from None
         return self._storage
 
     def close(self) -> None:
@@ -194,9 +193,16 @@ class Session:
         return [info for info in infos if info is not None]
 
     def reset(self, thread: str | None = None) -> str:
-        """Forget a thread's conversation (the current one by default); returns its name."""
+        """Forget a thread's conversation (the current one by default); returns its name.
+
+        Its checkpoints go, and so does its transcript `/conversation_history/<thread>.md`. Files
+        the agent wrote elsewhere stay: `/large_tool_results/`, `/subagents/` (shared by every
+        thread), `/memories/`, `/workspace/`.
+        """
         name = thread or self.thread
         self.storage.delete_thread(name)
+        transcript = self.state_dir / "artifacts" / "conversation_history" / f"{name}.md"
+        transcript.unlink(missing_ok=True)
         return name
 
     def _fresh_thread(self) -> str:
@@ -206,22 +212,45 @@ class Session:
             number += 1
         return f"{base}-{number}"
 
+    # -- secrets ---------------------------------------------------------------------------------
+    def secret_values(self) -> list[str]:
+        """Values to keep from the model besides the environment's keys: what the env file set,
+        and the `--context` values of this session's runs."""
+        return list(self.keys.values())
+
+    def redactor(self) -> Callable[[str], str]:
+        """Masks secret values (see `Redactor`) in a text."""
+        from jupyter_deepagent.jupyter.redaction import Redactor
+
+        return Redactor(extra=self.secret_values)
+
     # -- models ----------------------------------------------------------------------------------
     def _model(self, spec: Any, env_file: str) -> Any:
-        from jupyter_deepagent.harness.env_file import load_env_file
+        from jupyter_deepagent._exceptions import MissingAPIKey
         from jupyter_deepagent.harness.model_resolution import resolve_model
 
+        self.keys.load(self.notebook_dir / env_file, env_file)
         if not isinstance(spec, str):
             return resolve_model(spec)
         if spec.startswith("scripted:"):
             script = Path(spec.removeprefix("scripted:"))
             spec = f"scripted:{script if script.is_absolute() else self.notebook_dir / script}"
-        if spec not in self._models:
-            for name in load_env_file(self.notebook_dir / env_file):
-                self.env_names.append(name)
-            # A model is kept per spec, so a scripted model plays on across cells.
-            self._models[spec] = resolve_model(spec, env_file=None)
-        return self._models[spec]
+        # A model is kept per spec (a scripted model plays on across cells), and made again when
+        # the keys it may read change.
+        key = spec if spec.startswith("scripted:") else (spec, hash(frozenset(os.environ.items())))
+        if key not in self._models:
+            try:
+                self._models[key] = resolve_model(spec, env_file=None)
+            except MissingAPIKey as exc:
+                broken = [name for name in self.keys.malformed if name in exc.variables]
+                if not broken:
+                    raise
+                msg = (
+                    f"{exc} Note: {env_file} has a line for {', '.join(broken)}, but it could not "
+                    "be read: check its quotes (KEY=value, or KEY=\"value\")."
+                )
+                raise MissingAPIKey(msg, variables=exc.variables) from None
+        return self._models[key]
 
     # -- planning a run ----------------------------------------------------------------------------
     def _settings(self, options: RunOptions) -> AgentConfig:
@@ -248,6 +277,7 @@ class Session:
             self.shell,
             capture=self.capture,
             notebook_path=str(notebook_path) if notebook_path is not None else None,
+            secrets=self.secret_values,
         )
         return notebook_filesystem(
             notebook=notebook,
@@ -256,6 +286,8 @@ class Session:
             workspace_read_only=settings.workspace_read_only,
             state_dir=self.state_dir,
             store=self.storage.store,
+            env_file=self.notebook_dir / settings.env_file,
+            redact=notebook.redact,
         )
 
     def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:
@@ -279,7 +311,7 @@ class Session:
         Raises:
             MissingAPIKey: The model's provider needs a key that is not set.
             ModelConfigurationError: The model cannot be created.
-            ValueError: A configuration file is invalid.
+            ValueError: A configuration file, the env file or the state folder is invalid.
         """
         from jupyter_deepagent.harness.agent import create_research_agent
         from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
@@ -293,6 +325,7 @@ class Session:
         elif options.thread:
             self._thread = options.thread
         thread = self.thread
+        self.keys.add_context(options.context)
         outputs = OutputsBackend()
         storage = self.storage
         stop_button = StopButton()
@@ -319,10 +352,10 @@ class Session:
             stop_button=stop_button,
         )
 
-    # -- running -----------------------------------------------------------------------------------
+    # -- running (see `execution`) ----------------------------------------------------------------
     def settle(self, plan: RunPlan) -> list[str]:
         """Answer tool calls the thread left without results (see `settle_thread`)."""
-        return settle_thread(plan.agent, plan.config)
+        return execution.settle(plan)
 
     def run(
         self,
@@ -332,18 +365,10 @@ class Session:
         *,
         on_token: Callable[[str | None], None] | None = None,
     ) -> RunOutcome:
-        """Send `prompt` to the plan's thread and run until the answer, a pause or an interrupt.
-
-        A thread left with unanswered tool calls (stopped mid-run, or an approval never given)
-        is settled first, so the conversation stays valid for every provider.
-        """
-        from langchain_core.messages import HumanMessage
-
-        notes = self.settle(plan)
-        message = {"messages": [HumanMessage(content=prompt)]}
-        outcome = self.execute(plan, message, on_event, on_token)
-        outcome.notes[:0] = notes
-        return outcome
+        """Send `prompt` to the plan's thread (settled first) and run it; see `execute`."""
+        return self._traced(plan, lambda: execution.run(
+            plan, prompt, on_event, on_token=on_token, redact=self.redactor()
+        ))
 
     def resume_payload(
         self,
@@ -358,11 +383,7 @@ class Session:
         Raises:
             ValueError: Nothing is waiting on the thread, or the decision is not allowed.
         """
-        interrupts = plan.agent.get_state(plan.config).interrupts
-        if not pending_requests(interrupts):
-            msg = f"nothing is waiting for approval on thread {plan.thread!r}"
-            raise ValueError(msg)
-        return resume_command(interrupts, decision, message=message, edits=edits or {})
+        return execution.resume_payload(plan, decision, message=message, edits=edits)
 
     def execute(
         self,
@@ -373,38 +394,23 @@ class Session:
     ) -> RunOutcome:
         """Run the plan's agent on `payload` (new messages, or a resume `Command`).
 
-        `on_event` receives the run events; `on_token` the main agent's text as the model streams
-        it (see `AnswerStream`).
-
         On a stop (KeyboardInterrupt) or a failure, `last_trace` keeps the events so far, the
-        thread is settled, and the exception propagates.
+        thread is settled, and the exception propagates (a failed model call as
+        `ModelCallFailed`).
         """
-        from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
+        return self._traced(plan, lambda: execution.execute(
+            plan, payload, on_event, on_token, redact=self.redactor()
+        ))
 
-        events: list[dict[str, Any]] = []
-
-        def collect(event: dict[str, Any]) -> None:
-            events.append(event)
-            if on_event is not None:
-                on_event(event)
-
-        config = plan.config
-        if on_token is not None:
-            from jupyter_deepagent.jupyter.answer_stream import AnswerStream
-
-            config = {**config, "callbacks": [AnswerStream(on_token)]}
+    def _traced(self, plan: RunPlan, run: Callable[[], RunOutcome]) -> RunOutcome:
         self.last_thread = plan.thread
         try:
-            with plan.stop_button.armed():
-                trace = trace_run(
-                    plan.agent, payload, context=plan.context or None, config=config, on_event=collect
-                )
-        except BaseException:
-            self.last_trace = RunTrace(events=events, state=_state_values(plan))
-            settle_thread(plan.agent, plan.config, interrupted=True)
+            outcome = run()
+        except BaseException as exc:
+            self.last_trace = getattr(exc, "trace", None)
             raise
-        self.last_trace = trace
-        return RunOutcome(plan, trace, outputs=plan.outputs.files)
+        self.last_trace = outcome.trace
+        return outcome
 
     # -- inspecting ------------------------------------------------------------------------------
     def prompt_for(self, thread: str | None = None) -> tuple[Any, str]:
@@ -435,9 +441,3 @@ class Session:
         messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
         return len(messages), messages_tokens(messages)
 
-
-def _state_values(plan: RunPlan) -> dict[str, Any]:
-    try:
-        return dict(plan.agent.get_state(plan.config).values)
-    except Exception:  # noqa: BLE001 - a partial trace is best effort
-        return {}
