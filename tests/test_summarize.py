@@ -78,7 +78,11 @@ def test_past_the_trigger_older_messages_are_summarized_keeping_recent_ones() ->
     assert event["transcript_path"] in first.text
     assert isinstance(after.messages[2], AIMessage)  # the kept part starts at a turn
     kept = after.messages[2:]
-    assert messages_tokens(kept) <= 800 or len(kept) == 2  # 10% of the window, or the last turn
+    # 10% of the window (800 tokens) is less than the last turn, which is kept whole, never split
+    folded = event["messages_folded"]
+    assert [m.id for m in kept] == [m.id for m in trace.messages[folded : folded + 2]]
+    assert kept[0].tool_calls and isinstance(kept[1], ToolMessage)
+    assert messages_tokens(kept) > 800
     assert "n0 line 000" not in "".join(m.text for m in after.messages)
     assert trace.final_text == "done"
 
