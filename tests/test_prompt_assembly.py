@@ -119,3 +119,12 @@ def test_assemble_prompt_matches_what_the_model_receives_with_middleware() -> No
     options = {"system_prompt": "Be careful.", "middleware": [_CitationMiddleware()]}
     create_research_agent(model, **options).invoke({"messages": [{"role": "user", "content": "hi"}]})
     assert model.requests[0].system == assemble_prompt(**options).text
+
+
+def test_assemble_prompt_cuts_an_oversized_memory_file_like_the_run_does() -> None:
+    backend = StateBackend()
+    backend.write("/AGENTS.md", "".join(f"fact {i:04d}: glaciers\n" for i in range(800)))
+    assembly = assemble_prompt(memory=["/AGENTS.md"], backend=backend, context_window=20_000)
+    memory = assembly["memory"].text
+    assert "fact 0000" in memory and "fact 0799" not in memory
+    assert "/AGENTS.md is cut here" in memory

@@ -130,6 +130,18 @@ def _checked_approvals(
     return dict(interrupt_on)
 
 
+def _with_memory_budget(config: AssemblyConfig, model: Any, context_window: int | None) -> Any:
+    """The assembly config with the token budget of one memory file set from the window."""
+    from dataclasses import replace
+
+    from jupyter_deepagent.harness.memory import memory_token_budget
+    from jupyter_deepagent.harness.tokens import resolve_context_window
+
+    window = resolve_context_window(model if not isinstance(model, str) else None, context_window)
+    known = window.tokens if window.source != "default" else None
+    return replace(config, memory_token_budget=memory_token_budget(known))
+
+
 # Arguments of create_research_agent that do not change the system prompt.
 _PROMPT_NEUTRAL_ARGUMENTS = frozenset(
     {
@@ -192,7 +204,8 @@ def assemble_prompt(
     from jupyter_deepagent.harness.middleware_text import middleware_prompt_text
 
     extra = middleware_prompt_text(middleware, model) if middleware else ""
-    return build_assembly(plan.config, plan.backend, middleware_text=extra).assembly
+    config = _with_memory_budget(plan.config, model, other.get("context_window"))
+    return build_assembly(config, plan.backend, middleware_text=extra).assembly
 
 
 def create_research_agent(
@@ -296,6 +309,7 @@ def create_research_agent(
     )
     approvals = plan.config.interrupt_on  # checked; an inherited set narrowed to this agent
     chat_model = resolve_model(model)
+    assembly_config = _with_memory_budget(plan.config, chat_model, context_window)
     compression_options = {
         "context_window": context_window,
         "offload_token_limit": offload_token_limit,
@@ -336,7 +350,7 @@ def create_research_agent(
     stack.extend(middleware)
     if approvals:
         stack.append(HumanInTheLoopMiddleware(interrupt_on=approvals))
-    stack.append(ResearchContextMiddleware(plan.config, plan.backend))
+    stack.append(ResearchContextMiddleware(assembly_config, plan.backend))
     stack.append(compression)
     stack.append(RunEventsMiddleware())
     stack.append(ToolErrorMiddleware(on_error=_tool_error_message))

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.memory import MemoryFile, load_memory, memory_section
+from jupyter_deepagent.harness.memory import (
+    MEMORY_TOKENS_UNKNOWN_WINDOW,
+    MemoryFile,
+    fit_memory,
+    load_memory,
+    memory_section,
+)
 from jupyter_deepagent.harness.profile import HarnessProfile
 from jupyter_deepagent.harness.prompt import BASE_AGENT_PROMPT, PromptAssembly, PromptSection
 from jupyter_deepagent.harness.skills import SkillScan, scan_skills, skills_section
@@ -39,6 +45,7 @@ class AssemblyConfig:
     filesystem_text: str = ""
     subagents_text: str = ""
     interrupt_on: Mapping[str, Any] | None = None
+    memory_token_budget: int = MEMORY_TOKENS_UNKNOWN_WINDOW
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,7 @@ class AssemblyResult:
     assembly: PromptAssembly
     memory: list[MemoryFile]
     skills: SkillScan
+    memory_cut: list[tuple[str, int]] = field(default_factory=list)  # (path, tokens) cut to fit
 
 
 def build_assembly(
@@ -69,9 +77,11 @@ def build_assembly(
     if "write_todos" in config.tool_names:
         sections.append(PromptSection("todos", "write_todos tool", TODO_PROMPT))
     memory_files: list[MemoryFile] = []
+    memory_cut: list[tuple[str, int]] = []
     if config.memory:
         memory_files = load_memory(backend, config.memory)
-        sections.append(memory_section(memory_files))
+        fitted, memory_cut = fit_memory(memory_files, config.memory_token_budget)
+        sections.append(memory_section(fitted))
     scan = SkillScan()
     if config.skills:
         scan = scan_skills(backend, config.skills)
@@ -92,7 +102,7 @@ def build_assembly(
         sections.append(
             PromptSection("suffix", "profile.system_prompt_suffix", profile.system_prompt_suffix)
         )
-    return AssemblyResult(PromptAssembly.from_sections(sections), memory_files, scan)
+    return AssemblyResult(PromptAssembly.from_sections(sections), memory_files, scan, memory_cut)
 
 
 def _human_in_the_loop_section(interrupt_on: Mapping[str, Any]) -> PromptSection:

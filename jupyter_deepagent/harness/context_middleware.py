@@ -3,15 +3,15 @@
 It sits inside any user middleware, so whatever they add to the system message becomes the
 "middleware" section, and the model receives exactly `PromptAssembly.text`.
 
-A memory file is always loaded, but one larger than a tenth of the model's context window
-(20,000 tokens when the model's profile gives no window) is cut, with a marker the model sees and
-a `warning` event (once per run) telling the user to trim it.
+A memory file is always loaded, but one larger than a tenth of the context window (20,000 tokens
+when the window is not known) is cut by the assembly, with a marker the model sees; this
+middleware adds a `warning` event (once per run) telling the user to trim it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -29,46 +29,10 @@ from jupyter_deepagent.harness.events import (
     prompt_changed,
     run_step,
 )
-from jupyter_deepagent.harness.memory import MemoryFile, memory_section
 from jupyter_deepagent.harness.prompt import PromptAssembly
-from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN, approx_tokens, resolve_context_window
+from jupyter_deepagent.harness.tokens import approx_tokens
 
-__all__ = ["MEMORY_WINDOW_SHARE", "ResearchContextMiddleware", "fit_memory", "memory_budget"]
-
-MEMORY_WINDOW_SHARE = 0.1
-"""The share of the context window one memory file may take in the prompt."""
-_MEMORY_TOKENS_UNKNOWN_WINDOW = 20_000
-
-
-def memory_budget(model: Any) -> int:
-    """Tokens one memory file may take: a tenth of the model's window, 20,000 if it has none."""
-    window = resolve_context_window(model)
-    if window.source != "profile":
-        return _MEMORY_TOKENS_UNKNOWN_WINDOW
-    return window.fraction(MEMORY_WINDOW_SHARE)
-
-
-def fit_memory(
-    files: Sequence[MemoryFile], budget: int
-) -> tuple[list[MemoryFile], list[tuple[str, int]]]:
-    """The memory files with any over `budget` tokens cut (at a line end, with a marker), and
-    the (path, tokens) of each file that was cut."""
-    fitted, cut = [], []
-    for memory_file in files:
-        text = memory_file.text
-        tokens = approx_tokens(text or "")
-        if text is None or tokens <= budget:
-            fitted.append(memory_file)
-            continue
-        head = text[: int(budget * CHARS_PER_TOKEN)]
-        head = head.rsplit("\n", 1)[0] if "\n" in head else head
-        marker = (
-            f"[… {memory_file.path} is cut here: it is {tokens:,} tokens, more than the "
-            f"{budget:,} a memory file may take in the prompt. Read the rest with read_file.]"
-        )
-        fitted.append(MemoryFile(memory_file.path, f"{head}\n\n{marker}", memory_file.problem))
-        cut.append((memory_file.path, tokens))
-    return fitted, cut
+__all__ = ["ResearchContextMiddleware"]
 
 
 class ResearchContextMiddleware(AgentMiddleware):
@@ -110,7 +74,7 @@ class ResearchContextMiddleware(AgentMiddleware):
     def _prepare(self, request: ModelRequest) -> ModelRequest:
         outer = request.system_message.text if request.system_message is not None else ""
         step = run_step(request.state["messages"]) + 1
-        assembly = self._fitted(self._assemble(request.state, middleware_text=outer), request, step)
+        assembly = self._fitted(self._assemble(request.state, middleware_text=outer), step)
         text = assembly.text
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         emit_event(
@@ -121,27 +85,19 @@ class ResearchContextMiddleware(AgentMiddleware):
             system_message=SystemMessage(content=text), tools=self._visible_tools(request.tools)
         )
 
-    @staticmethod
-    def _fitted(result: AssemblyResult, request: ModelRequest, step: int) -> PromptAssembly:
-        """The assembly with oversized memory files cut, warning once per run about each."""
-        if not result.memory:
-            return result.assembly
-        budget = memory_budget(request.model)
-        fitted, cut = fit_memory(result.memory, budget)
-        if not cut:
-            return result.assembly
+    def _fitted(self, result: AssemblyResult, step: int) -> PromptAssembly:
+        """The assembly (oversized memory files already cut), warning once per run about each."""
         main_first_call = current_agent()[1] is None and step == 1
-        for path, tokens in cut:
-            if first_in_run(("memory_cut", path, tokens, budget), otherwise=main_first_call):
+        for path, tokens in result.memory_cut:
+            if first_in_run(("memory_cut", path, tokens), otherwise=main_first_call):
                 emit_event("warning", step=step, source=path, message=(
-                    f"The memory file {path} is {tokens:,} tokens, more than the {budget:,} one "
-                    "memory file may take (a tenth of the context window, or 20,000 tokens when "
-                    "the model reports none), so only its beginning is in the prompt. Trim "
-                    "it: keep lasting facts and preferences, and move long notes to other files "
-                    "the agent can read when it needs them."))
-        sections = [memory_section(fitted) if s.name == "memory" else s
-                    for s in result.assembly.sections]
-        return PromptAssembly.from_sections(sections)
+                    f"The memory file {path} is {tokens:,} tokens, more than the "
+                    f"{self.config.memory_token_budget:,} one memory file may take (a tenth of the "
+                    "context window, or 20,000 tokens when it is not known), so only its "
+                    "beginning is in the prompt. Trim it: keep lasting "
+                    "facts and preferences, and move long notes to other files the agent can "
+                    "read when it needs them."))
+        return result.assembly
 
     def _assemble(self, state: Any, middleware_text: str = "") -> AssemblyResult:
         with bind_state_files(state.get("files") if isinstance(state, dict) else None):

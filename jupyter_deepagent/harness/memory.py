@@ -14,8 +14,24 @@ from jupyter_deepagent._exceptions import BackendError, FileNotFound
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.files import read_text
 from jupyter_deepagent.harness.prompt import PromptSection
+from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN, approx_tokens
 
-__all__ = ["MEMORY_GUIDANCE", "MemoryFile", "load_memory", "memory_section"]
+__all__ = [
+    "MEMORY_GUIDANCE",
+    "MEMORY_TOKENS_UNKNOWN_WINDOW",
+    "MEMORY_WINDOW_SHARE",
+    "MemoryFile",
+    "fit_memory",
+    "load_memory",
+    "memory_section",
+    "memory_token_budget",
+]
+
+MEMORY_WINDOW_SHARE = 0.1
+"""The share of the context window one memory file may take in the prompt."""
+
+MEMORY_TOKENS_UNKNOWN_WINDOW = 20_000
+"""What one memory file may take when the context window is not known."""
 
 MEMORY_GUIDANCE = """\
 These files are your long-term memory; they are loaded into every conversation. Update them with \
@@ -57,3 +73,33 @@ def memory_section(files: Sequence[MemoryFile]) -> PromptSection:
     paths = ", ".join(f.path for f in files)
     text = "\n\n".join(["## Memory", *blocks, f"Memory paths: {paths}.", MEMORY_GUIDANCE])
     return PromptSection("memory", f"memory: {paths}", text)
+
+
+def memory_token_budget(window: int | None) -> int:
+    """Tokens one memory file may take: a tenth of the window, 20,000 when it is unknown."""
+    if window is None:
+        return MEMORY_TOKENS_UNKNOWN_WINDOW
+    return max(1, int(window * MEMORY_WINDOW_SHARE))
+
+
+def fit_memory(
+    files: Sequence[MemoryFile], budget: int
+) -> tuple[list[MemoryFile], list[tuple[str, int]]]:
+    """The memory files with any over `budget` tokens cut (at a line end, with a marker the
+    model reads), and the (path, tokens) of each file that was cut."""
+    fitted, cut = [], []
+    for memory_file in files:
+        text = memory_file.text
+        tokens = approx_tokens(text or "")
+        if text is None or tokens <= budget:
+            fitted.append(memory_file)
+            continue
+        head = text[: int(budget * CHARS_PER_TOKEN)]
+        head = head.rsplit("\n", 1)[0] if "\n" in head else head
+        marker = (
+            f"[… {memory_file.path} is cut here: it is {tokens:,} tokens, more than the "
+            f"{budget:,} a memory file may take in the prompt. Read the rest with read_file.]"
+        )
+        fitted.append(MemoryFile(memory_file.path, f"{head}\n\n{marker}", memory_file.problem))
+        cut.append((memory_file.path, tokens))
+    return fitted, cut
