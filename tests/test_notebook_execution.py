@@ -1,10 +1,16 @@
-"""The example notebook, executed headless in a real ipykernel with nbclient, offline."""
+"""The example notebook, executed headless in a real ipykernel with nbclient, offline.
+
+The kernels talk to the test over ZMQ on loopback: Python sockets may bind and connect to
+127.0.0.1 only (`allow_hosts`), and each kernel keeps its IPython history in the test's own
+folder (IPYTHONDIR), never the user's.
+"""
 
 from __future__ import annotations
 
 import os
 import queue
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +26,16 @@ def _outputs(cell: dict, key: str) -> list:
     return [o for o in cell.get("outputs", []) if key in o.get("data", {})]
 
 
-@pytest.mark.enable_socket  # the kernel talks to nbclient over loopback ZMQ
+LOOPBACK_ONLY = pytest.mark.allow_hosts(["127.0.0.1"])
+
+
+def _kernel_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The kernel's environment: no API key, IPython's files in the test's folder."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+    return {**env, "IPYTHONDIR": str(tmp_path / "ipython"), **extra}
+
+
+@LOOPBACK_ONLY
 def test_first_research_run_notebook_executes_and_shows_the_agents_work(tmp_path: Path) -> None:
     folder = tmp_path / "notebooks"
     folder.mkdir()
@@ -28,8 +43,9 @@ def test_first_research_run_notebook_executes_and_shows_the_agents_work(tmp_path
     path = folder / EXAMPLE.name
     shutil.copy(EXAMPLE, path)
     notebook = nbformat.read(path, as_version=4)
-    env = {**os.environ, "JPY_SESSION_NAME": str(path), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    env.pop("GOOGLE_API_KEY", None)
+    env = _kernel_env(
+        tmp_path, JPY_SESSION_NAME=str(path), PYDEVD_DISABLE_FILE_VALIDATION="1"
+    )
     client = NotebookClient(
         notebook,
         timeout=120,
@@ -101,7 +117,7 @@ def _execute(client: Any, code: str, interrupt: Any = None) -> list[dict]:
                 interrupted = interrupt(outputs)
 
 
-@pytest.mark.enable_socket
+@LOOPBACK_ONLY
 def test_the_stop_button_ends_a_running_tool_and_the_thread_goes_on(tmp_path: Path) -> None:
     (tmp_path / "crawl.yaml").write_text(
         "profile: {max_input_tokens: 100000}\n"
@@ -109,14 +125,17 @@ def test_the_stop_button_ends_a_running_tool_and_the_thread_goes_on(tmp_path: Pa
         "  - tool_calls: [{name: crawl, args: {site: example.org}}]\n"
         "  - Stopped crawling; here is what I have.\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "GOOGLE_API_KEY"}
+    env = _kernel_env(tmp_path)
     manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
     try:
         assert not [o for o in _execute(client, SLOW_TOOL) if o["type"] == "error"]
 
+        pressed: list[float] = []
+
         def press_stop_once_crawling(outputs: list[dict]) -> bool:
             live = outputs[-1].get("data", {}).get("text/plain", "")
             if "… crawl site=example.org" in live:
+                pressed.append(time.monotonic())
                 manager.interrupt_kernel()
                 return True
             return False
@@ -124,8 +143,10 @@ def test_the_stop_button_ends_a_running_tool_and_the_thread_goes_on(tmp_path: Pa
         stopped = _execute(
             client, "%%agent -m scripted:crawl.yaml\ncrawl it", press_stop_once_crawling
         )
+        took = time.monotonic() - pressed[0]
         [error] = [o for o in stopped if o["type"] == "error"]
         assert error["ename"] == "KeyboardInterrupt"
+        assert took < 3, f"the stop took {took:.1f} s: the tool was waited for"
         live = [o for o in stopped if o["type"] == "update_display_data"][-1]["data"]["text/plain"]
         assert live.splitlines()[-1].startswith("interrupted")
         assert "✓ crawl" not in live  # the tool was stopped, not waited for
@@ -141,6 +162,7 @@ def test_the_stop_button_ends_a_running_tool_and_the_thread_goes_on(tmp_path: Pa
             "'interrupted by the user' in _agent.messages[-3].text)",
         )
         assert check[-1]["text"].strip() == "['tool', 'human', 'ai'] True"
+        assert (tmp_path / "ipython" / "profile_default").is_dir()  # not the user's IPython folder
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
