@@ -338,7 +338,9 @@ def test_a_failed_model_call_is_one_line_without_the_providers_frames_or_key(
     assert error._render_traceback_() == [f"ModelCallFailed: {error}"]
     assert "demo-provider-key-4417" not in cell.stdout + cell.stderr
     assert cell.live_text.splitlines()[-1].startswith("failed: ModelCallFailed")
-    assert isinstance(notebook.shell.user_ns["_agent"], RunTrace)
+    trace = notebook.shell.user_ns["_agent"]
+    assert isinstance(trace, RunTrace) and trace.of_type("run_finished")[0]["status"] == "error"
+    assert "demo-provider-key-4417" not in repr(trace.events)
 
 
 def test_env_file_is_read_again_at_each_run_and_never_overrides_the_real_environment(

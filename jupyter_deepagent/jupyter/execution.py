@@ -146,13 +146,6 @@ def execute(
     """
     from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
 
-    events: list[dict[str, Any]] = []
-
-    def collect(event: dict[str, Any]) -> None:
-        events.append(event)
-        if on_event is not None:
-            on_event(event)
-
     config = plan.config
     if on_token is not None:
         from jupyter_deepagent.jupyter.answer_stream import AnswerStream
@@ -162,10 +155,11 @@ def execute(
     try:
         with plan.stop_button.armed():
             trace = trace_run(
-                plan.agent, payload, context=plan.context or None, config=config, on_event=collect
+                plan.agent, payload, context=plan.context or None, config=config, on_event=on_event
             )
     except BaseException as exc:
-        partial = RunTrace(events=events, state=_state_values(plan))
+        partial = getattr(exc, "trace", None) or RunTrace()
+        _settle_partial(partial, plan, redact)
         settle_thread(plan.agent, plan.config, interrupted=True)
         if isinstance(exc, Exception) and _from_model_call(exc):
             failure = _model_call_failed(plan.model_label, exc, redact)
@@ -176,6 +170,15 @@ def execute(
     if failure is not None:
         raise failure  # outside the handler, so the provider's exception is not its context
     return RunOutcome(plan, trace, outputs=plan.outputs.files)
+
+
+def _settle_partial(partial: Any, plan: RunPlan, redact: Callable[[str], str]) -> None:
+    """Complete a stopped run's trace: its state if none came, its error text without secrets."""
+    if not partial.state:
+        partial.state = _state_values(plan)
+    for event in partial.events:
+        if event.get("type") == "run_finished" and isinstance(event.get("error"), str):
+            event["error"] = redact(event["error"])
 
 
 def _attach(exc: BaseException, partial: Any) -> None:
