@@ -374,3 +374,13 @@ def test_a_malformed_env_line_is_reported_by_name_only(notebook: Notebook) -> No
     message = str(cell.error)
     assert ".env has a line for GOOGLE_API_KEY, but it could not be read" in message
     assert "AIza-unclosed-quote" not in message + cell.stdout + cell.live_text
+
+
+def test_raw_html_in_the_answer_is_shown_as_text_while_streaming_and_at_the_end(
+    notebook: Notebook,
+) -> None:
+    notebook.session.configure(model=scripted('Done. <img src=x onerror="alert(1)"> and `<kept>`'))
+    cell = notebook.run("%%agent\nsummarize")
+    streamed = [o.data["text/markdown"] for o in cell.outputs if "text/markdown" in o.data]
+    assert not [text for text in streamed if "<img" in text]
+    assert cell.markdown == ['Done. &lt;img src=x onerror="alert(1)"> and `<kept>`']

@@ -22,6 +22,7 @@ from jupyter_deepagent.jupyter.event_text import (
     short_text,
     token_count,
 )
+from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
 
 __all__ = [
     "CellView",
@@ -226,11 +227,11 @@ class CellView:
             return
         now = time.perf_counter()
         if self._stream_handle is None:
-            self._stream_handle = show(_Markdown(self._streamed), display_id=True)
+            self._stream_handle = show(_Markdown(escape_raw_html(self._streamed)), display_id=True)
             self._stream_refresh = now
         elif now - self._stream_refresh >= _REFRESH_SECONDS:
             self._stream_refresh = now
-            self._stream_handle.update(_Markdown(self._streamed))
+            self._stream_handle.update(_Markdown(escape_raw_html(self._streamed)))
 
     def answer(self, text: str) -> None:
         """Show the final answer as Markdown, in place of the streamed text if there was one."""
@@ -242,7 +243,8 @@ class CellView:
             elif text.strip():
                 self._print(text)
             return
-        final = _Markdown(text or self._streamed, {"jupyter_deepagent": {"kind": "answer"}})
+        answer = escape_raw_html(text or self._streamed)  # the agent's HTML must not run
+        final = _Markdown(answer, {"jupyter_deepagent": {"kind": "answer"}})
         if self._stream_handle is not None:
             self._stream_handle.update(final)
         elif text.strip():
