@@ -18,7 +18,9 @@ def test_malformed_lines_are_named_by_their_key_or_line_number(tmp_path: Path) -
         "TWICE=first\nTWICE=second\n"
     )
     entries = read_env_file(env)
-    assert entries.values == {"GOOD_KEY": "plain-value", "QUOTED": "quoted value", "TWICE": "second"}
+    assert entries.values == {
+        "GOOD_KEY": "plain-value", "QUOTED": "quoted value", "TWICE": "second"
+    }
     assert entries.malformed == ["BROKEN_KEY", "line 5"]
     assert "unclosed-secret" not in repr(entries.malformed)
 

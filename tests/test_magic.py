@@ -205,7 +205,8 @@ def test_outputs_files_of_every_kind_are_displayed(notebook: Notebook) -> None:
     assert shown["/outputs/a.md"]["text/markdown"] == "# Title"
     assert shown["/outputs/b.svg"]["image/svg+xml"].startswith("<svg")
     assert shown["/outputs/c.png"]["image/png"] == png
-    assert shown["/outputs/d.html"]["text/html"].startswith('<iframe sandbox="" srcdoc="&lt;b&gt;bold')
+    page = shown["/outputs/d.html"]["text/html"]
+    assert page.startswith('<iframe sandbox="" srcdoc="&lt;b&gt;bold')
     assert shown["/outputs/e.json"]["application/json"] == {"n": 1}
     assert "not a base64-encoded PNG" in shown["/outputs/f.png"]["text/plain"]
     assert shown["/outputs/g.txt"] == {"text/plain": "plain words"}

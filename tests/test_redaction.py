@@ -85,7 +85,8 @@ def test_no_tool_result_the_model_receives_holds_a_key(
     everything += [f"/notebook/outputs/{n}.txt" for n in (2, 3, 4, 7)]
     everything += ["/notebook/vars/settings.json"]
     steps = [call("read_file", file_path=path) for path in everything]
-    steps += [call("grep", pattern=part, path="/notebook/") for part in ("fake-api", "tok-", "2f9c")]
+    parts = ("fake-api", "tok-", "2f9c")
+    steps += [call("grep", pattern=part, path="/notebook/") for part in parts]
     steps += [call("glob", pattern="**", path="/notebook/"), "done"]
     notebook.session.configure(model=scripted(*steps))
     cell = notebook.run("%%agent\nread the whole notebook")

@@ -15,7 +15,8 @@ __all__ = ["escape_raw_html"]
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _AUTOLINK = re.compile(r"<(?:https?|mailto):[^\s<>\"'`\\]*>", re.IGNORECASE)
 _SCRIPT_LINK = re.compile(
-    r"(\]\(\s*<?|^ {0,3}\[[^\]\n]+\]:\s*<?)(\s*)((?:java|vb)script\s*:)", re.IGNORECASE | re.MULTILINE
+    r"(\]\(\s*<?|^ {0,3}\[[^\]\n]+\]:\s*<?)(\s*)((?:java|vb)script\s*:)",
+    re.IGNORECASE | re.MULTILINE,
 )
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _TAG_OPENER = re.compile(r"<(?=[A-Za-z/!?])")

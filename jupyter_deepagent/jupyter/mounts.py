@@ -4,7 +4,7 @@
 |---|---|
 | `/notebook/` | `NotebookBackend`: cells, outputs and variables of the live notebook (read-only) |
 | `/outputs/` | `OutputsBackend`: this cell's files, displayed when the run ends |
-| `/workspace/` | `GuardedFolder`: the notebook's folder; `.env*`, the state folder hidden, settings files protected |
+| `/workspace/` | `GuardedFolder`: the notebook's folder, `.env*` and state hidden, settings read-only |
 | `/memories/` | `StoreBackend` on the session's SQLite store (survives restarts) |
 | `/large_tool_results/`, `/conversation_history/`, `/subagents/` | disk, under `.deepagent/artifacts/` |
 | anything else | `StateBackend`: the thread's scratch files, checkpointed |

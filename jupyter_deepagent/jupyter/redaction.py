@@ -30,12 +30,13 @@ _SECRET_WORDS = frozenset(
 _SECRET_ENDINGS = ("APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
 _WORD_BOUNDARY = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_ENV_MAGIC = re.compile(rf"((?:%|!)?(?:set_)?env:?\s+)({_NAME})(\s*=\s*|\s+)([^\s'\"]\S*|'[^'\n]*'|\"[^\"\n]*\")")
+_VALUE = r"""([^\s'"]\S*|'[^'\n]*'|"[^"\n]*")"""
+_ENV_MAGIC = re.compile(rf"((?:%|!)?(?:set_)?env:?\s+)({_NAME})(\s*=\s*|\s+){_VALUE}")
 _ASSIGNMENT = re.compile(rf"""(["']?)({_NAME})\1(\s*[:=]\s*)(["'])([^"'\n]+)\4""")
 _ENVIRON_SET = re.compile(
     rf"""(environ(?:\.setdefault\(|\[)\s*["'])({_NAME})(["']\s*(?:\]\s*=|,)\s*)(["'])([^"'\n]+)\4"""
 )
-_CONTEXT_OPTION = re.compile(r"""(--context(?:\s+|=)["']?[^\s="']+=)("[^"\n]*"|'[^'\n]*'|[^\s"']+)""")
+_CONTEXT_OPTION = re.compile(r"""(--context(?:\s+|=)["']?[^\s="']+=)""" + _VALUE)
 
 
 def looks_secret(name: str) -> bool:

@@ -427,7 +427,8 @@ class Session:
             return self.last_trace.prompts[-1], "as sent in the last model call"
         settings = self._settings(RunOptions())
         backend = self.filesystem(OutputsBackend(), settings)
-        return assemble_prompt(**self.agent_arguments(settings, backend)), "as the next run sends it"
+        assembly = assemble_prompt(**self.agent_arguments(settings, backend))
+        return assembly, "as the next run sends it"
 
     def conversation_size(self, thread: str | None = None) -> tuple[int, int]:
         """Messages kept in a thread and their approximate tokens."""
