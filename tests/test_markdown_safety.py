@@ -62,3 +62,18 @@ def test_dollars_that_never_close_as_math_are_escaped_up_to_where_math_gave_up()
     # blank line, so the tag is Markdown there and must be escaped here too
     shown = escape_raw_html("$ { $ <img src=x> $\n\nnext <b>")
     assert shown == "$ { $ &lt;img src=x> $\n\nnext &lt;b>"
+
+
+def test_a_pending_approval_shows_html_in_the_arguments_as_text(monkeypatch) -> None:
+    from jupyter_deepagent.jupyter import render
+
+    shown = []
+    monkeypatch.setattr(render, "show", lambda obj, **_: shown.append(obj))
+    render.show_pending(
+        [{"name": "write_file", "args": {"content": "<img src=x onerror=alert(1)>"},
+          "allowed": ["approve", "reject"]}],
+        "default",
+    )
+    [markdown] = shown
+    text = markdown._repr_mimebundle_()[0]["text/markdown"]
+    assert "<img" not in text and "&lt;img" in text

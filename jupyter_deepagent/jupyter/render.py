@@ -264,7 +264,7 @@ def show_pending(pending: list[dict[str, Any]], thread: str) -> None:
     lines = [f"**Waiting for your approval** (thread `{thread}`):", ""]
     for request in pending:
         args = json.dumps(request.get("args", {}), ensure_ascii=False, default=str)
-        lines.append(f"- `{request['name']}` {short_text(args, 300)}")
+        lines.append(f"- `{request['name']}` {escape_raw_html(short_text(args, 300))}")
     allowed = sorted({d for request in pending for d in request.get("allowed", [])})
     choices = {
         "approve": "`%agent resume approve`",
