@@ -11,6 +11,7 @@ ResearchAssistantError
  │    └── BinaryFile               the file is not text; it is reported, not dumped
  ├── ModelConfigurationError       a model string or key cannot be turned into a model
  │    └── MissingAPIKey            the provider needs a key that is not set
+ ├── ModelCallFailed               a model call failed (network, provider); secrets masked
  ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
  └── ContextOverflow               the conversation does not fit the window, even after compression
 ```
@@ -30,6 +31,7 @@ __all__ = [
     "FileTooLarge",
     "InvalidPath",
     "MissingAPIKey",
+    "ModelCallFailed",
     "ModelConfigurationError",
     "PermissionDenied",
     "ResearchAssistantError",
@@ -87,6 +89,20 @@ class MissingAPIKey(ModelConfigurationError):
     def __init__(self, message: str, *, variables: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.variables = variables
+
+
+class ModelCallFailed(ResearchAssistantError):
+    """The model call of a run failed (network, provider error); the message says which model.
+
+    Attributes:
+        model: The model's label, e.g. "google_genai:gemini-2.5-flash".
+        error_type: The class name of the provider's exception, e.g. "ConnectError".
+    """
+
+    def __init__(self, message: str, *, model: str = "", error_type: str = "") -> None:
+        super().__init__(message)
+        self.model = model
+        self.error_type = error_type
 
 
 class ScriptError(ResearchAssistantError):

@@ -308,7 +308,7 @@ def test_a_failed_model_call_is_one_line_without_the_providers_frames_or_key(
 ) -> None:
     from langchain_core.language_models import BaseChatModel
 
-    from jupyter_deepagent.jupyter.execution import ModelCallFailed
+    from jupyter_deepagent import ModelCallFailed
 
     monkeypatch.setenv("DEMO_PROVIDER_API_KEY", "demo-provider-key-4417")
 

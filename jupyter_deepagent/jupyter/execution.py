@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from jupyter_deepagent._exceptions import ResearchAssistantError
+from jupyter_deepagent._exceptions import ModelCallFailed, ResearchAssistantError
 from jupyter_deepagent.jupyter.thread_state import (
     pending_requests,
     resume_command,
@@ -23,7 +23,6 @@ from jupyter_deepagent.jupyter.thread_state import (
 )
 
 __all__ = [
-    "ModelCallFailed",
     "RunOutcome",
     "RunPlan",
     "execute",
@@ -34,20 +33,6 @@ __all__ = [
 
 _MODEL_MODULES = ("langchain_core.language_models", "langchain_google_genai", "google.genai")
 _MESSAGE_LIMIT = 500
-
-
-class ModelCallFailed(ResearchAssistantError):
-    """The model call of a run failed (network, provider error); the message says which model.
-
-    Attributes:
-        model: The model's label, e.g. "google_genai:gemini-2.5-flash".
-        error_type: The class name of the provider's exception, e.g. "ConnectError".
-    """
-
-    def __init__(self, message: str, *, model: str = "", error_type: str = "") -> None:
-        super().__init__(message)
-        self.model = model
-        self.error_type = error_type
 
 
 @dataclass(frozen=True)
