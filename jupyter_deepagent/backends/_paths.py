@@ -18,6 +18,7 @@ __all__ = [
     "is_within",
     "normalize_virtual_path",
     "not_found",
+    "parent_folder",
     "relative_to",
 ]
 
@@ -83,6 +84,11 @@ def normalize_virtual_path(path: str) -> str:
     return "/" + "/".join(parts)
 
 
+def parent_folder(path: str) -> str:
+    """Return the folder holding normalized `path` (`/a/b` -> `/a`, `/a` -> `/`)."""
+    return path.rsplit("/", 1)[0] or "/"
+
+
 def folder_prefix(path: str) -> str:
     """Return a normalized folder path with a trailing slash (`/` stays `/`)."""
     return path if path.endswith("/") else path + "/"
@@ -106,7 +112,7 @@ def child_name(path: str, folder: str) -> tuple[str, bool]:
 
 def not_found(path: str, *, what: str = "") -> FileNotFound:
     """Build the FileNotFound error for `path`, pointing at its parent folder."""
-    parent = path.rsplit("/", 1)[0] or "/"
+    parent = parent_folder(path)
     subject = f"{what} {path}" if what else path
     msg = f"{subject} does not exist. Use ls({folder_prefix(parent)!r}) to see what is there."
     return FileNotFound(msg, path=path)

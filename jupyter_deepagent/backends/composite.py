@@ -24,7 +24,12 @@ from jupyter_deepagent.backends._matching import (
     glob_matches,
     regex_time_budget,
 )
-from jupyter_deepagent.backends._paths import folder_prefix, normalize_virtual_path, not_found
+from jupyter_deepagent.backends._paths import (
+    folder_prefix,
+    normalize_virtual_path,
+    not_found,
+    parent_folder,
+)
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,
@@ -214,7 +219,7 @@ class CompositeBackend(AsyncBackendMixin):
         """Files under `path`, across mounts, whose path relative to it matches `pattern`."""
         path = normalize_virtual_path(path)
         files, is_file = self._spread(path, lambda backend, inner: backend.glob("**", inner))
-        root = (path.rsplit("/", 1)[0] or "/") if is_file else path
+        root = parent_folder(path) if is_file else path
         found = [info for info in files if glob_matches(pattern, info.path, root)]
         return sorted(found, key=lambda info: info.path)
 
@@ -229,7 +234,7 @@ class CompositeBackend(AsyncBackendMixin):
                 path, lambda backend, inner: backend.grep(pattern, inner, by_name, regex)
             )
         if glob and by_name is None:
-            root = (path.rsplit("/", 1)[0] or "/") if self._is_file(path) else path
+            root = parent_folder(path) if self._is_file(path) else path
             matches = [match for match in matches if file_filter_matches(glob, match.path, root)]
         return sorted(matches, key=lambda match: (match.path, match.line_number))
 

@@ -31,7 +31,12 @@ from jupyter_deepagent.backends._matching import (
     grep_texts,
     replace_exact,
 )
-from jupyter_deepagent.backends._paths import folder_prefix, normalize_virtual_path, not_found
+from jupyter_deepagent.backends._paths import (
+    folder_prefix,
+    normalize_virtual_path,
+    not_found,
+    parent_folder,
+)
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,
@@ -54,10 +59,6 @@ def _read_umask() -> int:
 
 
 _NEW_FILE_MODE = 0o666 & ~_read_umask()
-
-
-def _parent(path: str) -> str:
-    return path.rsplit("/", 1)[0] or "/"
 
 
 def _megabytes(size: int) -> str:
@@ -207,7 +208,7 @@ class DiskBackend(AsyncBackendMixin):
             st = os.stat(real)
         if stat.S_ISDIR(st.st_mode):
             return virtual, list(self._walk(real, virtual))
-        return _parent(virtual), [(virtual, real, st)]
+        return parent_folder(virtual), [(virtual, real, st)]
 
     def _read_text(self, path: str, real: str) -> str:
         with self._os_errors(path, "read"):
@@ -331,7 +332,7 @@ class DiskBackend(AsyncBackendMixin):
             msg = "Cannot delete /, the root folder; delete the files or folders under it."
             raise PermissionDenied(msg, path=virtual)
         virtual, _ = self._resolve(virtual)
-        _, real_parent = self._resolve(_parent(virtual))
+        _, real_parent = self._resolve(parent_folder(virtual))
         target = os.path.join(real_parent, virtual.rsplit("/", 1)[1])
         with self._os_errors(virtual, "delete"):
             if os.path.islink(target) or not os.path.isdir(target):

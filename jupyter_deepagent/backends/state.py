@@ -23,6 +23,7 @@ from jupyter_deepagent.backends._paths import (
     is_within,
     normalize_virtual_path,
     not_found,
+    parent_folder,
 )
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
@@ -144,7 +145,7 @@ class _FileMapBackend(AsyncBackendMixin):
         """The folder searched from and the files under it (a file path searches only itself)."""
         data = self._get(path) if path != "/" else None
         if data is not None:
-            return path.rsplit("/", 1)[0] or "/", {path: data}
+            return parent_folder(path), {path: data}
         files = self._files_under(path)
         if not files and path != "/":
             raise not_found(path)
