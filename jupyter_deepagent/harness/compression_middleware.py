@@ -139,20 +139,13 @@ class ContextCompressionMiddleware(AgentMiddleware):
         with bind_state_files(request.state.get("files")) as changes:
             call = self._prepare(request)
             flow, value, error = self._flow(request, call), None, None
-            while True:
-                try:
-                    effect, argument = flow.throw(error) if error else flow.send(value)
-                except StopIteration as done:
-                    return self._respond(call, done.value, changes)
+            while (effect := _resume(flow, value, error))[0] != "done":
                 value, error = None, None
                 try:
-                    if effect == "summarize":
-                        value = summarize(self.settings.summarizer, request.model, argument.folded,
-                                          self._summary_budget(call), call.view.transcript)
-                    else:
-                        value = handler(argument)
+                    value = summarize(*effect[1]) if effect[0] == "summarize" else handler(effect[1])
                 except Exception as exc:  # noqa: BLE001 - handed back to the flow, which decides
                     error = exc
+            return self._respond(call, effect[1], changes)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -160,21 +153,14 @@ class ContextCompressionMiddleware(AgentMiddleware):
         with bind_state_files(request.state.get("files")) as changes:
             call = self._prepare(request)
             flow, value, error = self._flow(request, call), None, None
-            while True:
-                try:
-                    effect, argument = flow.throw(error) if error else flow.send(value)
-                except StopIteration as done:
-                    return self._respond(call, done.value, changes)
+            while (effect := _resume(flow, value, error))[0] != "done":
                 value, error = None, None
                 try:
-                    if effect == "summarize":
-                        value = await asummarize(self.settings.summarizer, request.model,
-                                                 argument.folded, self._summary_budget(call),
-                                                 call.view.transcript)
-                    else:
-                        value = await handler(argument)
+                    value = await (asummarize(*effect[1]) if effect[0] == "summarize"
+                                   else handler(effect[1]))
                 except Exception as exc:  # noqa: BLE001 - handed back to the flow, which decides
                     error = exc
+            return self._respond(call, effect[1], changes)
 
     def _flow(self, request: ModelRequest, call: _Call) -> _Flow:
         """Summarize if due, fit the window, call the model; on overflow, fold and retry once."""
@@ -183,7 +169,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
             job = view.summary_job()
             if job is not None:
                 reason = "compact" if call.record.get("compact") else "trigger"
-                self._apply(call, job, (yield ("summarize", job)), request, reason)
+                self._apply(call, job, (yield self._summarize(call, request, job)), request, reason)
         view.shrink(call.window.tokens)
         try:
             return (yield ("call", self._request(request, call)))
@@ -196,7 +182,8 @@ class ContextCompressionMiddleware(AgentMiddleware):
             self._learn(call)
             job = view.summary_job()
             if job is not None:
-                self._apply(call, job, (yield ("summarize", job)), request, "overflow")
+                self._apply(call, job, (yield self._summarize(call, request, job)), request,
+                            "overflow")
             view.shrink(min(call.window.tokens, max(1, call.overflowed_at // 2)))
             if view.total() >= call.overflowed_at:
                 raise self._give_up(call, exc, retried=False) from exc
@@ -250,6 +237,12 @@ class ContextCompressionMiddleware(AgentMiddleware):
             thread = f"{thread}-{task_id}" if thread and task_id else thread
             thread = str(thread) if thread else f"session-{uuid.uuid4().hex[:8]}"
         return f"{HISTORY_DIR}{safe_name(str(thread), 'session', 80)}.md"
+
+    def _summarize(self, call: _Call, request: ModelRequest, job: SummaryJob) -> tuple[str, Any]:
+        """The effect that summarizes `job`: `summarize`'s arguments, for either driver."""
+        budget = self._summary_budget(call)
+        return "summarize", (self.settings.summarizer, request.model, job.folded, budget,
+                             call.view.transcript)
 
     def _summary_budget(self, call: _Call) -> int:
         budget = call.window.fraction(0.5)
@@ -305,6 +298,14 @@ class ContextCompressionMiddleware(AgentMiddleware):
         if changes:
             state_update["files"] = dict(changes)
         return ExtendedModelResponse(model_response=response, command=Command(update=state_update))
+
+
+def _resume(flow: _Flow, value: Any, error: Exception | None) -> tuple[str, Any]:
+    """Hand the flow the last effect's value (or error); its next effect, or `("done", result)`."""
+    try:
+        return flow.throw(error) if error is not None else flow.send(value)
+    except StopIteration as done:
+        return "done", done.value
 
 
 def _brief(exc: BaseException) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -203,6 +203,28 @@ def _text_only(prompt: list[BaseMessage]) -> list[BaseMessage]:
     return [HumanMessage(content=str(prompt[0].content) + TEXT_ONLY_RETRY)]
 
 
+def _summary_flow(
+    summarizer: Summarizer,
+    model: Any,
+    messages: Sequence[BaseMessage],
+    budget_tokens: int,
+    transcript: str,
+) -> Generator[tuple[Any, list[BaseMessage]], Any, tuple[str, int]]:
+    """The summary, written once: yields `(who, messages)` to call, is sent the reply back."""
+    if summarizer is not None and not _is_chat_model(summarizer):
+        sent = sum(len(render_message(m)) for m in messages)
+        text = _as_text((yield summarizer, list(messages)))
+        return text or mechanical_summary(messages, transcript), int(sent / CHARS_PER_TOKEN)
+    chat = summarizer or model
+    prompt = summary_prompt_messages(messages, budget_tokens, transcript)
+    text = _as_text((yield chat, prompt))
+    if not text:
+        prompt = _text_only(prompt)
+        text = _as_text((yield chat, prompt))
+    sent = int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
+    return text or mechanical_summary(messages, transcript), sent
+
+
 def summarize(
     summarizer: Summarizer,
     model: Any,
@@ -219,21 +241,16 @@ def summarize(
     Raises:
         TypeError: a callable summarizer returned something other than text, or is async.
     """
-    if summarizer is not None and not _is_chat_model(summarizer):
-        if inspect.iscoroutinefunction(summarizer):
-            msg = "this summarizer is async: run the agent with ainvoke/astream"
-            raise TypeError(msg)
-        sent = sum(len(render_message(m)) for m in messages)
-        text = _as_text(_call(summarizer, list(messages)))
-        return text or mechanical_summary(messages, transcript), int(sent / CHARS_PER_TOKEN)
-    chat = summarizer or model
-    prompt = summary_prompt_messages(messages, budget_tokens, transcript)
-    text = _as_text(chat.invoke(prompt, config=summary_config()))
-    if not text:
-        prompt = _text_only(prompt)
-        text = _as_text(chat.invoke(prompt, config=summary_config()))
-    sent = int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
-    return text or mechanical_summary(messages, transcript), sent
+    if inspect.iscoroutinefunction(summarizer):
+        msg = "this summarizer is async: run the agent with ainvoke/astream"
+        raise TypeError(msg)
+    flow = _summary_flow(summarizer, model, messages, budget_tokens, transcript)
+    try:
+        who, prompt = next(flow)
+        while True:
+            who, prompt = flow.send(_call(who, prompt))
+    except StopIteration as done:
+        return done.value
 
 
 async def asummarize(
@@ -248,26 +265,13 @@ async def asummarize(
     Raises:
         TypeError: a callable summarizer returned something other than text.
     """
-    if summarizer is not None and not _is_chat_model(summarizer):
-        from langchain_core.runnables import Runnable
-
-        sent = sum(len(render_message(m)) for m in messages)
-        if isinstance(summarizer, Runnable):
-            reply = await summarizer.ainvoke(list(messages), config=summary_config())
-        else:
-            reply = summarizer(list(messages))
-        if inspect.isawaitable(reply):
-            reply = await reply
-        text = _as_text(reply)
-        return text or mechanical_summary(messages, transcript), int(sent / CHARS_PER_TOKEN)
-    chat = summarizer or model
-    prompt = summary_prompt_messages(messages, budget_tokens, transcript)
-    text = _as_text(await chat.ainvoke(prompt, config=summary_config()))
-    if not text:
-        prompt = _text_only(prompt)
-        text = _as_text(await chat.ainvoke(prompt, config=summary_config()))
-    sent = int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
-    return text or mechanical_summary(messages, transcript), sent
+    flow = _summary_flow(summarizer, model, messages, budget_tokens, transcript)
+    try:
+        who, prompt = next(flow)
+        while True:
+            who, prompt = flow.send(await _acall(who, prompt))
+    except StopIteration as done:
+        return done.value
 
 
 def _call(summarizer: Any, messages: list[BaseMessage]) -> Any:
@@ -276,3 +280,12 @@ def _call(summarizer: Any, messages: list[BaseMessage]) -> Any:
     if isinstance(summarizer, Runnable):
         return summarizer.invoke(messages, config=summary_config())
     return summarizer(messages)
+
+
+async def _acall(summarizer: Any, messages: list[BaseMessage]) -> Any:
+    from langchain_core.runnables import Runnable
+
+    if isinstance(summarizer, Runnable):
+        return await summarizer.ainvoke(messages, config=summary_config())
+    reply = summarizer(messages)
+    return await reply if inspect.isawaitable(reply) else reply
