@@ -141,6 +141,27 @@ class CompositeBackend(AsyncBackendMixin):
             raise PermissionDenied(msg, path=path)
         return path
 
+    def _from_owner(
+        self, path: str, operation: Callable[[BackendProtocol, str], list[_Result]]
+    ) -> tuple[str, list[str], list[_Result]]:
+        """Run `operation` on the owner of normalized `path`, results still in its inner paths.
+
+        Returns `(prefix, mounts below path, results)`. A folder the owner lacks counts as
+        empty when mounts lie below it, since they make it exist.
+
+        Raises:
+            FileNotFound: If the owner lacks `path` and no mount lies below it.
+        """
+        prefix, backend, inner = self._route(path)
+        mounts = self._mounts_under(path)
+        try:
+            with self._errors_as(prefix):
+                return prefix, mounts, operation(backend, inner)
+        except FileNotFound:
+            if not mounts:
+                raise
+            return prefix, mounts, []
+
     def _spread(
         self, path: str, operation: Callable[[BackendProtocol, str], list[_Result]]
     ) -> tuple[list[_Result], bool]:
@@ -149,16 +170,8 @@ class CompositeBackend(AsyncBackendMixin):
         Returns the results, and whether `path` turned out to be a file.
         """
         path = normalize_virtual_path(path)
-        prefix, backend, inner = self._route(path)
-        mounts = self._mounts_under(path)
+        prefix, mounts, owned = self._from_owner(path, operation)
         results: list[_Result] = []
-        try:
-            with self._errors_as(prefix):
-                owned = operation(backend, inner)
-        except FileNotFound:
-            if not mounts:
-                raise
-            owned = []
         for item in owned:
             full = _outer(prefix, item.path)
             if self._route(full.rstrip("/") or "/")[0] == prefix:  # drop paths shadowed by mounts
@@ -173,16 +186,8 @@ class CompositeBackend(AsyncBackendMixin):
     def ls(self, path: str = "/") -> list[FileInfo]:
         """List a folder's children, including the mount points directly under it."""
         path = normalize_virtual_path(path)
-        prefix, backend, inner = self._route(path)
-        mounts = self._mounts_under(path)
+        prefix, mounts, listed = self._from_owner(path, lambda backend, inner: backend.ls(inner))
         entries: dict[str, FileInfo] = {}
-        try:
-            with self._errors_as(prefix):
-                listed = backend.ls(inner)
-        except FileNotFound:
-            if not mounts:
-                raise
-            listed = []
         for entry in listed:
             full = _outer(prefix, entry.path)
             if entry.is_dir or self._route(full)[0] == prefix:
