@@ -122,3 +122,22 @@ def test_keys_in_workspace_files_reach_the_model_masked(
     assert fs.read("/workspace/run.log").lines == ["connecting with ***"]
     [match] = fs.grep("connecting", "/workspace/")
     assert match.line == "connecting with ***"
+
+
+def test_a_read_or_grep_gathers_the_secret_values_once(tmp_path: Path) -> None:
+    from jupyter_deepagent.jupyter.redaction import Redactor
+
+    asked: list[int] = []
+
+    def secrets() -> list[str]:
+        asked.append(1)
+        return ["s3cret-value-42"]
+
+    (tmp_path / "log.txt").write_text("".join(f"line {i} s3cret-value-42\n" for i in range(200)))
+    guarded = GuardedFolder(DiskBackend(tmp_path), redact=Redactor(extra=secrets, environ={}))
+    read = guarded.read("/log.txt")
+    assert asked == [1]
+    assert read.lines[0] == "line 0 ***" and len(read.lines) == 200
+    matches = guarded.grep("line", "/")
+    assert asked == [1, 1]
+    assert {match.line.split(" ", 2)[2] for match in matches} == {"***"}

@@ -34,6 +34,8 @@ from jupyter_deepagent.backends.protocol import (
 )
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
+from jupyter_deepagent.jupyter.config import CONFIG_FILE_NAMES
+from jupyter_deepagent.jupyter.redaction import Redactor
 
 __all__ = [
     "ARTIFACT_MOUNTS",
@@ -48,7 +50,7 @@ ARTIFACT_MOUNTS = ("large_tool_results", "conversation_history", "subagents")
 
 _Listed = TypeVar("_Listed", FileInfo, GrepMatch)
 
-PROTECTED_NAMES = (".deepagent.toml", "pyproject.toml")
+PROTECTED_NAMES = CONFIG_FILE_NAMES
 """Files the agent may read but never write, edit or delete: they hold the agent's settings."""
 
 
@@ -80,7 +82,8 @@ class GuardedFolder(AsyncBackendMixin):
     Args:
         backend: The `DiskBackend` on the folder.
         hidden: Real paths (files or folders) to hide besides the `.env*` and `.deepagent` names.
-        redact: Applied to every line read or found (masks API keys).
+        redact: Applied to every line read or found (masks API keys); a `Redactor` masks all
+            the lines of one read or grep together.
     """
 
     def __init__(
@@ -163,7 +166,11 @@ class GuardedFolder(AsyncBackendMixin):
         return [item for item in items if not self._is_hidden(item.path)]
 
     def _redacted_lines(self, lines: list[str]) -> list[str]:
-        return [self.redact(line) for line in lines] if self.redact is not None else lines
+        if self.redact is None:
+            return lines
+        if isinstance(self.redact, Redactor):  # gathers the secret values once, not per line
+            return self.redact.lines(lines)
+        return [self.redact(line) for line in lines]
 
     # -- the protocol ----------------------------------------------------------------------------
     def ls(self, path: str = "/") -> list[FileInfo]:
@@ -206,9 +213,8 @@ class GuardedFolder(AsyncBackendMixin):
     ) -> list[GrepMatch]:
         """Matching lines, never from hidden files; secrets in them are masked."""
         found = self._visible(self.backend.grep(pattern, self._check(path), glob, regex))
-        if self.redact is None:
-            return found
-        return [replace(match, line=self.redact(match.line)) for match in found]
+        lines = self._redacted_lines([match.line for match in found])
+        return [replace(match, line=line) for match, line in zip(found, lines, strict=True)]
 
 
 def notebook_filesystem(

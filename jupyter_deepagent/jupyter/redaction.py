@@ -111,25 +111,20 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         """`text` with every secret value, and every value shown being set as a secret, masked."""
-        if not text:
-            return text
-        text = _mask_patterns(text)
-        for value in self.values():
-            if value in text:
-                text = text.replace(value, MASK)
-        return text
+        return _masked(text, self.values()) if text else text
 
     def lines(self, lines: Iterable[str]) -> list[str]:
-        """Each line redacted."""
+        """Each line redacted; the secret values are gathered once for all of them."""
         values = self.values()
-        out = []
-        for line in lines:
-            line = _mask_patterns(line)
-            for value in values:
-                if value in line:
-                    line = line.replace(value, MASK)
-            out.append(line)
-        return out
+        return [_masked(line, values) for line in lines]
+
+
+def _masked(text: str, values: list[str]) -> str:
+    text = _mask_patterns(text)
+    for value in values:
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
 
 
 def _mask_patterns(text: str) -> str:
