@@ -208,13 +208,7 @@ def parse_run_options(line: str) -> RunOptions:
         ValueError: An unknown or malformed option; the message names it.
     """
     namespace = _cell_parser().parse_args(_split(line))
-    context: dict[str, str] = {}
-    for item in namespace.context:
-        key, equals, value = item.partition("=")
-        if not equals or not key.strip():
-            msg = f"--context takes KEY=VALUE, got {item!r}"
-            raise ValueError(msg)
-        context[key.strip()] = value
+    context = _assignments(namespace.context, "--context takes KEY=VALUE")
     if namespace.into is not None:
         check_variable_name(namespace.into)
     if namespace.thread is not None:
@@ -251,12 +245,13 @@ def _edit_value(text: str) -> Any:
         return text
 
 
-def _assignments(words: list[str], command: str) -> dict[str, str]:
+def _assignments(words: list[str], usage: str) -> dict[str, str]:
+    """`KEY=VALUE` words as a dict; a malformed word raises `ValueError` starting with `usage`."""
     pairs: dict[str, str] = {}
     for word in words:
         key, equals, value = word.partition("=")
         if not equals or not key.strip():
-            msg = f"%agent {command} takes KEY=VALUE pairs, got {word!r}"
+            msg = f"{usage}, got {word!r}"
             raise ValueError(msg)
         pairs[key.strip()] = value
     return pairs
@@ -283,7 +278,7 @@ def _parse_resume(rest: str) -> ResumeCommand:
     if decision == "reject":
         return ResumeCommand("reject", message=remainder.strip(), thread=thread)
     if decision == "edit":
-        pairs = _assignments(_split(remainder), "resume edit")
+        pairs = _assignments(_split(remainder), "%agent resume edit takes KEY=VALUE pairs")
         if not pairs:
             msg = "%agent resume edit needs KEY=VALUE pairs, e.g. file_path=/outputs/notes.md"
             raise ValueError(msg)
@@ -306,7 +301,7 @@ def parse_line(line: str) -> LineCommand:
         return _parse_resume(rest)
     words = _split(rest)
     if command == "config":
-        return ConfigCommand(_assignments(words, "config"))
+        return ConfigCommand(_assignments(words, "%agent config takes KEY=VALUE pairs"))
     if command in ("threads", "show", "reset"):
         thread, words = _thread_option(words, command)
         if words or (command == "threads" and thread is not None):
