@@ -9,7 +9,6 @@ run starts.
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 from collections.abc import Callable, Mapping
@@ -29,23 +28,15 @@ from jupyter_deepagent.jupyter.config import (
 from jupyter_deepagent.jupyter.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
+from jupyter_deepagent.jupyter.session_models import SessionModels, model_label
 from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
+
 def _virtual(path: str) -> str:
     """A skills/memory path of the configuration: relative paths are in /workspace/."""
     return normalize_virtual_path(path if path.startswith("/") else "/workspace/" + path)
-
-
-def _model_label(model: Any) -> str:
-    if isinstance(model, str):
-        return model
-    for attribute in ("model_name", "model", "name"):
-        value = getattr(model, attribute, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__
 
 
 class Session:
@@ -68,8 +59,8 @@ class Session:
         self._overrides: dict[str, Any] = {}
         self._storage: Storage | None = None
         self._thread: str | None = None
-        self._models: dict[Any, Any] = {}
         self.keys = SessionKeys()
+        self._models = SessionModels(self.keys)
         self.last_trace: Any = None
         self.last_thread: str | None = None
         self.tools: list[Any] = []
@@ -224,34 +215,6 @@ class Session:
 
         return Redactor(extra=self.secret_values)
 
-    # -- models ----------------------------------------------------------------------------------
-    def _model(self, spec: Any, env_file: str) -> Any:
-        from jupyter_deepagent._exceptions import MissingAPIKey
-        from jupyter_deepagent.harness.model_resolution import resolve_model
-
-        self.keys.load(self.notebook_dir / env_file, env_file)
-        if not isinstance(spec, str):
-            return resolve_model(spec)
-        if spec.startswith("scripted:"):
-            script = Path(spec.removeprefix("scripted:"))
-            spec = f"scripted:{script if script.is_absolute() else self.notebook_dir / script}"
-        # A model is kept per spec (a scripted model plays on across cells), and made again when
-        # the keys it may read change.
-        key = spec if spec.startswith("scripted:") else (spec, hash(frozenset(os.environ.items())))
-        if key not in self._models:
-            try:
-                self._models[key] = resolve_model(spec, env_file=None)
-            except MissingAPIKey as exc:
-                broken = [name for name in self.keys.malformed if name in exc.variables]
-                if not broken:
-                    raise
-                msg = (
-                    f"{exc} Note: {env_file} has a line for {', '.join(broken)}, but it could not "
-                    "be read: check its quotes (KEY=value, or KEY=\"value\")."
-                )
-                raise MissingAPIKey(msg, variables=exc.variables) from None
-        return self._models[key]
-
     # -- planning a run ----------------------------------------------------------------------------
     def _settings(self, options: RunOptions) -> AgentConfig:
         config = self.config
@@ -318,7 +281,7 @@ class Session:
         from jupyter_deepagent.jupyter.stop_button import StopButton, StopButtonMiddleware
 
         settings = self._settings(options)
-        model = self._model(settings.model, settings.env_file)
+        model = self._models.get(settings.model, self.notebook_dir, settings.env_file)
         new_thread = options.new
         if options.new:
             self._thread = self._fresh_thread()
@@ -344,7 +307,7 @@ class Session:
             thread=thread,
             new_thread=new_thread,
             settings=settings,
-            model_label=_model_label(settings.model),
+            model_label=model_label(settings.model),
             agent=agent,
             outputs=outputs,
             context=dict(options.context),

@@ -1,0 +1,74 @@
+"""The chat models of one kernel session: made from the configured `model`, kept across cells.
+
+A model is kept per spec, so a scripted model plays on from cell to cell, and made again when the
+environment changes, so a key added to `.env` takes effect at the next run. The env file is read
+(through `SessionKeys`) before each model is looked up. LangChain loads with the first model.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from jupyter_deepagent.jupyter.session_keys import SessionKeys
+
+__all__ = ["SessionModels", "model_label"]
+
+
+def model_label(model: Any) -> str:
+    """A short name for a model spec or chat model object (its model name, else its class)."""
+    if isinstance(model, str):
+        return model
+    for attribute in ("model_name", "model", "name"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+class SessionModels:
+    """Resolves and keeps the session's chat models.
+
+    Args:
+        keys: The session's keys; the env file is loaded into them before each lookup.
+    """
+
+    def __init__(self, keys: SessionKeys) -> None:
+        self.keys = keys
+        self._models: dict[Any, Any] = {}
+
+    def get(self, spec: Any, notebook_dir: Path, env_file: str) -> Any:
+        """The chat model for `spec`: "provider:model", "scripted:path.yaml" or a model object.
+
+        A relative scripted path and `env_file` are relative to `notebook_dir`.
+
+        Raises:
+            MissingAPIKey: The provider's key is not set (the message points at an env file line
+                that could not be read, if there is one).
+            ModelConfigurationError: The model cannot be created.
+            ValueError: The env file cannot be read.
+        """
+        from jupyter_deepagent._exceptions import MissingAPIKey
+        from jupyter_deepagent.harness.model_resolution import resolve_model
+
+        self.keys.load(notebook_dir / env_file, env_file)
+        if not isinstance(spec, str):
+            return resolve_model(spec)
+        if spec.startswith("scripted:"):
+            script = Path(spec.removeprefix("scripted:"))
+            spec = f"scripted:{script if script.is_absolute() else notebook_dir / script}"
+        key = spec if spec.startswith("scripted:") else (spec, hash(frozenset(os.environ.items())))
+        if key not in self._models:
+            try:
+                self._models[key] = resolve_model(spec, env_file=None)
+            except MissingAPIKey as exc:
+                broken = [name for name in self.keys.malformed if name in exc.variables]
+                if not broken:
+                    raise
+                msg = (
+                    f"{exc} Note: {env_file} has a line for {', '.join(broken)}, but it could not "
+                    "be read: check its quotes (KEY=value, or KEY=\"value\")."
+                )
+                raise MissingAPIKey(msg, variables=exc.variables) from None
+        return self._models[key]
