@@ -27,10 +27,10 @@ __all__ = ["AssemblyConfig", "AssemblyResult", "TODO_PROMPT", "build_assembly"]
 TODO_PROMPT = """\
 ## Planning with `write_todos`
 
-For work of three or more steps, keep a todo list with `write_todos`: write the plan first, mark a \
-step `in_progress` when you start it and `completed` as soon as it is done, and revise the list when \
-you learn something that changes the plan. Call it at most once per turn. Skip it for simple requests. \
-Give your final answer in a message after your last `write_todos` call."""
+For work of three or more steps, keep a todo list with `write_todos`: write the plan first, \
+mark a step `in_progress` when you start it and `completed` as soon as it is done, and revise the \
+list when you learn something that changes the plan. Call it at most once per turn. Skip it for \
+simple requests. Give your final answer in a message after your last `write_todos` call."""
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,14 @@ def build_assembly(
     profile = config.profile
     sections: list[PromptSection] = []
     if config.system_prompt:
-        sections.append(PromptSection("system_prompt", "system_prompt argument", config.system_prompt))
+        sections.append(
+            PromptSection("system_prompt", "system_prompt argument", config.system_prompt)
+        )
     if profile.base_system_prompt is not None:
-        sections.append(PromptSection("base", "profile.base_system_prompt", profile.base_system_prompt))
+        base = PromptSection("base", "profile.base_system_prompt", profile.base_system_prompt)
     else:
-        sections.append(PromptSection("base", "jupyter_deepagent base prompt", BASE_AGENT_PROMPT))
+        base = PromptSection("base", "jupyter_deepagent base prompt", BASE_AGENT_PROMPT)
+    sections.append(base)
     if "write_todos" in config.tool_names:
         sections.append(PromptSection("todos", "write_todos tool", TODO_PROMPT))
     memory_files: list[MemoryFile] = []
@@ -87,11 +90,8 @@ def build_assembly(
         scan = scan_skills(backend, config.skills)
         sections.append(skills_section(scan, config.skills))
     if config.filesystem_text:
-        sections.append(
-            PromptSection(
-                "filesystem", "filesystem tools", f"## Virtual filesystem\n\n{config.filesystem_text}"
-            )
-        )
+        text = f"## Virtual filesystem\n\n{config.filesystem_text}"
+        sections.append(PromptSection("filesystem", "filesystem tools", text))
     if config.subagents_text and "task" in config.tool_names:
         sections.append(PromptSection("subagents", "task tool", config.subagents_text))
     if middleware_text.strip():
@@ -109,9 +109,10 @@ def _human_in_the_loop_section(interrupt_on: Mapping[str, Any]) -> PromptSection
     gated = sorted(name for name, setting in interrupt_on.items() if setting)
     text = (
         "## Approval\n\n"
-        f"A person reviews these tool calls before they run: {', '.join(f'`{n}`' for n in gated)}. "
-        "They may approve, edit or reject a call. If a call is rejected, the tool message says why: "
-        "change your approach instead of repeating the same call."
+        "A person reviews these tool calls before they run: "
+        f"{', '.join(f'`{n}`' for n in gated)}. They may approve, edit or reject a call. If a "
+        "call is rejected, the tool message says why: change your approach instead of repeating "
+        "the same call."
     )
     return PromptSection("human_in_the_loop", "interrupt_on", text)
 

@@ -142,7 +142,8 @@ class ContextCompressionMiddleware(AgentMiddleware):
             while (effect := _resume(flow, value, error))[0] != "done":
                 value, error = None, None
                 try:
-                    value = summarize(*effect[1]) if effect[0] == "summarize" else handler(effect[1])
+                    value = (summarize(*effect[1]) if effect[0] == "summarize"
+                             else handler(effect[1]))
                 except Exception as exc:  # noqa: BLE001 - handed back to the flow, which decides
                     error = exc
             return self._respond(call, effect[1], changes)

@@ -146,11 +146,11 @@ class ResearchContextMiddleware(AgentMiddleware):
         if not path.endswith("SKILL.md"):
             return
         path = "/" + path.lstrip("/")
-        with bind_state_files(request.state.get("files") if isinstance(request.state, dict) else None):
+        state = request.state if isinstance(request.state, dict) else {}
+        with bind_state_files(state.get("files")):
             from jupyter_deepagent.harness.skills import scan_skills
 
             skill = scan_skills(self.backend, self.config.skills).by_path(path)
         if skill is not None:
-            emit_event(
-                "skill_loaded", step=run_step(request.state["messages"]), skill=skill.name, path=path
-            )
+            step = run_step(state.get("messages", []))
+            emit_event("skill_loaded", step=step, skill=skill.name, path=path)
