@@ -46,7 +46,7 @@ class FileData(TypedDict):
 
 
 def merge_files(
-    left: dict[str, FileData] | None, right: dict[str, FileData | None] | None
+    left: Mapping[str, FileData] | None, right: Mapping[str, FileData | None] | None
 ) -> dict[str, FileData]:
     """Reducer for the graph state's `files` channel: right wins per path, a None value deletes.
 
@@ -276,7 +276,7 @@ class StateBackend(_FileMapBackend):
 
     def _files_under(self, folder: str) -> dict[str, FileData]:
         binding = _BOUND.get()
-        current = self._own if binding is None else merge_files(dict(binding.base), binding.changes)
+        current = self._own if binding is None else merge_files(binding.base, binding.changes)
         return {
             path: data
             for path, data in current.items()
