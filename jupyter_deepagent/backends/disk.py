@@ -355,11 +355,11 @@ class DiskBackend(AsyncBackendMixin):
         def texts() -> Iterator[tuple[str, str]]:
             for virtual, real, _ in files:
                 if glob and not file_filter_matches(glob, virtual, root):
-                    continue
+                    continue  # filtered here, before the file is read, not again in grep_texts
                 try:
                     text = self._read_text(virtual, real)
                 except BackendError:
                     continue
                 yield virtual, text
 
-        return grep_texts(pattern, texts(), root, file_glob=glob, regex=regex)
+        return grep_texts(pattern, texts(), root, regex=regex)
