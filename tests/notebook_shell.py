@@ -1,4 +1,5 @@
-"""A real IPython shell with the extension loaded, standing in for a notebook's kernel.
+"""A real IPython shell with the extension loaded, standing in for a notebook's kernel; and a
+plain `shell` fixture without it.
 
 Imported by the magic and session tests: `from notebook_shell import ...`.
 """
@@ -15,6 +16,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from traitlets.config import Config
+
+from jupyter_deepagent.jupyter.output_capture import OutputCapture
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
 
@@ -65,10 +68,7 @@ class Notebook:
 
     def _start(self) -> InteractiveShell:
         InteractiveShell.clear_instance()
-        config = Config()
-        config.HistoryManager.hist_file = ":memory:"
-        shell = InteractiveShell.instance(config=config)
-        shell.history_manager.outputs = defaultdict(list)  # IPython 9 shares one dict between shells
+        shell = _with_memory_history(InteractiveShell.instance)
         shell.user_ns["__session__"] = str(self.path)
         shell.run_line_magic("load_ext", "jupyter_deepagent")
         return shell
@@ -93,6 +93,22 @@ class Notebook:
         """Shut the kernel down and start a new one on the same notebook folder."""
         self.stop()
         self.shell = self._start()
+
+
+def _with_memory_history(make: Any) -> InteractiveShell:
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = make(config=config)
+    shell.history_manager.outputs = defaultdict(list)  # IPython 9 shares one dict between shells
+    return shell
+
+
+@pytest.fixture
+def shell() -> Iterator[InteractiveShell]:
+    """A fresh IPython shell with in-memory history, without the extension."""
+    fresh = _with_memory_history(InteractiveShell)
+    yield fresh
+    OutputCapture.install(fresh).uninstall()
 
 
 @pytest.fixture

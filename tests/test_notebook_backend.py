@@ -7,14 +7,12 @@ import json
 import os
 import subprocess
 import sys
-from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
+from notebook_shell import shell  # noqa: F401
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound, PermissionDenied
 from jupyter_deepagent.backends.composite import CompositeBackend
@@ -22,17 +20,6 @@ from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend
 from jupyter_deepagent.jupyter.output_capture import OutputCapture
 from jupyter_deepagent.jupyter.variable_files import describe_variable, render_variable
-
-
-@pytest.fixture
-def shell() -> Iterator[InteractiveShell]:
-    """A fresh IPython shell with in-memory history."""
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    fresh = InteractiveShell(config=config)
-    fresh.history_manager.outputs = defaultdict(list)  # IPython 9 shares one dict between shells
-    yield fresh
-    OutputCapture.install(fresh).uninstall()
 
 
 def run(shell: InteractiveShell, source: str) -> int:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import base64
 import struct
 import threading
-from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
+from notebook_shell import shell  # noqa: F401
 
 from jupyter_deepagent.jupyter.output_capture import OutputCapture, OutputRecord
 
@@ -260,17 +259,6 @@ def test_install_is_once_per_shell_and_uninstall_restores_send() -> None:
 
 
 # -- no kernel: IPython's own history -------------------------------------------------------------
-
-
-@pytest.fixture
-def shell() -> Iterator[InteractiveShell]:
-    """A fresh IPython shell with in-memory history."""
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    fresh = InteractiveShell(config=config)
-    fresh.history_manager.outputs = defaultdict(list)  # IPython 9 shares one dict between shells
-    yield fresh
-    OutputCapture.install(fresh).uninstall()
 
 
 def test_a_plain_shell_records_results_stdout_and_errors(shell: InteractiveShell) -> None:
