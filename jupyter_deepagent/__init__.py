@@ -1,4 +1,4 @@
-"""jupyter_deepagent: a deep research agent that lives in the notebook, with its whole context visible.
+"""jupyter_deepagent: a deep research agent in the notebook, with its whole context visible.
 
 Heavy dependencies (LangChain, LangGraph, pandas) load on first use of a name, not at import, so
 `%load_ext jupyter_deepagent` stays fast.
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from jupyter_deepagent import _exceptions
 
 __version__ = "0.1.0"
 
@@ -31,22 +33,8 @@ _EXPORTS: dict[str, str] = {
     "CompiledSubAgent": "jupyter_deepagent.harness.subagent_specs",
     "results_frame": "jupyter_deepagent.trace.results",
 }
-for _name in (
-    "BackendError",
-    "BinaryFile",
-    "ContextOverflow",
-    "EditConflict",
-    "FileNotFound",
-    "FileTooLarge",
-    "InvalidPath",
-    "MissingAPIKey",
-    "ModelCallFailed",
-    "ModelConfigurationError",
-    "PermissionDenied",
-    "ResearchAssistantError",
-    "ScriptError",
-):
-    _EXPORTS[_name] = "jupyter_deepagent._exceptions"
+# The exception module imports nothing, so reading its names here costs no start-up time.
+_EXPORTS.update(dict.fromkeys(_exceptions.__all__, "jupyter_deepagent._exceptions"))
 
 __all__ = sorted([*_EXPORTS, "__version__"])
 

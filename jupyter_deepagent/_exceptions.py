@@ -13,7 +13,7 @@ ResearchAssistantError
  │    └── MissingAPIKey            the provider needs a key that is not set
  ├── ModelCallFailed               a model call failed (network, provider); secrets masked
  ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
- └── ContextOverflow               the conversation does not fit the window, even after compression
+ └── ContextOverflow               the conversation does not fit the window, even compressed
 ```
 
 Every message says what happened, which file or option, and what to do. Builtins (`TypeError`,
