@@ -109,36 +109,83 @@ class GrepMatch:
 
 @runtime_checkable
 class BackendProtocol(Protocol):
-    """Where the agent's files live. Every method has an async twin prefixed with `a`."""
+    """Where the agent's files live. Every method has an async twin prefixed with `a`.
+
+    The async twins take the same arguments and raise the same errors as the sync methods.
+    """
 
     def ls(self, path: str = "/") -> list[FileInfo]:
-        """List the direct children of a folder, sorted by path."""
+        """List the direct children of a folder (or the file itself), sorted by path.
+
+        Raises:
+            InvalidPath: If the path is malformed or leads outside the backend.
+            FileNotFound: If nothing exists at the path (the root `/` lists as empty).
+        """
         ...
 
     def read(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
-        """Read `limit` lines of a text file starting at 0-based line `offset`."""
+        """Read `limit` lines of a text file starting at 0-based line `offset`.
+
+        Raises:
+            InvalidPath: If the path is malformed or names a folder.
+            FileNotFound: If the file does not exist.
+            BackendError: If `offset` is negative or past the end, or `limit` is below 1; or
+                (a `FileTooLarge` or `BinaryFile`) the file cannot be read as text.
+        """
         ...
 
     def write(self, path: str, content: str) -> WriteResult:
-        """Create or overwrite a text file (parent folders are implied)."""
+        """Create or overwrite a text file (parent folders are implied).
+
+        Raises:
+            TypeError: If `content` is not a str.
+            InvalidPath: If the path is malformed, names a folder, or lies under a file.
+            PermissionDenied: If the backend is read-only or the path is protected.
+            BackendError: If the text cannot be stored (too large, or the storage failed).
+        """
         ...
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
-        """Replace exact text; `old` must occur exactly once unless `replace_all`."""
+        """Replace exact text; `old` must occur exactly once unless `replace_all`.
+
+        Raises:
+            EditConflict: If `old` is empty or not found, or found more than once without
+                `replace_all`.
+            FileNotFound: If the file does not exist.
+            PermissionDenied: If the backend is read-only.
+            BackendError: If the file cannot be read as text or written back.
+        """
         ...
 
     def delete(self, path: str) -> None:
-        """Delete a file, or a folder with everything under it."""
+        """Delete a file, or a folder with everything under it.
+
+        Raises:
+            FileNotFound: If nothing exists at the path.
+            PermissionDenied: If the path is the root `/`, a mount point, or the backend is
+                read-only.
+        """
         ...
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`)."""
+        """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`).
+
+        Raises:
+            FileNotFound: If `path` does not exist (the root `/` searches as empty).
+            BackendError: If `pattern` is not a valid glob.
+        """
         ...
 
     def grep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
     ) -> list[GrepMatch]:
-        """Lines of text files under `path` containing `pattern` (a literal unless `regex`)."""
+        """Lines of text files under `path` containing `pattern` (a literal unless `regex`).
+
+        Raises:
+            FileNotFound: If `path` does not exist (the root `/` searches as empty).
+            BackendError: If `regex` is true and `pattern` does not compile or takes too long,
+                or `glob` is not a valid glob.
+        """
         ...
 
     async def als(self, path: str = "/") -> list[FileInfo]: ...
