@@ -127,23 +127,28 @@ class TaskRun:
 
         return isinstance(self.runnable, Pregel)
 
-    def run_sync(self) -> None:
+    def _stream_options(self) -> dict[str, Any]:
+        """Stream the graph's states, under the caller's runtime context if it has one."""
+        options: dict[str, Any] = {"stream_mode": "values"}
+        if self.runtime.context is not None:
+            options["context"] = self.runtime.context
+        return options
+
+    def run(self) -> None:
         """Run the subagent, keeping its latest state (so a failure still leaves a transcript)."""
         if not self._is_graph():
             self.state = dict(self.runnable.invoke(self._input()))
             return
-        kwargs = {"context": self.runtime.context} if self.runtime.context is not None else {}
-        for chunk in self.runnable.stream(self._input(), stream_mode="values", **kwargs):
+        for chunk in self.runnable.stream(self._input(), **self._stream_options()):
             if isinstance(chunk, dict):
                 self.state = chunk
 
-    async def run_async(self) -> None:
-        """The async twin of `run_sync`."""
+    async def arun(self) -> None:
+        """The async twin of `run`."""
         if not self._is_graph():
             self.state = dict(await self.runnable.ainvoke(self._input()))
             return
-        kwargs = {"context": self.runtime.context} if self.runtime.context is not None else {}
-        async for chunk in self.runnable.astream(self._input(), stream_mode="values", **kwargs):
+        async for chunk in self.runnable.astream(self._input(), **self._stream_options()):
             if isinstance(chunk, dict):
                 self.state = chunk
 
@@ -232,7 +237,7 @@ class TaskRun:
     def _seconds(self) -> float:
         return round(time.perf_counter() - self._clock, 6)
 
-    def finish_sync(self) -> Command:
+    def finish(self) -> Command:
         """Save the transcript, report the end, and build the caller's state update."""
         outcome = self._conclude()
         try:
@@ -243,8 +248,8 @@ class TaskRun:
             return self._close(outcome, self._not_saved(exc))
         return self._close(outcome, saved)
 
-    async def finish_async(self) -> Command:
-        """The async twin of `finish_sync`."""
+    async def afinish(self) -> Command:
+        """The async twin of `finish`."""
         outcome = self._conclude()
         try:
             with bind_state_files(outcome.files) as saved:

@@ -183,8 +183,8 @@ class SubAgentMiddleware(AgentMiddleware):
                 return run
             with self._limiter.hold(), run.running():
                 with run.capturing_failure():
-                    run.run_sync()
-                return run.finish_sync()
+                    run.run()
+                return run.finish()
 
         async def atask(
             runtime: ToolRuntime, description: str, subagent_type: str
@@ -195,8 +195,8 @@ class SubAgentMiddleware(AgentMiddleware):
             async with self._limiter.ahold():
                 with run.running():
                     with run.capturing_failure():
-                        await run.run_async()
-                    return await run.finish_async()
+                        await run.arun()
+                    return await run.afinish()
 
         return StructuredTool(
             name="task",
