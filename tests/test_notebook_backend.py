@@ -278,3 +278,19 @@ def test_importing_the_view_does_not_import_pandas() -> None:
         "assert 'pandas' not in sys.modules and 'nbformat' not in sys.modules, 'heavy import'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_grep_gathers_the_secret_values_once_for_every_file(shell: InteractiveShell) -> None:
+    asked: list[int] = []
+
+    def secrets() -> list[str]:
+        asked.append(1)
+        return ["hunter2-secret"]
+
+    for index in range(20):
+        run(shell, f"print('cell {index} hunter2-secret')")
+    backend = NotebookBackend(shell, secrets=secrets)
+    matches = backend.grep("cell 1")  # cells 1 and 10-19: their sources and outputs
+    assert len(asked) == 1
+    assert len(matches) >= 20
+    assert [m.line for m in matches if "hunter2" in m.line or "***" not in m.line] == []

@@ -154,20 +154,10 @@ class NotebookBackend(AsyncBackendMixin):
             with contextlib.suppress(BackendError):  # a broken .ipynb must not hide the live view
                 files.update(self._saved_files())
         prefix = folder_prefix(folder)
-        return {path: self._redacted(f) for path, f in files.items() if path.startswith(prefix)}
-
-    def _redacted(self, file: _File) -> _File:
-        redact, pages, chunks = self.redact, file.pages, file.chunks
-        return replace(
-            file,
-            text=lambda: redact(file.text()),
-            pages=(lambda offset, limit: _redact_page(redact, pages(offset, limit)))
-            if pages is not None
-            else None,
-            chunks=(lambda: (redact.lines(chunk) for chunk in chunks()))
-            if chunks is not None
-            else None,
-        )
+        redact = self.redact.frozen()  # the secrets are gathered once for all these files
+        return {
+            path: _redacted(f, redact) for path, f in files.items() if path.startswith(prefix)
+        }
 
     def _all_variables(self) -> dict[str, Any]:
         hidden = getattr(self.shell, "user_ns_hidden", ())
@@ -367,6 +357,20 @@ class NotebookBackend(AsyncBackendMixin):
                 matches += [GrepMatch(m.path, m.line_number + first, m.line) for m in found]
                 first += len(chunk)
         return sorted(matches, key=lambda match: (match.path, match.line_number))
+
+
+def _redacted(file: _File, redact: Redactor) -> _File:
+    pages, chunks = file.pages, file.chunks
+    return replace(
+        file,
+        text=lambda: redact(file.text()),
+        pages=(lambda offset, limit: _redact_page(redact, pages(offset, limit)))
+        if pages is not None
+        else None,
+        chunks=(lambda: (redact.lines(chunk) for chunk in chunks()))
+        if chunks is not None
+        else None,
+    )
 
 
 def _redact_page(redact: Redactor, page: tuple[list[str], int]) -> tuple[list[str], int]:

@@ -246,7 +246,7 @@ def _edit_value(text: str) -> Any:
 
 
 def _assignments(words: list[str], usage: str) -> dict[str, str]:
-    """`KEY=VALUE` words as a dict; a malformed word raises `ValueError` starting with `usage`."""
+    """`KEY=VALUE` words as a dict; a malformed word raises `ValueError` opening with `usage`."""
     pairs: dict[str, str] = {}
     for word in words:
         key, equals, value = word.partition("=")

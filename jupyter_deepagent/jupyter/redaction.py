@@ -109,6 +109,11 @@ class Redactor:
             found.update(value for value in self.extra() if isinstance(value, str))
         return sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
 
+    def frozen(self) -> Redactor:
+        """A redactor of the values hidden now, for the many texts of one listing or search."""
+        values = self.values()
+        return Redactor(extra=lambda: values, environ={})
+
     def __call__(self, text: str) -> str:
         """`text` with every secret value, and every value shown being set as a secret, masked."""
         return _masked(text, self.values()) if text else text
