@@ -338,6 +338,11 @@ def test_grep_in_a_missing_folder_is_file_not_found(tree: MountedBackend) -> Non
         tree.backend.grep("x", tree.path("nowhere/"))
 
 
+def test_glob_in_a_missing_folder_is_file_not_found(tree: MountedBackend) -> None:
+    with pytest.raises(FileNotFound):
+        tree.backend.glob("**", tree.path("nowhere/"))
+
+
 def test_async_twins_do_the_same(fs: MountedBackend) -> None:
     backend = fs.backend
 
