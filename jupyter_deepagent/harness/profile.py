@@ -20,6 +20,9 @@ class HarnessProfile:
             go with them (all filesystem tools -> no filesystem section; `write_todos` -> no todo
             section; `task` -> no subagents section).
         general_purpose_subagent: whether the `general-purpose` subagent is offered.
+
+    Raises:
+        TypeError: `excluded_tools` is one string, not a sequence of tool names.
     """
 
     base_system_prompt: str | None = None
@@ -30,7 +33,11 @@ class HarnessProfile:
 
     def __post_init__(self) -> None:
         if isinstance(self.excluded_tools, str):
-            msg = "excluded_tools must be a sequence of tool names, not one string"
+            msg = (
+                "excluded_tools must be a sequence of tool names, not one string: write "
+                f"excluded_tools=({self.excluded_tools!r},)"
+            )
             raise TypeError(msg)
         object.__setattr__(self, "excluded_tools", tuple(self.excluded_tools))
-        object.__setattr__(self, "tool_description_overrides", dict(self.tool_description_overrides))
+        overrides = dict(self.tool_description_overrides)
+        object.__setattr__(self, "tool_description_overrides", overrides)

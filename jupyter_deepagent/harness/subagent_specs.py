@@ -58,6 +58,10 @@ class SubAgent:
         interrupt_on: tools that need a person's approval; None means the main agent's setting.
         response_format: a pydantic model, TypedDict or JSON schema; its final report is then
             the structured response as JSON, and each field becomes a column of `results_frame`.
+
+    Raises:
+        ValueError: the name is not usable as a `subagent_type`, or the description is empty.
+        TypeError: `skills` is one string, not a list of folders.
     """
 
     name: str
@@ -90,6 +94,10 @@ class CompiledSubAgent:
         name: what the main agent passes as `subagent_type`.
         description: what the main agent reads to decide when to use it.
         runnable: a compiled graph (or any runnable taking and returning a state dict).
+
+    Raises:
+        ValueError: the name is not usable as a `subagent_type`, or the description is empty.
+        TypeError: `runnable` has no `invoke()`.
     """
 
     name: str
