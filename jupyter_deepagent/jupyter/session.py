@@ -178,7 +178,11 @@ class Session:
         return self._thread or self.default_thread
 
     def threads(self) -> list[ThreadInfo]:
-        """The conversations kept in this notebook's state folder."""
+        """The conversations kept in this notebook's state folder.
+
+        Raises:
+            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
+        """
         storage = self.storage
         infos = [storage.thread_info(name) for name in storage.thread_names()]
         return [info for info in infos if info is not None]
@@ -189,6 +193,9 @@ class Session:
         Its checkpoints go, and so does its transcript `/conversation_history/<thread>.md`. Files
         the agent wrote elsewhere stay: `/large_tool_results/`, `/subagents/` (shared by every
         thread), `/memories/`, `/workspace/`.
+
+        Raises:
+            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
         """
         name = thread or self.thread
         self.storage.delete_thread(name)
@@ -381,6 +388,9 @@ class Session:
 
         After a run on `thread` in this kernel, the prompt its last model call received;
         otherwise the prompt the next run will send with the current configuration.
+
+        Raises:
+            ValueError: A configuration file or the state folder is invalid.
         """
         from jupyter_deepagent.harness.agent import assemble_prompt
         from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
@@ -394,7 +404,11 @@ class Session:
         return assembly, "as the next run sends it"
 
     def conversation_size(self, thread: str | None = None) -> tuple[int, int]:
-        """Messages kept in a thread and their approximate tokens."""
+        """Messages kept in a thread and their approximate tokens.
+
+        Raises:
+            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
+        """
         from jupyter_deepagent.harness.tokens import messages_tokens
 
         saved = self.storage.checkpointer.get_tuple(
