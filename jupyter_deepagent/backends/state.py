@@ -141,25 +141,27 @@ class _FileMapBackend(AsyncBackendMixin):
             raise InvalidPath(msg, path=path)
         raise not_found(path)
 
-    def _scope(self, path: str) -> tuple[str, dict[str, FileData]]:
-        """The folder searched from and the files under it (a file path searches only itself)."""
+    def _scope(self, path: str, what: str = "") -> tuple[str, dict[str, FileData]]:
+        """The folder searched from and the files under it (a file path searches only itself).
+
+        Raises:
+            FileNotFound: If nothing exists at `path` (the root is never missing); `what` is
+                the word naming it in the message.
+        """
         data = self._get(path) if path != "/" else None
         if data is not None:
             return parent_folder(path), {path: data}
         files = self._files_under(path)
         if not files and path != "/":
-            raise not_found(path)
+            raise not_found(path, what=what)
         return path, files
 
     def ls(self, path: str = "/") -> list[FileInfo]:
         """List the direct children of a folder (or the file itself), sorted by path."""
         path = normalize_virtual_path(path)
-        data = self._get(path) if path != "/" else None
-        if data is not None:
-            return [self._info(path, data)]
-        files = self._files_under(path)
-        if not files and path != "/":
-            raise not_found(path, what="folder")
+        folder, files = self._scope(path, what="folder")
+        if folder != path:  # `path` is a file
+            return [self._info(path, files[path])]
         entries: dict[str, FileInfo] = {}
         for file_path, file_data in files.items():
             name, is_dir = child_name(file_path, path)
