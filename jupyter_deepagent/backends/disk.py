@@ -127,10 +127,16 @@ class DiskBackend(AsyncBackendMixin):
             raise InvalidPath(msg, path=virtual)
         return virtual, real
 
-    def _check_writable(self, path: str) -> None:
+    def _resolve_writable(self, path: str) -> tuple[str, str]:
+        """`_resolve` for a path about to change, refused first if this folder is read-only."""
+        virtual = normalize_virtual_path(path)
         if self.read_only:
-            msg = f"Cannot change {path}: this folder is mounted read-only. Write somewhere else."
-            raise PermissionDenied(msg, path=path)
+            msg = (
+                f"Cannot change {virtual}: this folder is mounted read-only. "
+                "Write somewhere else."
+            )
+            raise PermissionDenied(msg, path=virtual)
+        return self._resolve(virtual)
 
     @contextmanager
     def _os_errors(self, path: str, action: str) -> Iterator[None]:
@@ -304,9 +310,7 @@ class DiskBackend(AsyncBackendMixin):
 
     def write(self, path: str, content: str) -> WriteResult:
         """Create or overwrite a text file atomically (parent folders are created)."""
-        virtual = normalize_virtual_path(path)
-        self._check_writable(virtual)
-        virtual, real = self._resolve(virtual)
+        virtual, real = self._resolve_writable(path)
         if not isinstance(content, str):
             msg = f"content must be a str, not {type(content).__name__}"
             raise TypeError(msg)
@@ -317,21 +321,17 @@ class DiskBackend(AsyncBackendMixin):
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
         """Replace exact text; `old` must occur exactly once unless `replace_all`."""
-        virtual = normalize_virtual_path(path)
-        self._check_writable(virtual)
-        virtual, real = self._resolve(virtual)
+        virtual, real = self._resolve_writable(path)
         text, count = replace_exact(virtual, self._read_text(virtual, real), old, new, replace_all)
         self._write_bytes(virtual, real, self._encode(virtual, text))
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
         """Delete a file, or a folder with everything under it (a symlink, not its target)."""
-        virtual = normalize_virtual_path(path)
-        self._check_writable(virtual)
+        virtual, _ = self._resolve_writable(path)
         if virtual == "/":
             msg = "Cannot delete /, the root folder; delete the files or folders under it."
             raise PermissionDenied(msg, path=virtual)
-        virtual, _ = self._resolve(virtual)
         _, real_parent = self._resolve(parent_folder(virtual))
         target = os.path.join(real_parent, virtual.rsplit("/", 1)[1])
         with self._os_errors(virtual, "delete"):
