@@ -6,7 +6,7 @@ Built on `langchain.agents.create_agent`. Parameter names follow deepagents' `cr
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
@@ -15,9 +15,6 @@ from jupyter_deepagent.harness.profile import HarnessProfile
 from jupyter_deepagent.harness.prompt import PromptAssembly
 
 __all__ = ["assemble_prompt", "create_research_agent"]
-
-_FILESYSTEM_TOOLS = ("ls", "read_file", "write_file", "edit_file", "delete", "glob", "grep")
-
 
 @dataclass(frozen=True)
 class _Plan:
@@ -47,7 +44,7 @@ def _plan(
 ) -> _Plan:
     from jupyter_deepagent.backends.state import StateBackend
     from jupyter_deepagent.harness.subagent_specs import normalize_subagents, subagents_prompt
-    from jupyter_deepagent.harness.tools.filesystem import filesystem_prompt
+    from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES, filesystem_prompt
 
     if isinstance(memory, str) or isinstance(skills, str):
         msg = "memory and skills take a list of paths, e.g. memory=['/AGENTS.md']"
@@ -55,7 +52,7 @@ def _plan(
     profile = profile or HarnessProfile()
     backend = backend if backend is not None else StateBackend()
     excluded = set(profile.excluded_tools)
-    fs_tools = tuple(name for name in _FILESYSTEM_TOOLS if name not in excluded)
+    fs_tools = tuple(name for name in FILESYSTEM_TOOL_NAMES if name not in excluded)
     todos = "write_todos" not in excluded
     specs = ()
     if "task" not in excluded:
@@ -130,10 +127,10 @@ def _checked_approvals(
     return dict(interrupt_on)
 
 
-def _with_memory_budget(config: AssemblyConfig, model: Any, context_window: int | None) -> Any:
+def _with_memory_budget(
+    config: AssemblyConfig, model: Any, context_window: int | None
+) -> AssemblyConfig:
     """The assembly config with the token budget of one memory file set from the window."""
-    from dataclasses import replace
-
     from jupyter_deepagent.harness.memory import memory_token_budget
     from jupyter_deepagent.harness.tokens import resolve_context_window
 
@@ -287,6 +284,7 @@ def create_research_agent(
     from jupyter_deepagent.harness.model_resolution import resolve_model
     from jupyter_deepagent.harness.run_events_middleware import RunEventsMiddleware
     from jupyter_deepagent.harness.todo_middleware import TodoMiddleware
+    from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
 
     if interrupt_on and checkpointer is None:
         msg = (
@@ -324,11 +322,8 @@ def create_research_agent(
     stack: list[Any] = []
     if plan.todos:
         stack.append(TodoMiddleware())
-    stack.append(
-        FilesystemMiddleware(
-            plan.backend, exclude=tuple(set(plan.profile.excluded_tools) & set(_FILESYSTEM_TOOLS))
-        )
-    )
+    hidden = set(plan.profile.excluded_tools) & set(FILESYSTEM_TOOL_NAMES)
+    stack.append(FilesystemMiddleware(plan.backend, exclude=tuple(hidden)))
     if plan.subagents:
         from jupyter_deepagent.harness.subagents import SubagentDefaults, SubAgentMiddleware
 

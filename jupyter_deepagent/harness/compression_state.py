@@ -20,7 +20,6 @@ from jupyter_deepagent.harness.tokens import ContextWindow
 
 __all__ = [
     "COMPRESSION_KEY",
-    "FILESYSTEM_TOOLS",
     "CompressionSettings",
     "CompressionState",
     "merge_record",
@@ -28,9 +27,6 @@ __all__ = [
 
 COMPRESSION_KEY = "context_compression"
 """The graph state key of the compression record."""
-
-FILESYSTEM_TOOLS = ("ls", "read_file", "write_file", "edit_file", "delete", "glob", "grep")
-"""Tools whose results are never offloaded at tool time: `read_file` pages instead."""
 
 _MERGED_MAPS = ("pointers",)
 _MERGED_SETS = ("cut_args", "bare")

@@ -18,7 +18,6 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files, merge_files
-from jupyter_deepagent.harness.compression_state import FILESYSTEM_TOOLS
 from jupyter_deepagent.harness.offload import (
     LARGE_RESULTS_DIR,
     persist_text,
@@ -27,13 +26,14 @@ from jupyter_deepagent.harness.offload import (
     short_id,
 )
 from jupyter_deepagent.harness.tokens import approx_tokens
+from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
 
 __all__ = ["EXEMPT_TOOLS", "OFFLOAD_PREVIEW", "offload_tool_result"]
 
 OFFLOAD_PREVIEW = 10
 """Lines of an offloaded result shown in the conversation."""
 
-EXEMPT_TOOLS = frozenset({*FILESYSTEM_TOOLS, "compact_conversation"})
+EXEMPT_TOOLS = frozenset({*FILESYSTEM_TOOL_NAMES, "compact_conversation"})
 
 
 def offload_tool_result(
