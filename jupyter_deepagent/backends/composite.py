@@ -60,6 +60,7 @@ class CompositeBackend(AsyncBackendMixin):
 
     Raises:
         ValueError: If a route is the root `/` (use `default` for that).
+        InvalidPath: If a route's prefix is not a valid virtual path.
     """
 
     def __init__(self, default: BackendProtocol, routes: Mapping[str, BackendProtocol]) -> None:
