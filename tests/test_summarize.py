@@ -364,3 +364,26 @@ def test_every_request_fits_the_window() -> None:
     model, _ = run([*(fetches(f"z{i}") for i in range(10)), "done"])
     for request in model.requests:
         assert messages_tokens(request.messages) + tools_tokens(request.tools) <= 8_000
+
+
+def test_sync_and_async_summaries_of_the_same_messages_agree() -> None:
+    from jupyter_deepagent.harness.summarize import asummarize, summarize
+
+    folded = [HumanMessage(content="Survey glaciers."), AIMessage(content="Read g1: it thinned.")]
+    sync_model = ScriptedChatModel(script=[SUMMARY])
+    async_model = ScriptedChatModel(script=[SUMMARY])
+    sync = summarize(None, sync_model, folded, 4_000, "/conversation_history/t.md")
+    done = asyncio.run(asummarize(None, async_model, folded, 4_000, "/conversation_history/t.md"))
+    assert sync == done
+    assert sync[0] == SUMMARY
+    assert sync_model.requests[0].messages == async_model.requests[0].messages
+
+
+def test_an_async_summarizer_in_a_sync_run_says_to_use_ainvoke() -> None:
+    from jupyter_deepagent.harness.summarize import summarize
+
+    async def summarizer(messages: list) -> str:
+        return "never awaited"
+
+    with pytest.raises(TypeError, match="ainvoke"):
+        summarize(summarizer, None, [HumanMessage(content="hi")], 4_000, "/t.md")
