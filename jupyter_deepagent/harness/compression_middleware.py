@@ -61,13 +61,18 @@ _Flow = Generator[tuple[str, Any], Any, Any]
 
 
 class _Call:
-    """One model call's compression: the view, the window it must fit, what happened."""
+    """One model call's compression: the view (and the window it must fit), what happened."""
 
-    def __init__(self, view: ContextView, record: dict[str, Any], window: ContextWindow,
-                 trigger: int, step: int, factor: float) -> None:
-        self.view, self.record, self.window, self.trigger = view, record, window, trigger
+    def __init__(self, view: ContextView, record: dict[str, Any], trigger: int, step: int,
+                 factor: float) -> None:
+        self.view, self.record, self.trigger = view, record, trigger
         self.step, self.factor = step, factor
         self.attempt = self.overflowed_at = 0
+
+    @property
+    def window(self) -> ContextWindow:
+        """The window this request must fit: the view's, which an overflow may shrink."""
+        return self.view.window
 
 
 class ContextCompressionMiddleware(AgentMiddleware):
@@ -219,7 +224,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
             emit=lambda event_type, /, **fields: emit_event(event_type, step=step, **fields),
             cache=self.cache, factor=factor, transcript=self._transcript(record),
         )
-        call = _Call(view, record, window, self.settings.trigger(window), step, factor)
+        call = _Call(view, record, self.settings.trigger(window), step, factor)
         if view.total() > call.trigger:
             view.cut_old_arguments()
         return call
@@ -272,7 +277,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
     def _learn(self, call: _Call) -> None:
         window = learned_window(call.overflowed_at, call.window)
         if window is not call.window:
-            call.window = call.view.window = window
+            call.view.window = window
             call.trigger = self.settings.trigger(window)
             call.view.update["learned_window"] = window.tokens
 
