@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from jupyter_deepagent import (
     PromptSection,
     StateBackend,
     assemble_prompt,
+    create_research_agent,
 )
 from jupyter_deepagent.harness.prompt import BASE_AGENT_PROMPT, SECTION_ORDER
 from jupyter_deepagent.harness.tokens import approx_tokens
@@ -128,3 +130,14 @@ def test_assemble_prompt_cuts_an_oversized_memory_file_like_the_run_does() -> No
     memory = assembly["memory"].text
     assert "fact 0000" in memory and "fact 0799" not in memory
     assert "/AGENTS.md is cut here" in memory
+
+
+def test_assemble_prompt_takes_every_argument_create_research_agent_takes() -> None:
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(create_research_agent).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    assert "store" in defaults and "keep_recent_turns" in defaults
+    assembly = assemble_prompt(None, **defaults)
+    assert assembly.text == assemble_prompt().text
