@@ -281,6 +281,7 @@ def create_research_agent(
     from jupyter_deepagent.harness.compression_state import CompressionSettings
     from jupyter_deepagent.harness.context_middleware import ResearchContextMiddleware
     from jupyter_deepagent.harness.filesystem_middleware import FilesystemMiddleware
+    from jupyter_deepagent.harness.model_label import MODEL_METADATA_KEY, model_label
     from jupyter_deepagent.harness.model_resolution import resolve_model
     from jupyter_deepagent.harness.run_events_middleware import RunEventsMiddleware
     from jupyter_deepagent.harness.todo_middleware import TodoMiddleware
@@ -349,7 +350,7 @@ def create_research_agent(
     stack.append(compression)
     stack.append(RunEventsMiddleware())
     stack.append(ToolErrorMiddleware(on_error=_tool_error_message))
-    return create_agent(
+    graph = create_agent(
         chat_model,
         tools=list(tools),
         middleware=stack,
@@ -360,3 +361,5 @@ def create_research_agent(
         name=name,
         response_format=response_format,
     )
+    # views (run_started) name the model from the graph's own config, not its internals
+    return graph.with_config({"metadata": {MODEL_METADATA_KEY: model_label(chat_model)}})

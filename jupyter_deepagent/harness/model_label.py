@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["model_label"]
+__all__ = ["MODEL_METADATA_KEY", "model_label"]
+
+MODEL_METADATA_KEY = "jupyter_deepagent_model"
+"""Key of the compiled agent's config metadata that holds its model's label."""
 
 
 def model_label(model: Any) -> str:

@@ -185,14 +185,12 @@ def _thread_id(config: dict[str, Any] | None) -> str | None:
 
 
 def _model_label(agent: Any) -> str | None:
-    """The main model's label, from the graph's middleware that knows it (None if none does)."""
-    nodes = getattr(getattr(agent, "builder", None), "nodes", None) or {}
-    for spec in nodes.values():
-        owner = getattr(getattr(getattr(spec, "runnable", None), "func", None), "__self__", None)
-        label = getattr(owner, "model_label", None)
-        if isinstance(label, str):
-            return label
-    return None
+    """The main model's label, as `create_research_agent` put it in the graph's config metadata."""
+    from jupyter_deepagent.harness.model_label import MODEL_METADATA_KEY
+
+    metadata = (getattr(agent, "config", None) or {}).get("metadata") or {}
+    label = metadata.get(MODEL_METADATA_KEY)
+    return label if isinstance(label, str) else None
 
 
 def _stream(
