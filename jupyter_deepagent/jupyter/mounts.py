@@ -163,7 +163,11 @@ class GuardedFolder(AsyncBackendMixin):
         return sorted(set(found))
 
     def _visible(self, items: list[_Listed]) -> list[_Listed]:
-        return [item for item in items if not self._is_hidden(item.path)]
+        hidden: dict[str, bool] = {}  # one check per file, however many lines of it matched
+        for item in items:
+            if item.path not in hidden:
+                hidden[item.path] = self._is_hidden(item.path)
+        return [item for item in items if not hidden[item.path]]
 
     def _redacted_lines(self, lines: list[str]) -> list[str]:
         if self.redact is None:
