@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from langchain.tools import tool
 from langchain_core.exceptions import ContextOverflowError
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from jupyter_deepagent import ContextOverflow, ScriptedChatModel, create_research_agent, trace_run
@@ -387,3 +387,26 @@ def test_an_async_summarizer_in_a_sync_run_says_to_use_ainvoke() -> None:
 
     with pytest.raises(TypeError, match="ainvoke"):
         summarize(summarizer, None, [HumanMessage(content="hi")], 4_000, "/t.md")
+
+
+def test_one_huge_recent_file_write_is_moved_to_a_file_without_a_summarization_call() -> None:
+    content = "".join(f"row {i:05d} of the survey table\n" for i in range(6_000))
+    model = ScriptedChatModel(
+        script=[
+            {"tool_calls": [{"name": "write_file",
+                             "args": {"file_path": "/survey.md", "content": content}}]},
+            "done",
+        ],
+        rules=[{"when": SUMMARY_MARKER, "reply": SUMMARY, "repeat": True}],
+        profile={"max_input_tokens": 8_000},
+    )
+    trace = trace_run(create_research_agent(model), ask("hi"))
+    assert trace.of_type("summarized") == []
+    assert not any(SUMMARY_MARKER in r.last.text for r in model.requests)
+    assert len(model.requests) == 2
+    last = model.requests[-1]
+    assert messages_tokens([SystemMessage(last.system), *last.messages]) + tools_tokens(
+        last.tools
+    ) <= 8_000
+    assert trace.state["files"]["/survey.md"]["content"] == content
+    assert trace.final_text == "done"

@@ -51,6 +51,7 @@ from jupyter_deepagent.harness.summarize import asummarize, summarize
 from jupyter_deepagent.harness.tokens import (
     ContextWindow,
     calibration_factor,
+    messages_tokens,
     request_tokens,
     resolve_context_window,
 )
@@ -171,10 +172,11 @@ class ContextCompressionMiddleware(AgentMiddleware):
     def _flow(self, request: ModelRequest, call: _Call) -> _Flow:
         """Summarize if due, fit the window, call the model; on overflow, fold and retry once."""
         view = call.view
-        if call.record.get("compact") or view.total() > call.trigger:
+        compact = bool(call.record.get("compact"))
+        if compact or view.total() > call.trigger:
             job = view.summary_job()
-            if job is not None:
-                reason = "compact" if call.record.get("compact") else "trigger"
+            if job is not None and (compact or _worth_summarizing(view.total() - call.trigger, job)):
+                reason = "compact" if compact else "trigger"
                 self._apply(call, job, (yield self._summarize(call, request, job)), request, reason)
         view.shrink(call.window.tokens)
         try:
@@ -304,6 +306,15 @@ class ContextCompressionMiddleware(AgentMiddleware):
         if changes:
             state_update["files"] = dict(changes)
         return ExtendedModelResponse(model_response=response, command=Command(update=state_update))
+
+
+def _worth_summarizing(excess: int, job: SummaryJob) -> bool:
+    """Whether folding `job` helps: not when what it would fold is tiny next to the excess (one
+    huge recent message, say), which the emergency step moves to a file without a model call."""
+    return messages_tokens(job.folded) * _SUMMARY_PAYOFF >= excess
+
+
+_SUMMARY_PAYOFF = 10  # fold only what is at least a tenth of the tokens over the trigger
 
 
 def _resume(flow: _Flow, value: Any, error: Exception | None) -> tuple[str, Any]:
