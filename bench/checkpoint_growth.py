@@ -3,7 +3,8 @@
 A scripted model (no network) calls `write_file` N times, each with 1 MB of text for a file in
 `/workspace/`, then answers. The run goes through the notebook magic in an IPython shell, as in a
 kernel, and the size of the state folder's `checkpoints.sqlite` (with its `-wal` file, if any) is
-printed for each N, with the seconds the run took.
+printed for each N at the end of the run and once the databases are closed (SQLite then folds
+the `-wal` file into the database), with the seconds the run took.
 
     python bench/checkpoint_growth.py                 # N = 5, 10, 20
     python bench/checkpoint_growth.py --sizes 5 10 --mb 1
@@ -63,13 +64,16 @@ def one_run(files: int, megabytes: float) -> dict[str, float]:
         if not result.success:
             raise SystemExit(f"the run failed: {result.error_in_exec or result.error_before_exec}")
         state = project / ".deepagent"
-        checkpoints = sum(
-            path.stat().st_size for path in state.glob("checkpoints.sqlite*") if path.is_file()
-        )
-        written = sum(path.stat().st_size for path in project.glob("part_*.txt"))
+        open_size = _size(state)
         shell.run_line_magic("unload_ext", "jupyter_deepagent")
-        return {"files": files, "written_mb": written / 1e6,
-                "checkpoints_mb": checkpoints / 1e6, "seconds": seconds}
+        written = sum(path.stat().st_size for path in project.glob("part_*.txt"))
+        return {"files": files, "written_mb": written / 1e6, "open_mb": open_size / 1e6,
+                "closed_mb": _size(state) / 1e6, "seconds": seconds}
+
+
+def _size(state: Path) -> int:
+    """Bytes of checkpoints.sqlite and its -wal/-shm files."""
+    return sum(path.stat().st_size for path in state.glob("checkpoints.sqlite*") if path.is_file())
 
 
 def main() -> None:
@@ -82,7 +86,8 @@ def main() -> None:
     if args.one is not None:
         print(json.dumps(one_run(args.one, args.mb)))
         return
-    print(f"{'files':>5}  {'written MB':>10}  {'checkpoints MB':>14}  {'seconds':>7}")
+    print("checkpoints.sqlite (with its -wal file) at the end of the run, and once closed")
+    print(f"{'files':>5}  {'written MB':>10}  {'open MB':>8}  {'closed MB':>9}  {'seconds':>7}")
     for files in args.sizes:
         done = subprocess.run(
             [sys.executable, __file__, "--one", str(files), "--mb", str(args.mb)],
@@ -92,8 +97,8 @@ def main() -> None:
             print(done.stdout, done.stderr, sep="\n")
             raise SystemExit(done.returncode)
         row = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"{row['files']:>5}  {row['written_mb']:>10.1f}  {row['checkpoints_mb']:>14.1f}  "
-              f"{row['seconds']:>7.1f}")
+        print(f"{row['files']:>5}  {row['written_mb']:>10.1f}  {row['open_mb']:>8.1f}  "
+              f"{row['closed_mb']:>9.1f}  {row['seconds']:>7.1f}")
 
 
 if __name__ == "__main__":
