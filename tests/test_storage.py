@@ -216,3 +216,21 @@ def test_a_state_dir_that_is_a_file_is_refused(notebook: Notebook) -> None:
     cell = notebook.run("%%agent\nhello")
     assert isinstance(cell.error, UsageError) and "is a file" in str(cell.error)
     assert (notebook.folder / "notes.txt").read_text() == "mine"
+
+
+def test_a_database_error_in_a_run_names_the_file_found_damaged(tmp_path: Path) -> None:
+    import sqlite3
+
+    from jupyter_deepagent.jupyter.storage import Storage
+
+    storage = Storage(tmp_path / "state")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"), storage.writing("t"):
+            raise sqlite3.OperationalError("database is locked")  # not damage: shown as it is
+        store = tmp_path / "state" / "store.sqlite"
+        store.write_bytes(b"\0" * 4096)  # damaged behind the open connection's back
+        with pytest.raises(StateDamaged) as damaged, storage.writing("t"):
+            raise sqlite3.DatabaseError("database disk image is malformed")
+        assert damaged.value.path == str(store) and "/memories/" in str(damaged.value)
+    finally:
+        storage.close()

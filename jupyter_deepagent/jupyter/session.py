@@ -10,9 +10,7 @@ run starts.
 from __future__ import annotations
 
 import re
-import sqlite3
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,7 @@ from jupyter_deepagent.jupyter.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
 from jupyter_deepagent.jupyter.session_models import SessionModels, model_label
-from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo
+from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo, open_storage
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
@@ -147,33 +145,8 @@ class Session:
             self._storage.close()
             self._storage = None
         if self._storage is None:
-            setting = self.config.state_dir
-            try:
-                self._storage = Storage(folder, setting)
-            except (OSError, sqlite3.OperationalError) as exc:
-                why = getattr(exc, "strerror", None) or str(exc)
-                msg = (
-                    f"state_dir {setting!r}: cannot keep conversations in {folder}: {why}. Set "
-                    "state_dir to a folder you can write (in .deepagent.toml or with %agent "
-                    "config state_dir=...)."
-                )
-                raise ValueError(msg) from None
+            self._storage = open_storage(folder, self.config.state_dir)
         return self._storage
-
-    @contextmanager
-    def _writing(self, thread: str) -> Iterator[Storage]:
-        """Hold `thread`'s lock for the block; a database error in it names the damaged file.
-
-        Raises:
-            ThreadBusy: Another process is running the thread.
-            StateDamaged: A database turned out damaged.
-        """
-        storage = self.storage
-        try:
-            with storage.thread_lock(thread).held():
-                yield storage
-        except sqlite3.DatabaseError as exc:
-            raise storage.damage(exc) from None
 
     def close(self) -> None:
         """Close the databases (the extension's unload does this)."""
@@ -204,10 +177,7 @@ class Session:
             ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
         """
         storage = self.storage
-        try:
-            infos = [storage.thread_info(name) for name in storage.thread_names()]
-        except sqlite3.DatabaseError as exc:
-            raise storage.damage(exc) from None
+        infos = [storage.thread_info(name) for name in storage.thread_names()]
         return [info for info in infos if info is not None]
 
     def reset(self, thread: str | None = None) -> str:
@@ -222,8 +192,8 @@ class Session:
             ThreadBusy: Another process is running the thread.
         """
         name = thread or self.thread
-        with self._writing(name) as storage:
-            storage.delete_thread(name)
+        with self.storage.writing(name):
+            self.storage.delete_thread(name)
         transcript = self.state_dir / "artifacts" / "conversation_history" / f"{name}.md"
         transcript.unlink(missing_ok=True)
         return name
@@ -360,7 +330,7 @@ class Session:
             StateDamaged: A database of the state folder is damaged.
         """
         try:
-            with self._writing(plan.thread):
+            with self.storage.writing(plan.thread):
                 return execution.settle(plan)
         except ThreadBusy:
             return []
@@ -426,7 +396,7 @@ class Session:
             ThreadBusy: Another process is running the thread; nothing was run.
             StateDamaged: A database of the state folder turned out damaged.
         """
-        with self._writing(plan.thread):
+        with self.storage.writing(plan.thread):
             self.last_thread = plan.thread
             try:
                 outcome = run()

@@ -9,6 +9,8 @@ is. Each thread has a lock (see `ThreadLock`), so one process at a time runs it.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ from jupyter_deepagent.jupyter.database_health import check_database, damage_of,
 from jupyter_deepagent.jupyter.state_folder import claim_state_folder
 from jupyter_deepagent.jupyter.thread_lock import ThreadLock
 
-__all__ = ["Storage", "ThreadInfo"]
+__all__ = ["Storage", "ThreadInfo", "open_storage"]
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 STORE_FILE = "store.sqlite"
@@ -79,6 +81,20 @@ class Storage:
         """The lock a process holds while it runs `thread` (see `ThreadLock`)."""
         return ThreadLock(self.folder, thread)
 
+    @contextmanager
+    def writing(self, thread: str) -> Iterator[None]:
+        """Hold `thread`'s lock for the block; a database error in it names the damaged file.
+
+        Raises:
+            ThreadBusy: Another process is running the thread; the block did not run.
+            StateDamaged: A database turned out damaged.
+        """
+        try:
+            with self.thread_lock(thread).held():
+                yield
+        except sqlite3.DatabaseError as exc:
+            raise self.damage(exc) from None
+
     def damage(self, exc: sqlite3.DatabaseError) -> Exception:
         """The error to show for `exc`, raised by a database of this folder: `StateDamaged`
         naming the damaged file when one is, else `exc` itself (a locked or unwritable file)."""
@@ -96,16 +112,30 @@ class Storage:
         return StateDamaged(message, path=str(self.folder))
 
     def thread_names(self) -> list[str]:
-        """Every thread with at least one checkpoint, sorted."""
-        with self.checkpointer.lock:
-            rows = self._checkpoints.execute(
-                "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
-            ).fetchall()
+        """Every thread with at least one checkpoint, sorted.
+
+        Raises:
+            StateDamaged: The conversations database turned out damaged.
+        """
+        try:
+            with self.checkpointer.lock:
+                rows = self._checkpoints.execute(
+                    "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
+                ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self.damage(exc) from None
         return [str(row[0]) for row in rows]
 
     def thread_info(self, name: str) -> ThreadInfo | None:
-        """Message count and last update of a thread, or None if it has no checkpoint."""
-        saved = self.checkpointer.get_tuple({"configurable": {"thread_id": name}})
+        """Message count and last update of a thread, or None if it has no checkpoint.
+
+        Raises:
+            StateDamaged: The conversations database turned out damaged.
+        """
+        try:
+            saved = self.checkpointer.get_tuple({"configurable": {"thread_id": name}})
+        except sqlite3.DatabaseError as exc:
+            raise self.damage(exc) from None
         if saved is None:
             return None
         messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
@@ -114,3 +144,25 @@ class Storage:
     def delete_thread(self, name: str) -> None:
         """Forget a thread's conversation and scratch files."""
         self.checkpointer.delete_thread(name)
+
+
+def open_storage(folder: Path, setting: str) -> Storage:
+    """Open the state folder's databases, with an error a notebook user can act on.
+
+    Args:
+        folder: The resolved state folder.
+        setting: The `state_dir` value as configured, for messages.
+
+    Raises:
+        ValueError: The folder is a folder of other files, or cannot be created or written.
+        StateDamaged: A database of the folder is damaged or truncated.
+    """
+    try:
+        return Storage(folder, setting)
+    except (OSError, sqlite3.OperationalError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        msg = (
+            f"state_dir {setting!r}: cannot keep conversations in {folder}: {why}. Set state_dir "
+            "to a folder you can write (in .deepagent.toml or with %agent config state_dir=...)."
+        )
+        raise ValueError(msg) from None
