@@ -166,7 +166,12 @@ def _saved_at_exit(config: dict[str, Any]) -> dict[str, Any]:
     1 MB: 750 MB). The end of each run is what a later run continues from, what an approval
     resumes and what a rewind to a turn needs.
     """
-    from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+    # `stream(durability=...)` is public, but `trace_run` makes that call; LangGraph reads the
+    # same setting from this configurable key (and hands it to subgraphs through it).
+    try:
+        from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+    except ImportError:  # pragma: no cover - a LangGraph that moved it; the key is the same
+        CONFIG_KEY_DURABILITY = "__pregel_durability"  # noqa: N806
 
     configurable = {**config.get("configurable", {}), CONFIG_KEY_DURABILITY: "exit"}
     return {**config, "configurable": configurable}
