@@ -14,8 +14,8 @@ ResearchAssistantError
  ├── ModelCallFailed               a model call failed (network, provider); secrets masked
  ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
  ├── ContextOverflow               the conversation does not fit the window, even compressed
- ├── StateDamaged                  a database of the state folder is damaged; carries .path
- └── ThreadBusy                    another process is running the thread; carries .thread, .pid
+ ├── StateDamaged                  a state folder's database is damaged; carries .path
+ └── ThreadBusy                    another process runs the thread; carries .thread, .pid
 ```
 
 Every message says what happened, which file or option, and what to do. Builtins (`TypeError`,

@@ -2,7 +2,8 @@
 own process, running `%%agent` cells on a thread of a project folder.
 
     python kernel_process.py FOLDER THREAD hold        # one turn whose tool waits for FOLDER/go
-    python kernel_process.py FOLDER THREAD turns N     # N turns, each retried while the thread is busy
+    python kernel_process.py FOLDER THREAD turns N K   # N turns tagged pK, each retried while
+                                                       # the thread is busy
 
 It prints one JSON line per cell: {"turn": ..., "error": name or null}.
 """
@@ -30,7 +31,6 @@ def main() -> None:
     shell.user_ns["__session__"] = str(folder / "analysis.ipynb")
     shell.run_line_magic("load_ext", "jupyter_deepagent")
     session = get_session(shell)
-    tag = f"p{sys.argv[4] if len(sys.argv) > 4 else ''}"
 
     @tool
     def wait_for_go() -> str:
@@ -52,8 +52,7 @@ def main() -> None:
         steps: list = [{"tool_calls": [{"name": "wait_for_go", "args": {}}]}, "First turn done."]
         turns = ["first"]
     else:
-        count = int(sys.argv[4])
-        tag = f"p{sys.argv[5]}"
+        count, tag = int(sys.argv[4]), f"p{sys.argv[5]}"
         turns = [f"{tag} turn {n}" for n in range(count)]
         steps = []
         for turn in turns:

@@ -48,7 +48,7 @@ def test_twenty_one_mb_writes_keep_checkpoints_under_60_mb(notebook: Notebook) -
     assert [m.type for m in sent].count("tool") == 20  # the whole run is in the thread
 
 
-def test_a_stop_and_an_approval_still_leave_a_resumable_thread(notebook: Notebook) -> None:
+def test_an_approval_still_waits_after_a_restart(notebook: Notebook) -> None:
     model = scripted(
         call("write_file", file_path="/workspace/a.md", content="a"),
         call("write_file", file_path="/workspace/b.md", content="b"),
@@ -63,6 +63,31 @@ def test_a_stop_and_an_approval_still_leave_a_resumable_thread(notebook: Noteboo
     assert done.error is None and done.markdown[-1] == "Wrote both."
     assert (notebook.folder / "a.md").read_text() == "a"
     assert (notebook.folder / "b.md").read_text() == "b"
+
+
+def test_a_run_stopped_after_some_steps_keeps_them_across_a_restart(notebook: Notebook) -> None:
+    from langchain.tools import tool
+
+    @tool
+    def fetch_page(url: str) -> str:
+        """Fetch a web page."""
+        raise KeyboardInterrupt  # the stop button, pressed while the tool runs
+
+    model = scripted(
+        call("write_file", file_path="/workspace/a.md", content="a"),
+        call("write_file", file_path="/workspace/b.md", content="b"),
+        call("fetch_page", url="https://example.org"),
+    )
+    notebook.session.configure(model=model)
+    notebook.session.tools.append(fetch_page)
+    assert isinstance(notebook.run("%%agent\nwrite, then fetch").error, KeyboardInterrupt)
+    notebook.restart()
+    follow = scripted("Both files are written; the fetch was stopped.")
+    notebook.session.configure(model=follow)
+    assert notebook.run("%%agent\nwhere are we?").error is None
+    sent = [m for m in follow.requests[0].messages if m.type != "system"]
+    assert [m.type for m in sent] == ["human", "ai", "tool", "ai", "tool", "ai", "tool", "human"]
+    assert "interrupted by the user" in sent[-2].text
 
 
 # -- damage is named -----------------------------------------------------------------------------

@@ -72,7 +72,8 @@ def _integrity_problem(path: Path) -> str | None:
     problems = [line for line in lines if line != "ok" and not line.startswith("***")]
     if not problems:
         return None
-    more = f" (and {len(problems) - _REPORTED_PROBLEMS} more)" if len(problems) > _REPORTED_PROBLEMS else ""
+    extra = len(problems) - _REPORTED_PROBLEMS
+    more = f" (and {extra} more)" if extra > 0 else ""
     return "SQLite's check finds damage: " + "; ".join(problems[:_REPORTED_PROBLEMS]) + more
 
 

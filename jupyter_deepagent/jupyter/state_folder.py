@@ -64,8 +64,9 @@ def claim_state_folder(folder: Path, setting: str) -> None:
     foreign = [name for name in names if name not in _OWN_NAMES]
     made_by_an_earlier_version = any(name.endswith(".sqlite") for name in names)
     if foreign or (names and not made_by_an_earlier_version):
-        shown = ", ".join((foreign or names)[:_SHOWN])
-        more = f" and {len(foreign or names) - _SHOWN} more" if len(foreign or names) > _SHOWN else ""
+        listed = foreign or names
+        shown = ", ".join(listed[:_SHOWN])
+        more = f" and {len(listed) - _SHOWN} more" if len(listed) > _SHOWN else ""
         msg = (
             f"state_dir {setting!r} ({folder}) is a folder that already holds files of its own "
             f"({shown}{more}), so it is not used: the agent's databases would mix with them. "
