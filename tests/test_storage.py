@@ -146,16 +146,17 @@ def test_a_truncated_store_stops_the_cell_instead_of_emptying_memories(
     assert digest(store) == before
 
 
+@pytest.mark.parametrize("name", ["checkpoints.sqlite", "store.sqlite"])
 @pytest.mark.parametrize(
     ("offset", "expected"),
     [(0, "not an SQLite database"), (4096, "SQLite's check finds damage")],
     ids=["header", "page"],
 )
 def test_a_garbage_page_is_named_not_a_raw_database_error(
-    notebook: Notebook, offset: int, expected: str
+    notebook: Notebook, offset: int, expected: str, name: str
 ) -> None:
     one_turn(notebook)
-    database = notebook.folder / ".deepagent" / "checkpoints.sqlite"
+    database = notebook.folder / ".deepagent" / name
     data = bytearray(database.read_bytes())
     data[offset : offset + 4096] = b"\xde\xad\xbe\xef" * 1024
     database.write_bytes(bytes(data))

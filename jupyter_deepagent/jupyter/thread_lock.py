@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from jupyter_deepagent._exceptions import ThreadBusy
+from jupyter_deepagent.jupyter.options import check_thread_name
 
 try:
     import fcntl
@@ -38,11 +39,14 @@ class ThreadLock:
 
     Args:
         folder: The state folder.
-        thread: The thread's name (a safe file name, see `check_thread_name`).
+        thread: The thread's name.
+
+    Raises:
+        ValueError: `thread` is not a valid thread name (see `check_thread_name`).
     """
 
     def __init__(self, folder: Path, thread: str) -> None:
-        self.thread = thread
+        self.thread = check_thread_name(thread)  # so it is a plain file name
         self.path = folder / "locks" / f"{thread}.lock"
 
     @contextmanager
