@@ -13,7 +13,9 @@ ResearchAssistantError
  │    └── MissingAPIKey            the provider needs a key that is not set
  ├── ModelCallFailed               a model call failed (network, provider); secrets masked
  ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
- └── ContextOverflow               the conversation does not fit the window, even compressed
+ ├── ContextOverflow               the conversation does not fit the window, even compressed
+ ├── StateDamaged                  a state folder's database is damaged; carries .path
+ └── ThreadBusy                    another process runs the thread; carries .thread, .pid
 ```
 
 Every message says what happened, which file or option, and what to do. Builtins (`TypeError`,
@@ -36,6 +38,8 @@ __all__ = [
     "PermissionDenied",
     "ResearchAssistantError",
     "ScriptError",
+    "StateDamaged",
+    "ThreadBusy",
 ]
 
 
@@ -111,3 +115,31 @@ class ScriptError(ResearchAssistantError):
 
 class ContextOverflow(ResearchAssistantError):
     """The conversation could not be brought inside the model's context window."""
+
+
+class StateDamaged(ResearchAssistantError):
+    """A database of the state folder (conversations or memories) is damaged or truncated.
+
+    The file is left as it is: never repaired, replaced or overwritten.
+
+    Attributes:
+        path: The damaged file.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class ThreadBusy(ResearchAssistantError):
+    """Another process (a second kernel) is running the same thread; this one did nothing.
+
+    Attributes:
+        thread: The thread's name.
+        pid: The other process's id, when it could be read (else None).
+    """
+
+    def __init__(self, message: str, *, thread: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.thread = thread
+        self.pid = pid

@@ -131,7 +131,7 @@ def execute(
     """
     from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
 
-    config = plan.config
+    config = _saved_at_exit(plan.config)
     if on_token is not None:
         from jupyter_deepagent.jupyter.answer_stream import AnswerStream
 
@@ -155,6 +155,26 @@ def execute(
     if failure is not None:
         raise failure  # outside the handler, so the provider's exception is not its context
     return RunOutcome(plan, trace, outputs=plan.outputs.files)
+
+
+def _saved_at_exit(config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with LangGraph's "exit" durability: the run's checkpoint is written once, when
+    it ends (answered, waiting for approval, stopped or failed), not after every step.
+
+    Every checkpoint of LangGraph's SQLite saver holds the whole conversation, so saving at each
+    step made the storage of a run grow with steps x conversation (one run writing 20 files of
+    1 MB: 750 MB). The end of each run is what a later run continues from, what an approval
+    resumes and what a rewind to a turn needs.
+    """
+    # `stream(durability=...)` is public, but `trace_run` makes that call; LangGraph reads the
+    # same setting from this configurable key (and hands it to subgraphs through it).
+    try:
+        from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+    except ImportError:  # pragma: no cover - a LangGraph that moved it; the key is the same
+        CONFIG_KEY_DURABILITY = "__pregel_durability"  # noqa: N806
+
+    configurable = {**config.get("configurable", {}), CONFIG_KEY_DURABILITY: "exit"}
+    return {**config, "configurable": configurable}
 
 
 def _settle_partial(partial: Any, plan: RunPlan, redact: Callable[[str], str]) -> None:

@@ -196,6 +196,8 @@ class AgentMagics(Magics):
         else:
             try:  # these only read the configuration and the state folder
                 self._inspect(command.name, command.thread)
+            except ResearchAssistantError as exc:  # a damaged database, a thread in use
+                raise _brief(exc) from None
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
 

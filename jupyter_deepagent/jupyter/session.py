@@ -10,12 +10,12 @@ run starts.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from jupyter_deepagent._exceptions import ThreadBusy
 from jupyter_deepagent.backends._paths import normalize_virtual_path
 from jupyter_deepagent.jupyter import execution
 from jupyter_deepagent.jupyter.config import (
@@ -29,7 +29,7 @@ from jupyter_deepagent.jupyter.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
 from jupyter_deepagent.jupyter.session_models import SessionModels, model_label
-from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo
+from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo, open_storage
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
@@ -136,23 +136,16 @@ class Session:
         """The checkpointer and store, opened on first use (and reopened if the folder moved).
 
         Raises:
-            ValueError: The state folder cannot be created or its databases opened.
+            ValueError: The state folder cannot be created, is a folder of other files, or its
+                databases cannot be opened.
+            StateDamaged: A database of the state folder is damaged or truncated.
         """
         folder = self.state_dir
         if self._storage is not None and self._storage.folder != folder:
             self._storage.close()
             self._storage = None
         if self._storage is None:
-            try:
-                self._storage = Storage(folder)
-            except (OSError, sqlite3.Error) as exc:
-                why = getattr(exc, "strerror", None) or str(exc)
-                msg = (
-                    f"state_dir {self.config.state_dir!r}: cannot keep conversations in {folder}: "
-                    f"{why}. Set state_dir to a folder you can write (in .deepagent.toml or "
-                    "with %agent config state_dir=...)."
-                )
-                raise ValueError(msg) from None
+            self._storage = open_storage(folder, self.config.state_dir)
         return self._storage
 
     def close(self) -> None:
@@ -196,9 +189,11 @@ class Session:
 
         Raises:
             ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
+            ThreadBusy: Another process is running the thread.
         """
         name = thread or self.thread
-        self.storage.delete_thread(name)
+        with self.storage.writing(name):
+            self.storage.delete_thread(name)
         transcript = self.state_dir / "artifacts" / "conversation_history" / f"{name}.md"
         transcript.unlink(missing_ok=True)
         return name
@@ -282,6 +277,8 @@ class Session:
             MissingAPIKey: The model's provider needs a key that is not set.
             ModelConfigurationError: The model cannot be created.
             ValueError: A configuration file, the env file or the state folder is invalid.
+            StateDamaged: A database of the state folder is damaged.
+            ThreadBusy: Another process (a second kernel) is running the thread.
         """
         from jupyter_deepagent.harness.agent import create_research_agent
         from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
@@ -298,6 +295,7 @@ class Session:
         self.keys.add_context(options.context)
         outputs = OutputsBackend()
         storage = self.storage
+        storage.thread_lock(thread).check()
         stop_button = StopButton()
         agent = create_research_agent(
             model,
@@ -324,8 +322,18 @@ class Session:
 
     # -- running (see `execution`) ----------------------------------------------------------------
     def settle(self, plan: RunPlan) -> list[str]:
-        """Answer tool calls the thread left without results (see `settle_thread`)."""
-        return execution.settle(plan)
+        """Answer tool calls the thread left without results (see `settle_thread`).
+
+        Does nothing while another process runs the thread (the run then says so).
+
+        Raises:
+            StateDamaged: A database of the state folder is damaged.
+        """
+        try:
+            with self.storage.writing(plan.thread):
+                return execution.settle(plan)
+        except ThreadBusy:
+            return []
 
     def run(
         self,
@@ -335,7 +343,12 @@ class Session:
         *,
         on_token: Callable[[str | None], None] | None = None,
     ) -> RunOutcome:
-        """Send `prompt` to the plan's thread (settled first) and run it; see `execute`."""
+        """Send `prompt` to the plan's thread (settled first) and run it; see `execute`.
+
+        Raises:
+            ThreadBusy: Another process (a second kernel) is running the thread; nothing ran.
+            StateDamaged: A database of the state folder is damaged.
+        """
         return self._traced(plan, lambda: execution.run(
             plan, prompt, on_event, on_token=on_token, redact=self.redactor()
         ))
@@ -367,20 +380,31 @@ class Session:
         On a stop (KeyboardInterrupt) or a failure, `last_trace` keeps the events so far, the
         thread is settled, and the exception propagates (a failed model call as
         `ModelCallFailed`).
+
+        Raises:
+            ThreadBusy: Another process (a second kernel) is running the thread; nothing ran.
+            StateDamaged: A database of the state folder is damaged.
         """
         return self._traced(plan, lambda: execution.execute(
             plan, payload, on_event, on_token, redact=self.redactor()
         ))
 
     def _traced(self, plan: RunPlan, run: Callable[[], RunOutcome]) -> RunOutcome:
-        self.last_thread = plan.thread
-        try:
-            outcome = run()
-        except BaseException as exc:
-            self.last_trace = getattr(exc, "trace", None)
-            raise
-        self.last_trace = outcome.trace
-        return outcome
+        """Run holding the thread's lock; keep the trace, also of a run that failed.
+
+        Raises:
+            ThreadBusy: Another process is running the thread; nothing was run.
+            StateDamaged: A database of the state folder turned out damaged.
+        """
+        with self.storage.writing(plan.thread):
+            self.last_thread = plan.thread
+            try:
+                outcome = run()
+            except BaseException as exc:
+                self.last_trace = getattr(exc, "trace", None)
+                raise
+            self.last_trace = outcome.trace
+            return outcome
 
     # -- inspecting ------------------------------------------------------------------------------
     def prompt_for(self, thread: str | None = None) -> tuple[Any, str]:

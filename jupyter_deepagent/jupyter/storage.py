@@ -1,18 +1,30 @@
 """What a notebook's agent keeps on disk: conversations (a SQLite checkpointer) and long-term
 memory (a SQLite store), in `.deepagent/` beside the notebook, so both survive a kernel restart.
+
+Opening checks the folder (see `claim_state_folder`) and both databases (see `check_database`): a
+missing database is a new, empty one; a damaged one stops with `StateDamaged` and is left as it
+is. Each thread has a lock (see `ThreadLock`), so one process at a time runs it.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Storage", "ThreadInfo"]
+from jupyter_deepagent._exceptions import StateDamaged
+from jupyter_deepagent.jupyter.database_health import check_database, damage_of, damaged
+from jupyter_deepagent.jupyter.state_folder import claim_state_folder
+from jupyter_deepagent.jupyter.thread_lock import ThreadLock
+
+__all__ = ["Storage", "ThreadInfo", "open_storage"]
 
 CHECKPOINTS_FILE = "checkpoints.sqlite"
 STORE_FILE = "store.sqlite"
+_ROLES = {CHECKPOINTS_FILE: "conversations", STORE_FILE: "long-term memories (/memories/)"}
 
 
 @dataclass(frozen=True)
@@ -28,44 +40,102 @@ class Storage:
     """The checkpointer and store of one state folder; open until `close()`.
 
     Args:
-        folder: The state folder (created if missing, with a `.gitignore` so its databases of
-            conversations stay out of version control).
+        folder: The state folder: created if missing (with a `.gitignore` so its databases of
+            conversations stay out of version control), else it must be one or be empty.
+        setting: The `state_dir` value as configured, for messages.
+
+    Raises:
+        ValueError: The folder holds files that are not the tool's (see `claim_state_folder`).
+        StateDamaged: A database exists but is damaged or truncated.
+        OSError: The folder cannot be created.
+        sqlite3.Error: A database cannot be opened (for example in a read-only folder).
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, setting: str = "") -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
         from langgraph.store.sqlite import SqliteStore
 
         self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        ignore = folder / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# conversations and memories of the notebook's agent\n*\n")
+        claim_state_folder(folder, setting or str(folder))
+        for name, role in _ROLES.items():
+            check_database(folder / name, role)
         self._checkpoints = sqlite3.connect(folder / CHECKPOINTS_FILE, check_same_thread=False)
         self._store = sqlite3.connect(
             folder / STORE_FILE, check_same_thread=False, isolation_level=None
         )
-        self.checkpointer: Any = SqliteSaver(self._checkpoints)
-        self.checkpointer.setup()
-        self.store: Any = SqliteStore(self._store)
-        self.store.setup()
+        try:
+            self.checkpointer: Any = SqliteSaver(self._checkpoints)
+            self.checkpointer.setup()
+            self.store: Any = SqliteStore(self._store)
+            self.store.setup()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise self.damage(exc) from None
 
     def close(self) -> None:
         """Close both databases."""
         self._checkpoints.close()
         self._store.close()
 
+    def thread_lock(self, thread: str) -> ThreadLock:
+        """The lock a process holds while it runs `thread` (see `ThreadLock`)."""
+        return ThreadLock(self.folder, thread)
+
+    @contextmanager
+    def writing(self, thread: str) -> Iterator[None]:
+        """Hold `thread`'s lock for the block; a database error in it names the damaged file.
+
+        Raises:
+            ThreadBusy: Another process is running the thread; the block did not run.
+            StateDamaged: A database turned out damaged.
+        """
+        try:
+            with self.thread_lock(thread).held():
+                yield
+        except sqlite3.DatabaseError as exc:
+            raise self.damage(exc) from None
+
+    def damage(self, exc: sqlite3.DatabaseError) -> Exception:
+        """The error to show for `exc`, raised by a database of this folder: `StateDamaged`
+        naming the damaged file when one is, else `exc` itself (a locked or unwritable file)."""
+        for name, role in _ROLES.items():
+            problem = damage_of(self.folder / name)
+            if problem is not None:
+                return damaged(self.folder / name, role, problem)
+        if isinstance(exc, sqlite3.OperationalError):
+            return exc
+        message = (
+            f"A database of the state folder {self.folder} failed: {exc}. Neither "
+            f"{CHECKPOINTS_FILE} nor {STORE_FILE} fails SQLite's check now; run the cell again, "
+            "and if this repeats, move the state folder aside to start afresh."
+        )
+        return StateDamaged(message, path=str(self.folder))
+
     def thread_names(self) -> list[str]:
-        """Every thread with at least one checkpoint, sorted."""
-        with self.checkpointer.lock:
-            rows = self._checkpoints.execute(
-                "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
-            ).fetchall()
+        """Every thread with at least one checkpoint, sorted.
+
+        Raises:
+            StateDamaged: The conversations database turned out damaged.
+        """
+        try:
+            with self.checkpointer.lock:
+                rows = self._checkpoints.execute(
+                    "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
+                ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self.damage(exc) from None
         return [str(row[0]) for row in rows]
 
     def thread_info(self, name: str) -> ThreadInfo | None:
-        """Message count and last update of a thread, or None if it has no checkpoint."""
-        saved = self.checkpointer.get_tuple({"configurable": {"thread_id": name}})
+        """Message count and last update of a thread, or None if it has no checkpoint.
+
+        Raises:
+            StateDamaged: The conversations database turned out damaged.
+        """
+        try:
+            saved = self.checkpointer.get_tuple({"configurable": {"thread_id": name}})
+        except sqlite3.DatabaseError as exc:
+            raise self.damage(exc) from None
         if saved is None:
             return None
         messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
@@ -74,3 +144,25 @@ class Storage:
     def delete_thread(self, name: str) -> None:
         """Forget a thread's conversation and scratch files."""
         self.checkpointer.delete_thread(name)
+
+
+def open_storage(folder: Path, setting: str) -> Storage:
+    """Open the state folder's databases, with an error a notebook user can act on.
+
+    Args:
+        folder: The resolved state folder.
+        setting: The `state_dir` value as configured, for messages.
+
+    Raises:
+        ValueError: The folder is a folder of other files, or cannot be created or written.
+        StateDamaged: A database of the folder is damaged or truncated.
+    """
+    try:
+        return Storage(folder, setting)
+    except (OSError, sqlite3.OperationalError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        msg = (
+            f"state_dir {setting!r}: cannot keep conversations in {folder}: {why}. Set state_dir "
+            "to a folder you can write (in .deepagent.toml or with %agent config state_dir=...)."
+        )
+        raise ValueError(msg) from None
