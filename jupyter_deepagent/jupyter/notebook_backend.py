@@ -9,12 +9,15 @@
 /saved/cells/<i>.py|md|txt, /saved/outputs/<i>.txt    by position i, 1-based
 ```
 
-Everything is rendered when read, from the shell and its `OutputCapture`, so a cell's output is
-readable the moment the cell finishes, without saving. Tables page by rows.
+Everything is rendered from the shell and its `OutputCapture`, so a cell's output is readable
+the moment the cell finishes, without saving. Tables page by rows.
 
 Secrets never show: every text passes through a `Redactor` (API keys of the environment, values
-the session adds, secret-named variables become `***`), and the environment itself and
-secret-named text variables are left out of `/vars/`.
+the session adds, secret-named variables, credential shapes become `***`), and the environment
+itself and secret-named text variables are left out of `/vars/`. Every read and grep works on
+the masked text. Each text is masked once, line by line as pages and searches need it, and kept
+(a `MaskedView`) until its content or the set of secrets changes: so a 50 MB output costs its
+masking once, and a grep over a big notebook masks only the lines that hold the pattern.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from jupyter_deepagent.backends.protocol import (
     WriteResult,
 )
 from jupyter_deepagent.jupyter._saved_notebook import SavedNotebook, saved_index
+from jupyter_deepagent.jupyter.masked_view import MaskedView
 from jupyter_deepagent.jupyter.output_capture import OutputCapture
 from jupyter_deepagent.jupyter.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_variable
 from jupyter_deepagent.jupyter.variable_files import (
@@ -60,7 +64,7 @@ _LIVE_FOLDERS = ("/", "/cells", "/outputs", "/vars")
 _SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _File:
     """A file of the view, rendered only when read (`pages` reads a table without rendering it)."""
 
@@ -70,6 +74,8 @@ class _File:
     pages: Callable[[int, int], tuple[list[str], int]] | None = None
     chunks: Callable[[], Iterator[list[str]]] | None = None
     modified_at: datetime | None = None
+    view: Callable[[str | None], MaskedView] | None = None
+    raw: Callable[[], str] | None = None
 
     def info(self) -> FileInfo:
         if self.size is not None:
@@ -110,6 +116,10 @@ class NotebookBackend(AsyncBackendMixin):
         self._saved: SavedNotebook | None = None
         self._rendered: OrderedDict[tuple[str, int, int], str] = OrderedDict()
         self._rendered_lock = threading.Lock()  # tools may run in parallel threads
+        self._views: OrderedDict[tuple[str, int, int, int], MaskedView] = OrderedDict()
+        self._view_chars = 0
+        self.view_cache_chars = 256_000_000
+        """Characters of masked text kept between calls (least recently used dropped first)."""
 
     def __repr__(self) -> str:
         return f"NotebookBackend(mount={self.mount!r}, notebook_path={self._notebook_file()!r})"
@@ -155,9 +165,47 @@ class NotebookBackend(AsyncBackendMixin):
                 files.update(self._saved_files())
         prefix = folder_prefix(folder)
         redact = self.redact.frozen()  # the secrets are gathered once for all these files
+        secrets = redact.fingerprint()
         return {
-            path: _redacted(f, redact) for path, f in files.items() if path.startswith(prefix)
+            path: self._masked(f, redact, secrets)
+            for path, f in files.items()
+            if path.startswith(prefix)
         }
+
+    def _masked(self, file: _File, redact: Redactor, secrets: int) -> _File:
+        """The file as the agent sees it: tables masked page by page, other texts by a view."""
+        if file.pages is not None:
+            return _redacted_table(file, redact)
+
+        def view(raw: str | None = None) -> MaskedView:
+            text = file.text() if raw is None else raw
+            return self._view(file.path, text, redact, secrets)
+
+        return _File(
+            file.path,
+            lambda: view().text(),
+            lambda: view().size,
+            modified_at=file.modified_at,
+            view=view,
+            raw=file.text,
+        )
+
+    def _view(self, path: str, raw: str, redact: Redactor, secrets: int) -> MaskedView:
+        """The kept view of this text, made when the text or the secrets changed."""
+        key = (path, len(raw), hash(raw), secrets)
+        with self._rendered_lock:
+            found = self._views.get(key)
+            if found is not None:
+                self._views.move_to_end(key)
+                return found
+        made = MaskedView(raw, redact)
+        with self._rendered_lock:
+            if key not in self._views:
+                self._views[key] = made
+                self._view_chars += made.size
+            while self._view_chars > self.view_cache_chars and len(self._views) > 1:
+                self._view_chars -= self._views.popitem(last=False)[1].size
+        return made
 
     def _all_variables(self) -> dict[str, Any]:
         hidden = getattr(self.shell, "user_ns_hidden", ())
@@ -300,11 +348,15 @@ class NotebookBackend(AsyncBackendMixin):
         """Read `limit` lines from 0-based line `offset`; tables render only those rows."""
         path = normalize_virtual_path(path)
         file = self._file(path)
-        if file.pages is None:
-            return ReadResult.from_text(path, file.text(), offset, limit)
         if offset < 0 or limit < 1:
             return ReadResult.from_text(path, "", offset, limit)  # raises the usual error
-        lines, total = file.pages(offset, limit)
+        if file.view is not None:
+            view = file.view()
+            lines, total = view.page(offset, limit), view.total_lines
+        elif file.pages is not None:
+            lines, total = file.pages(offset, limit)
+        else:
+            return ReadResult.from_text(path, file.text(), offset, limit)
         if offset >= total > 0:
             msg = (
                 f"offset {offset} is past the end of {path}, which has {total} lines. "
@@ -344,9 +396,17 @@ class NotebookBackend(AsyncBackendMixin):
     ) -> list[GrepMatch]:
         """Lines containing `pattern` in the files under `path`; tables are searched in chunks."""
         root, files = self._scope(path)
+        literal = not regex and "*" not in pattern
         matches: list[GrepMatch] = []
         for file_path, file in files.items():
             if glob and not file_filter_matches(glob, file_path, root):
+                continue
+            if file.view is not None and file.raw is not None:
+                raw = file.raw()
+                if literal and pattern not in raw:
+                    continue  # no line of it can match once masked either
+                found = file.view(raw).grep(pattern, file_path, root, regex)
+                matches += [GrepMatch(file_path, number, line) for number, line in found]
                 continue
             if file.chunks is None:
                 matches += grep_texts(pattern, [(file_path, file.text())], root, regex=regex)
@@ -359,14 +419,13 @@ class NotebookBackend(AsyncBackendMixin):
         return sorted(matches, key=lambda match: (match.path, match.line_number))
 
 
-def _redacted(file: _File, redact: Redactor) -> _File:
+def _redacted_table(file: _File, redact: Redactor) -> _File:
     pages, chunks = file.pages, file.chunks
+    assert pages is not None  # only tables page
     return replace(
         file,
         text=lambda: redact(file.text()),
-        pages=(lambda offset, limit: _redact_page(redact, pages(offset, limit)))
-        if pages is not None
-        else None,
+        pages=lambda offset, limit: _redact_page(redact, pages(offset, limit)),
         chunks=(lambda: (redact.lines(chunk) for chunk in chunks()))
         if chunks is not None
         else None,
