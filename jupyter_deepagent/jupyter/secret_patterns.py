@@ -121,7 +121,8 @@ _SECRET_WORD_ANY_CASE = re.compile(_SECRET_WORD.pattern, re.IGNORECASE)
 _WORD = re.compile(r"[\w\-]*+")
 _LONGEST_NAME = 128
 _ASSIGNED = re.compile(
-    r"[ \t]*[:=][ \t]*(?:([\"'])(?P<quoted>[^\"'\n]{1,4096}+)\1"
+    r"[ \t]*[:=][ \t]*(?:\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
+    r"|'(?P<single>(?:[^'\\\r\n]|\\[^\r\n]){1,4096}+)'"
     r"|(?![\"'])(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?" + _VALUE_CHARS + r"{1,4096}+=*)"
     r"(?![^\s,;]))"
 )
@@ -158,7 +159,7 @@ def _assignment_spans(
         value = _ASSIGNED.match(text, name_end, end)
         if value is None or not is_secret(text[word_start:word_end]):
             continue
-        group = "quoted" if value.group("quoted") is not None else "bare"
+        group = next(g for g in ("double", "single", "bare") if value.group(g) is not None)
         shown = value.group(group)
         if group == "bare" and (len(shown) < 8 or shown.isdigit()):  # `token_count = 12`
             continue
