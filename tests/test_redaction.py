@@ -110,7 +110,8 @@ def test_no_tool_result_the_model_receives_holds_a_key(
     ("text", "shown"),
     [
         ("Authorization: Bearer eyJraWQiOi.abc-123_def", "Authorization: Bearer ***"),
-        ('curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA=="', 'curl -H "Authorization: Basic ***"'),
+        ('curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA=="',
+         'curl -H "Authorization: Basic ***"'),
         ("aws AKIAIOSFODNN7EXAMPLE ok", "aws *** ok"),
         ("maps AIzaSyA1234567890abcdefghijklmnopqrstu", "maps ***"),
         ("gh ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh ***"),
@@ -126,7 +127,8 @@ def test_no_tool_result_the_model_receives_holds_a_key(
         # not secrets: prose, ordinary names, code reading a key, long runs of letters
         ("the task-force-of-the-union-army marched", "the task-force-of-the-union-army marched"),
         ("the bearer of news; author = 'Ada'", "the bearer of news; author = 'Ada'"),
-        ("token_count = 123456789; max_tokens = 4096", "token_count = 123456789; max_tokens = 4096"),
+        ("token_count = 123456789; max_tokens = 4096",
+         "token_count = 123456789; max_tokens = 4096"),
         ('api_key = os.environ["MAPS_API_KEY"]', 'api_key = os.environ["MAPS_API_KEY"]'),
         ("ACGT" * 20, "ACGT" * 20),
     ],

@@ -15,6 +15,8 @@ on a line without a mask has the same position in both.
 from __future__ import annotations
 
 import bisect
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -23,7 +25,7 @@ from jupyter_deepagent.backends._matching import grep_texts
 from jupyter_deepagent.backends.protocol import GrepMatch
 from jupyter_deepagent.jupyter.redaction import MASK, Redactor, Span, apply_masks, merged
 
-__all__ = ["MaskedText", "masked_grep", "masked_text"]
+__all__ = ["MaskedText", "MaskedTexts", "masked_grep", "masked_text"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,9 @@ class MaskedText:
             PermissionDenied: If a line the edit touches holds a masked secret.
         """
         if not old:
-            msg = f"Cannot edit {path}: the text to replace is empty. Give the exact text to change."
+            msg = (
+                f"Cannot edit {path}: the text to replace is empty. Give the exact text to change."
+            )
             raise EditConflict(msg, path=path, matches=0)
         found = []
         at = self.text.find(old)
@@ -129,15 +133,49 @@ def masked_text(raw: str, redact: Callable[[str], str] | None) -> MaskedText:
     return MaskedText(raw, spans, apply_masks(raw, spans))
 
 
+class MaskedTexts:
+    """The masked texts of the files read last, kept until their content or the secrets change
+    (paging through a big file masks it once).
+
+    Args:
+        max_chars: Characters of real text kept in all (least recently used dropped first).
+    """
+
+    def __init__(self, max_chars: int = 64_000_000) -> None:
+        self.max_chars = max_chars
+        self._kept: OrderedDict[tuple[str, int, int, int], MaskedText] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, path: str, raw: str, redact: Callable[[str], str] | None) -> MaskedText:
+        """`masked_text(raw, redact)`, from the cache when this text was masked the same way."""
+        secrets = redact.fingerprint() if isinstance(redact, Redactor) else id(redact)
+        key = (path, len(raw), hash(raw), secrets)
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found
+        made = masked_text(raw, redact)
+        with self._lock:
+            if key not in self._kept and len(raw) <= self.max_chars:
+                self._kept[key] = made
+                self._chars += len(raw)
+            while self._chars > self.max_chars and self._kept:
+                self._chars -= len(self._kept.popitem(last=False)[1].raw)
+        return made
+
+
 def masked_grep(
     pattern: str,
     files: Iterable[tuple[str, str]],
     root: str,
-    redact: Callable[[str], str] | None,
+    mask: Callable[[str, str], str],
     file_glob: str | None = None,
     regex: bool = False,
 ) -> list[GrepMatch]:
-    """`grep_texts` over the masked texts of `(path, real text)` files.
+    """`grep_texts` over the masked texts of `(path, real text)` files; `mask(path, real)`
+    gives the masked text.
 
     A literal pattern without `*` can only be found in a masked text where it is found in the
     real one (a mask is `***`), so files without it in their real text are not masked at all.
@@ -148,6 +186,6 @@ def masked_grep(
         for path, raw in files:
             if literal_skip and pattern not in raw:
                 continue
-            yield path, masked_text(raw, redact).text
+            yield path, mask(path, raw)
 
     return grep_texts(pattern, texts(), root, file_glob=file_glob, regex=regex)

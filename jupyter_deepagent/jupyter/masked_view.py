@@ -15,11 +15,12 @@ Masks never cross a line break, so masking some lines gives what masking the who
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 
 from jupyter_deepagent.backends._matching import grep_texts
 from jupyter_deepagent.jupyter.redaction import Redactor, apply_masks
 
-__all__ = ["VIEW_LINE_CHARS", "MaskedView"]
+__all__ = ["VIEW_LINE_CHARS", "MaskedView", "MaskedViews"]
 
 VIEW_LINE_CHARS = 10_000
 """Characters of one line shown in `/notebook/`; the rest is replaced by a note."""
@@ -92,3 +93,42 @@ class MaskedView:
         self._mask(candidates)
         shown = [(i + 1, self._masked[i] or "") for i in candidates]
         return [(number, line) for number, line in shown if pattern in line]
+
+
+class MaskedViews:
+    """The views of the texts read lately, by path, content and secrets; a view is made again
+    only when its text or the set of secrets changed (a re-run cell, a new key).
+
+    Args:
+        max_bytes: Bytes of text kept in all (least recently used views dropped first).
+    """
+
+    def __init__(self, max_bytes: int = 256_000_000) -> None:
+        self.max_bytes = max_bytes
+        self._views: OrderedDict[tuple[str, int, int, int], MaskedView] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, path: str, raw: str, redact: Redactor, secrets: int) -> MaskedView:
+        """The kept view of `raw`, or a new one.
+
+        Args:
+            path: The file the text belongs to.
+            raw: The text.
+            redact: The masking to use for a new view.
+            secrets: `redact.fingerprint()`, computed once by the caller for many files.
+        """
+        key = (path, len(raw), hash(raw), secrets)
+        with self._lock:
+            found = self._views.get(key)
+            if found is not None:
+                self._views.move_to_end(key)
+                return found
+        made = MaskedView(raw, redact)
+        with self._lock:
+            if key not in self._views:
+                self._views[key] = made
+                self._bytes += made.size
+            while self._bytes > self.max_bytes and len(self._views) > 1:
+                self._bytes -= self._views.popitem(last=False)[1].size
+        return made

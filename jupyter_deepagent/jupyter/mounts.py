@@ -35,7 +35,7 @@ from jupyter_deepagent.backends.protocol import (
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
 from jupyter_deepagent.jupyter.config import CONFIG_FILE_NAMES
-from jupyter_deepagent.jupyter.masked_files import masked_grep, masked_text
+from jupyter_deepagent.jupyter.masked_files import MaskedTexts, masked_grep
 from jupyter_deepagent.jupyter.redaction import Redactor
 
 __all__ = [
@@ -101,6 +101,7 @@ class GuardedFolder(AsyncBackendMixin):
         self.root = os.path.realpath(backend.root)
         self.hidden = tuple(_key(os.path.realpath(path)) for path in hidden)
         self.redact = redact
+        self._masked = MaskedTexts()
 
     # -- deciding --------------------------------------------------------------------------------
     def _real(self, virtual: str) -> str:
@@ -187,8 +188,10 @@ class GuardedFolder(AsyncBackendMixin):
         """Read a file unless it is hidden; secrets in it are masked."""
         if self.redact is None:
             return self.backend.read(self._check(path), offset, limit)
-        text = masked_text(self.backend.read_text(self._check(path)), self._redactor()).text
-        return ReadResult.from_text(normalize_virtual_path(path), text, offset, limit)
+        virtual = normalize_virtual_path(self._check(path))
+        raw = self.backend.read_text(path)
+        text = self._masked.get(virtual, raw, self._redactor()).text
+        return ReadResult.from_text(virtual, text, offset, limit)
 
     def write(self, path: str, content: str) -> WriteResult:
         """Write a file unless it is hidden or protected."""
@@ -203,7 +206,7 @@ class GuardedFolder(AsyncBackendMixin):
         virtual = normalize_virtual_path(path)
         if getattr(self.backend, "read_only", False):
             return self.backend.edit(path, old, new, replace_all)  # refused, with its message
-        shown = masked_text(self.backend.read_text(path), self._redactor())
+        shown = self._masked.get(virtual, self.backend.read_text(path), self._redactor())
         text, count = shown.edited(virtual, old, new, replace_all)
         self.backend.write(path, text)
         return EditResult(path=virtual, replacements=count)
@@ -247,7 +250,10 @@ class GuardedFolder(AsyncBackendMixin):
                 except BackendError:  # binary or huge files are skipped, as grep does
                     continue
 
-        return masked_grep(pattern, files(), root, redact, regex=regex)
+        def mask(file_path: str, raw: str) -> str:
+            return self._masked.get(file_path, raw, redact).text
+
+        return masked_grep(pattern, files(), root, mask, regex=regex)
 
 
 def notebook_filesystem(

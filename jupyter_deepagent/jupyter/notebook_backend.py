@@ -44,7 +44,7 @@ from jupyter_deepagent.backends.protocol import (
     WriteResult,
 )
 from jupyter_deepagent.jupyter._saved_notebook import SavedNotebook, saved_index
-from jupyter_deepagent.jupyter.masked_view import MaskedView
+from jupyter_deepagent.jupyter.masked_view import MaskedView, MaskedViews
 from jupyter_deepagent.jupyter.output_capture import OutputCapture
 from jupyter_deepagent.jupyter.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_variable
 from jupyter_deepagent.jupyter.variable_files import (
@@ -116,10 +116,7 @@ class NotebookBackend(AsyncBackendMixin):
         self._saved: SavedNotebook | None = None
         self._rendered: OrderedDict[tuple[str, int, int], str] = OrderedDict()
         self._rendered_lock = threading.Lock()  # tools may run in parallel threads
-        self._views: OrderedDict[tuple[str, int, int, int], MaskedView] = OrderedDict()
-        self._view_chars = 0
-        self.view_cache_chars = 256_000_000
-        """Characters of masked text kept between calls (least recently used dropped first)."""
+        self._views = MaskedViews()
 
     def __repr__(self) -> str:
         return f"NotebookBackend(mount={self.mount!r}, notebook_path={self._notebook_file()!r})"
@@ -179,7 +176,7 @@ class NotebookBackend(AsyncBackendMixin):
 
         def view(raw: str | None = None) -> MaskedView:
             text = file.text() if raw is None else raw
-            return self._view(file.path, text, redact, secrets)
+            return self._views.get(file.path, text, redact, secrets)
 
         return _File(
             file.path,
@@ -189,23 +186,6 @@ class NotebookBackend(AsyncBackendMixin):
             view=view,
             raw=file.text,
         )
-
-    def _view(self, path: str, raw: str, redact: Redactor, secrets: int) -> MaskedView:
-        """The kept view of this text, made when the text or the secrets changed."""
-        key = (path, len(raw), hash(raw), secrets)
-        with self._rendered_lock:
-            found = self._views.get(key)
-            if found is not None:
-                self._views.move_to_end(key)
-                return found
-        made = MaskedView(raw, redact)
-        with self._rendered_lock:
-            if key not in self._views:
-                self._views[key] = made
-                self._view_chars += made.size
-            while self._view_chars > self.view_cache_chars and len(self._views) > 1:
-                self._view_chars -= self._views.popitem(last=False)[1].size
-        return made
 
     def _all_variables(self) -> dict[str, Any]:
         hidden = getattr(self.shell, "user_ns_hidden", ())

@@ -70,7 +70,9 @@ _SHAPES = (
     _shape(r"hf_[A-Za-z0-9]{30,100}+", "hf_"),
     _shape(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", "npm_"),
     _shape(r"pypi-AgE[A-Za-z0-9_\-]{50,}+", "pypi-AgE"),
-    _shape(r"eyJ[A-Za-z0-9_\-]{4,8192}+\.eyJ[A-Za-z0-9_\-]{4,8192}+\.[A-Za-z0-9_\-]{0,8192}+", "eyJ"),
+    _shape(
+        r"eyJ[A-Za-z0-9_\-]{4,8192}+\.eyJ[A-Za-z0-9_\-]{4,8192}+\.[A-Za-z0-9_\-]{0,8192}+", "eyJ"
+    ),
     _shape(
         r"(?i:bearer)[ \t]+([A-Za-z0-9\-._~+/]{8,4096}+=*)",
         "earer", "EARER",
