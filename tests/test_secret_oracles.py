@@ -227,3 +227,31 @@ def test_renaming_the_name_that_marks_a_password_is_refused(keyed: Notebook) -> 
     assert "holds a secret shown as ***" in results[0]
     assert 'db_password = "***"' in results[1]
     assert "hunter2-horse" not in _everything_recorded(keyed, [], [model])
+
+
+def test_edits_between_masked_lines_land_where_the_agent_saw_them(tmp_path: Path) -> None:
+    from jupyter_deepagent import EditConflict, PermissionDenied
+    from jupyter_deepagent.backends import DiskBackend
+    from jupyter_deepagent.jupyter.mounts import GuardedFolder
+    from jupyter_deepagent.jupyter.redaction import Redactor
+
+    text = (
+        "a: x\r\n"
+        f"k1 {ENV_KEY} k1\r\n"
+        "b: x\n"
+        f"{SAVED_KEY}{ENV_KEY}\n"
+        "c: x and x\n"
+    )
+    (tmp_path / "f.txt").write_bytes(text.encode())
+    guard = GuardedFolder(DiskBackend(tmp_path), redact=Redactor(lambda: [ENV_KEY], environ={}))
+    assert guard.read("/f.txt").lines == ["a: x", "k1 *** k1", "b: x", "***", "c: x and x"]
+    with pytest.raises(EditConflict, match="found 4 times"):  # not the x inside a key
+        guard.edit("/f.txt", "x", "Y")
+    assert guard.edit("/f.txt", "x", "Y", replace_all=True).replacements == 4
+    with pytest.raises(PermissionDenied, match="holds a secret"):
+        guard.edit("/f.txt", "k1", "k2", replace_all=True)
+    with pytest.raises(EditConflict, match="not found"):
+        guard.edit("/f.txt", ENV_KEY[:8], "z")
+    assert (tmp_path / "f.txt").read_bytes().decode() == (
+        f"a: Y\r\nk1 {ENV_KEY} k1\r\nb: Y\n{SAVED_KEY}{ENV_KEY}\nc: Y and Y\n"
+    )
