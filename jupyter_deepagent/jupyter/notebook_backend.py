@@ -64,9 +64,22 @@ _LIVE_FOLDERS = ("/", "/cells", "/outputs", "/vars")
 _SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
 
 
+@dataclass(frozen=True, slots=True)
+class _Masking:
+    """How the files of one call are masked: the kept views, the masking, its fingerprint."""
+
+    views: MaskedViews
+    redact: Redactor
+    secrets: int
+
+
 @dataclass(slots=True)
 class _File:
-    """A file of the view, rendered only when read (`pages` reads a table without rendering it)."""
+    """A file of the view, rendered only when read (`pages` reads a table without rendering it).
+
+    `text` is the real text; a file with `masking` (every one but the tables, which are masked
+    page by page) is read and searched through its `view()`.
+    """
 
     path: str
     text: Callable[[], str]
@@ -74,12 +87,19 @@ class _File:
     pages: Callable[[int, int], tuple[list[str], int]] | None = None
     chunks: Callable[[], Iterator[list[str]]] | None = None
     modified_at: datetime | None = None
-    view: Callable[[str | None], MaskedView] | None = None
-    raw: Callable[[], str] | None = None
+    masking: _Masking | None = None
+
+    def view(self, raw: str | None = None) -> MaskedView:
+        """The masked view of the text (`raw`, when the caller has it already)."""
+        assert self.masking is not None  # only masked files have a view
+        text = self.text() if raw is None else raw
+        return self.masking.views.get(self.path, text, self.masking.redact, self.masking.secrets)
 
     def info(self) -> FileInfo:
         if self.size is not None:
             size = self.size()
+        elif self.masking is not None:
+            size = self.view().size
         else:
             size = len(self.text().encode("utf-8", "surrogatepass"))
         return FileInfo(path=self.path, size=size or 0, modified_at=self.modified_at)
@@ -162,30 +182,16 @@ class NotebookBackend(AsyncBackendMixin):
                 files.update(self._saved_files())
         prefix = folder_prefix(folder)
         redact = self.redact.frozen()  # the secrets are gathered once for all these files
-        secrets = redact.fingerprint()
-        return {
-            path: self._masked(f, redact, secrets)
-            for path, f in files.items()
-            if path.startswith(prefix)
-        }
-
-    def _masked(self, file: _File, redact: Redactor, secrets: int) -> _File:
-        """The file as the agent sees it: tables masked page by page, other texts by a view."""
-        if file.pages is not None:
-            return _redacted_table(file, redact)
-
-        def view(raw: str | None = None) -> MaskedView:
-            text = file.text() if raw is None else raw
-            return self._views.get(file.path, text, redact, secrets)
-
-        return _File(
-            file.path,
-            lambda: view().text(),
-            lambda: view().size,
-            modified_at=file.modified_at,
-            view=view,
-            raw=file.text,
-        )
+        masking = _Masking(self._views, redact, redact.fingerprint())
+        shown = {}
+        for path, file in files.items():
+            if path.startswith(prefix):
+                if file.pages is not None:
+                    file = _redacted_table(file, redact)
+                else:
+                    file.masking = masking
+                shown[path] = file
+        return shown
 
     def _all_variables(self) -> dict[str, Any]:
         hidden = getattr(self.shell, "user_ns_hidden", ())
@@ -330,7 +336,7 @@ class NotebookBackend(AsyncBackendMixin):
         file = self._file(path)
         if offset < 0 or limit < 1:
             return ReadResult.from_text(path, "", offset, limit)  # raises the usual error
-        if file.view is not None:
+        if file.masking is not None:
             view = file.view()
             lines, total = view.page(offset, limit), view.total_lines
         elif file.pages is not None:
@@ -381,8 +387,8 @@ class NotebookBackend(AsyncBackendMixin):
         for file_path, file in files.items():
             if glob and not file_filter_matches(glob, file_path, root):
                 continue
-            if file.view is not None and file.raw is not None:
-                raw = file.raw()
+            if file.masking is not None:
+                raw = file.text()
                 if literal and pattern not in raw:
                     continue  # no line of it can match once masked either
                 found = file.view(raw).grep(pattern, file_path, root, regex)
