@@ -104,3 +104,135 @@ def test_no_tool_result_the_model_receives_holds_a_key(
     assert "- db_password: (hidden: looks like a secret)" in index
     assert "- snapshot: (hidden: looks like a secret)" in index
     assert "DEMO_SERVICE_API_KEY ***" in results[1]  # the saved output, masked
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Authorization: Bearer eyJraWQiOi.abc-123_def", "Authorization: Bearer ***"),
+        ('curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA=="',
+         'curl -H "Authorization: Basic ***"'),
+        ("aws AKIAIOSFODNN7EXAMPLE ok", "aws *** ok"),
+        ("maps AIzaSyA1234567890abcdefghijklmnopqrstu", "maps ***"),
+        ("gh ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh ***"),
+        ("slack xoxb-1234567890-abcdefghij", "slack ***"),
+        ("openai sk-proj-abcdefghijklmnopqrstuvwx", "openai ***"),
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozjgNryP4J3jVmNHl0w5N", "jwt ***"),
+        ("postgres://ada:s3cret-pw@db:5432/x", "postgres://ada:***@db:5432/x"),
+        ("export GITHUB_TOKEN=abc123def456", "export GITHUB_TOKEN=***"),
+        ("X-Api-Key: 0a1b2c3d4e5f", "X-Api-Key: ***"),
+        ('{"password": "pa\\"ss\\\\word-42", "user": "ada"}', '{"password": "***", "user": "ada"}'),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEab\ncdEF==\n-----END RSA PRIVATE KEY-----\nok",
+         "***\n***\n***\n***\nok"),
+        # not secrets: prose, ordinary names, code reading a key, long runs of letters
+        ("the task-force-of-the-union-army marched", "the task-force-of-the-union-army marched"),
+        ("the bearer of news; author = 'Ada'", "the bearer of news; author = 'Ada'"),
+        ("token_count = 123456789; max_tokens = 4096",
+         "token_count = 123456789; max_tokens = 4096"),
+        ('api_key = os.environ["MAPS_API_KEY"]', 'api_key = os.environ["MAPS_API_KEY"]'),
+        ("ACGT" * 20, "ACGT" * 20),
+    ],
+)
+def test_common_credential_shapes_are_masked_and_ordinary_text_is_not(
+    text: str, shown: str
+) -> None:
+    assert Redactor(environ={})(text) == shown
+
+
+def test_escaped_spellings_of_a_known_value_are_masked() -> None:
+    password = 'pa"ss\\wo\'rd-42'
+    redact = Redactor(extra=lambda: [password], environ={})
+    import json
+
+    spellings = [json.dumps(password)[1:-1], password.replace('"', '""'), repr(password)[1:-1]]
+    for spelling in spellings:
+        assert redact(f"x,{spelling},y") == "x,***,y"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x" * 40_000, "key" * 13_334, "ACGT" * 7_500, "key=" * 10_000, 'a="' * 13_334,
+     "sk-" * 13_334, "password: " * 4_000, "eyJ" * 13_334 + ".", "https://a:" * 4_000],
+)
+def test_masking_a_long_run_takes_linear_time(text: str) -> None:
+    import time
+
+    start = time.perf_counter()
+    Redactor(extra=lambda: ["some-secret-value"], environ={})(text)
+    assert time.perf_counter() - start < 5  # was 67 s for a 40,000-character word
+
+
+def test_a_password_with_a_quote_and_a_backslash_is_masked_in_vars_json_and_csv(
+    notebook: Notebook,
+) -> None:
+    from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+
+    notebook.run(
+        "import pandas as pd\n"
+        "db_password = 'pa\"ss\\\\word-42'\n"
+        "settings = {'db': {'password': db_password, 'user': 'ada'}}\n"
+        "logins = pd.DataFrame({'user': ['ada'], 'login': [db_password]})\n"
+        "only_here = {'service': {'secret': 'qu\"ote\\\\d-only-in-dict'}}"
+    )
+    fs = notebook.session.filesystem(OutputsBackend())
+    texts = {
+        path: "\n".join(fs.read(path).lines)
+        for path in ("/notebook/vars/settings.json", "/notebook/vars/logins.csv",
+                     "/notebook/vars/only_here.json")
+    }
+    for text in texts.values():
+        assert "***" in text
+        assert "word-42" not in text and "only-in-dict" not in text and "ote" not in text
+    assert '"user": "ada"' in texts["/notebook/vars/settings.json"]
+    assert "ada," in texts["/notebook/vars/logins.csv"]
+    for pattern in ("word-42", "pa", "only-in-dict"):
+        found = fs.grep(pattern, "/notebook/vars/")
+        assert all("word-42" not in m.line and "only-in-dict" not in m.line for m in found)
+
+
+def test_a_bearer_token_typed_in_a_cell_is_masked_in_the_notebook_view(
+    notebook: Notebook,
+) -> None:
+    from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+
+    token = "Zm9vYmFyLXRva2VuLTc3MjE"
+    notebook.run(f'headers = {{"Authorization": "Bearer {token}"}}\nprint(headers)')
+    notebook.run(f"!echo curl -H 'Authorization: Bearer {token}' https://example.org")
+    fs = notebook.session.filesystem(OutputsBackend())
+    shown = [
+        "\n".join(fs.read(path).lines)
+        for path in ("/notebook/cells/1.py", "/notebook/outputs/1.txt", "/notebook/cells/2.py")
+    ]
+    assert all("Bearer ***" in text and token not in text for text in shown)
+    assert fs.grep(token[:6], "/notebook/") == []
+
+
+def test_interpolated_secrets_reach_neither_the_model_nor_the_checkpoint(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WEATHER_API_KEY", "wx-key-from-environment-4411")
+    notebook.run(
+        "import os\n"
+        "api_token = 'tok-named-secret-9930'\n"
+        "cfg = os.environ['WEATHER_API_KEY']\n"
+        "conn = {'host': 'db.local', 'password': 'pw-in-a-dict-5521'}\n"
+        "aws = 'AKIAIOSFODNN7EXAMPLE'\n"
+        "topic = 'glaciers'"
+    )
+    model = scripted("ok")
+    notebook.session.configure(model=model)
+    cell = notebook.run(
+        "%%agent\nUse {api_token} and {cfg} and {conn} and {aws} for {topic}; {os.environ}"
+    )
+    assert cell.error is None
+    sent = model.requests[0].messages[-1].text
+    assert sent == (
+        "Use *** and *** and {'host': 'db.local', 'password': '***'} and *** for glaciers; ***"
+    )
+    stored = "".join(
+        p.read_bytes().decode("latin-1") for p in (notebook.folder / ".deepagent").rglob("*")
+        if p.is_file()
+    )
+    for secret in ("tok-named-secret-9930", "wx-key-from-environment-4411", "pw-in-a-dict-5521",
+                   "AKIAIOSFODNN7EXAMPLE"):
+        assert secret not in stored and secret not in sent

@@ -308,6 +308,17 @@ class DiskBackend(AsyncBackendMixin):
         virtual, real = self._resolve(path)
         return ReadResult.from_text(virtual, self._read_text(virtual, real), offset, limit)
 
+    def read_text(self, path: str) -> str:
+        """The whole text of a file, exactly as stored (line endings kept).
+
+        Raises:
+            InvalidPath: If the path is malformed, a folder, or leads outside this folder.
+            FileNotFound: If the file does not exist.
+            BackendError: If the file is too large or binary (`FileTooLarge`, `BinaryFile`).
+        """
+        virtual, real = self._resolve(path)
+        return self._read_text(virtual, real)
+
     def write(self, path: str, content: str) -> WriteResult:
         """Create or overwrite a text file atomically (parent folders are created)."""
         virtual, real = self._resolve_writable(path)

@@ -94,7 +94,7 @@ class AgentMagics(Magics):
             msg = f"%%agent needs a request on the lines below it.\n{CELL_USAGE}"
             raise UsageError(msg)
         try:
-            prompt = interpolate(cell, namespace).strip()
+            prompt = interpolate(cell, namespace, self._masked_value).strip()
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         session = self.session
@@ -105,6 +105,13 @@ class AgentMagics(Magics):
             view, plan, lambda: session.run(plan, prompt, view.on_event, on_token=view.on_token)
         )
         self._show_outcome(view, outcome)
+
+    def _masked_value(self, path: str, value: Any) -> str:
+        """What `{path}` puts into the request: secrets masked, so they reach neither the model
+        nor the checkpoint."""
+        from jupyter_deepagent.jupyter.redaction import masked_interpolation
+
+        return masked_interpolation(path, value, self.session.redactor())
 
     def _plan(self, options: RunOptions) -> RunPlan:
         try:

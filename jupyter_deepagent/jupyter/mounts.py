@@ -13,12 +13,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jupyter_deepagent._exceptions import PermissionDenied
+from jupyter_deepagent._exceptions import BackendError, PermissionDenied
+from jupyter_deepagent.backends._matching import file_filter_matches
 from jupyter_deepagent.backends._paths import normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
@@ -35,6 +35,7 @@ from jupyter_deepagent.backends.protocol import (
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
 from jupyter_deepagent.jupyter.config import CONFIG_FILE_NAMES
+from jupyter_deepagent.jupyter.masked_files import MaskedTexts, masked_grep
 from jupyter_deepagent.jupyter.redaction import Redactor
 
 __all__ = [
@@ -76,14 +77,18 @@ class GuardedFolder(AsyncBackendMixin):
     state folder). Protected (readable, but never written, edited or deleted): `.deepagent.toml`
     and `pyproject.toml`, whose settings every run reads. Both are decided on the real path, after
     symlinks, and without regard to case, so `config.txt -> .env` or `.ENV` stays hidden; a folder
-    holding a hidden or protected file cannot be deleted. Text read or found is passed through
-    `redact`.
+    holding a hidden or protected file cannot be deleted.
+
+    Secrets are masked with `redact`, and the agent only ever works on the masked text: read
+    pages it, grep matches and counts in it, and an edit finds its text in it and is refused
+    when a line it touches holds a mask (see `masked_files`). So no sequence of calls reveals a
+    masked value.
 
     Args:
         backend: The `DiskBackend` on the folder.
         hidden: Real paths (files or folders) to hide besides the `.env*` and `.deepagent` names.
-        redact: Applied to every line read or found (masks API keys); a `Redactor` masks all
-            the lines of one read or grep together.
+        redact: Masks secrets (a `Redactor` masks exactly the secret; any other function masks
+            whole lines it would change).
     """
 
     def __init__(
@@ -96,6 +101,7 @@ class GuardedFolder(AsyncBackendMixin):
         self.root = os.path.realpath(backend.root)
         self.hidden = tuple(_key(os.path.realpath(path)) for path in hidden)
         self.redact = redact
+        self._masked = MaskedTexts()
 
     # -- deciding --------------------------------------------------------------------------------
     def _real(self, virtual: str) -> str:
@@ -169,12 +175,9 @@ class GuardedFolder(AsyncBackendMixin):
                 hidden[item.path] = self._is_hidden(item.path)
         return [item for item in items if not hidden[item.path]]
 
-    def _redacted_lines(self, lines: list[str]) -> list[str]:
-        if self.redact is None:
-            return lines
-        if isinstance(self.redact, Redactor):  # gathers the secret values once, not per line
-            return self.redact.lines(lines)
-        return [self.redact(line) for line in lines]
+    def _redactor(self) -> Callable[[str], str] | None:
+        """The masking of one call: a `Redactor` gathers its secret values once for all files."""
+        return self.redact.frozen() if isinstance(self.redact, Redactor) else self.redact
 
     # -- the protocol ----------------------------------------------------------------------------
     def ls(self, path: str = "/") -> list[FileInfo]:
@@ -183,16 +186,30 @@ class GuardedFolder(AsyncBackendMixin):
 
     def read(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
         """Read a file unless it is hidden; secrets in it are masked."""
-        result = self.backend.read(self._check(path), offset, limit)
-        return replace(result, lines=self._redacted_lines(result.lines))
+        if self.redact is None:
+            return self.backend.read(self._check(path), offset, limit)
+        virtual = normalize_virtual_path(self._check(path))
+        raw = self.backend.read_text(path)
+        text = self._masked.get(virtual, raw, self._redactor()).text
+        return ReadResult.from_text(virtual, text, offset, limit)
 
     def write(self, path: str, content: str) -> WriteResult:
         """Write a file unless it is hidden or protected."""
         return self.backend.write(self._check_change(path), content)
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
-        """Edit a file unless it is hidden or protected."""
-        return self.backend.edit(self._check_change(path), old, new, replace_all)
+        """Edit a file unless it is hidden or protected; `old` is found in the masked text, and
+        an edit touching a line that holds a masked secret is refused."""
+        self._check_change(path)
+        if self.redact is None:
+            return self.backend.edit(path, old, new, replace_all)
+        virtual = normalize_virtual_path(path)
+        if getattr(self.backend, "read_only", False):
+            return self.backend.edit(path, old, new, replace_all)  # refused, with its message
+        shown = self._masked.get(virtual, self.backend.read_text(path), self._redactor())
+        text, count = shown.edited(virtual, old, new, replace_all)
+        self.backend.write(path, text)
+        return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
         """Delete a file or folder unless it is, or holds, something hidden or protected."""
@@ -215,10 +232,28 @@ class GuardedFolder(AsyncBackendMixin):
     def grep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
     ) -> list[GrepMatch]:
-        """Matching lines, never from hidden files; secrets in them are masked."""
-        found = self._visible(self.backend.grep(pattern, self._check(path), glob, regex))
-        lines = self._redacted_lines([match.line for match in found])
-        return [replace(match, line=line) for match, line in zip(found, lines, strict=True)]
+        """Matching lines, never from hidden files, matched against the masked text."""
+        if self.redact is None:
+            return self._visible(self.backend.grep(pattern, self._check(path), glob, regex))
+        listed = self._visible(self.backend.glob("**", self._check(path)))
+        virtual = normalize_virtual_path(path)
+        single = len(listed) == 1 and listed[0].path == virtual
+        root = (virtual.rsplit("/", 1)[0] or "/") if single else virtual
+        redact = self._redactor()
+
+        def files() -> Iterator[tuple[str, str]]:
+            for info in listed:
+                if glob and not file_filter_matches(glob, info.path, root):
+                    continue
+                try:
+                    yield info.path, self.backend.read_text(info.path)
+                except BackendError:  # binary or huge files are skipped, as grep does
+                    continue
+
+        def mask(file_path: str, raw: str) -> str:
+            return self._masked.get(file_path, raw, redact).text
+
+        return masked_grep(pattern, files(), root, mask, regex=regex)
 
 
 def notebook_filesystem(

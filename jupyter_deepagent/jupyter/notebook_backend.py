@@ -9,12 +9,15 @@
 /saved/cells/<i>.py|md|txt, /saved/outputs/<i>.txt    by position i, 1-based
 ```
 
-Everything is rendered when read, from the shell and its `OutputCapture`, so a cell's output is
-readable the moment the cell finishes, without saving. Tables page by rows.
+Everything is rendered from the shell and its `OutputCapture`, so a cell's output is readable
+the moment the cell finishes, without saving. Tables page by rows.
 
 Secrets never show: every text passes through a `Redactor` (API keys of the environment, values
-the session adds, secret-named variables become `***`), and the environment itself and
-secret-named text variables are left out of `/vars/`.
+the session adds, secret-named variables, credential shapes become `***`), and the environment
+itself and secret-named text variables are left out of `/vars/`. Every read and grep works on
+the masked text. Each text is masked once, line by line as pages and searches need it, and kept
+(a `MaskedView`) until its content or the set of secrets changes: so a 50 MB output costs its
+masking once, and a grep over a big notebook masks only the lines that hold the pattern.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from jupyter_deepagent.backends.protocol import (
     WriteResult,
 )
 from jupyter_deepagent.jupyter._saved_notebook import SavedNotebook, saved_index
+from jupyter_deepagent.jupyter.masked_view import MaskedView, MaskedViews
 from jupyter_deepagent.jupyter.output_capture import OutputCapture
 from jupyter_deepagent.jupyter.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_variable
 from jupyter_deepagent.jupyter.variable_files import (
@@ -60,9 +64,22 @@ _LIVE_FOLDERS = ("/", "/cells", "/outputs", "/vars")
 _SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class _Masking:
+    """How the files of one call are masked: the kept views, the masking, its fingerprint."""
+
+    views: MaskedViews
+    redact: Redactor
+    secrets: int
+
+
+@dataclass(slots=True)
 class _File:
-    """A file of the view, rendered only when read (`pages` reads a table without rendering it)."""
+    """A file of the view, rendered only when read (`pages` reads a table without rendering it).
+
+    `text` is the real text; a file with `masking` (every one but the tables, which are masked
+    page by page) is read and searched through its `view()`.
+    """
 
     path: str
     text: Callable[[], str]
@@ -70,10 +87,19 @@ class _File:
     pages: Callable[[int, int], tuple[list[str], int]] | None = None
     chunks: Callable[[], Iterator[list[str]]] | None = None
     modified_at: datetime | None = None
+    masking: _Masking | None = None
+
+    def view(self, raw: str | None = None) -> MaskedView:
+        """The masked view of the text (`raw`, when the caller has it already)."""
+        assert self.masking is not None  # only masked files have a view
+        text = self.text() if raw is None else raw
+        return self.masking.views.get(self.path, text, self.masking.redact, self.masking.secrets)
 
     def info(self) -> FileInfo:
         if self.size is not None:
             size = self.size()
+        elif self.masking is not None:
+            size = self.view().size
         else:
             size = len(self.text().encode("utf-8", "surrogatepass"))
         return FileInfo(path=self.path, size=size or 0, modified_at=self.modified_at)
@@ -110,6 +136,7 @@ class NotebookBackend(AsyncBackendMixin):
         self._saved: SavedNotebook | None = None
         self._rendered: OrderedDict[tuple[str, int, int], str] = OrderedDict()
         self._rendered_lock = threading.Lock()  # tools may run in parallel threads
+        self._views = MaskedViews()
 
     def __repr__(self) -> str:
         return f"NotebookBackend(mount={self.mount!r}, notebook_path={self._notebook_file()!r})"
@@ -155,9 +182,16 @@ class NotebookBackend(AsyncBackendMixin):
                 files.update(self._saved_files())
         prefix = folder_prefix(folder)
         redact = self.redact.frozen()  # the secrets are gathered once for all these files
-        return {
-            path: _redacted(f, redact) for path, f in files.items() if path.startswith(prefix)
-        }
+        masking = _Masking(self._views, redact, redact.fingerprint())
+        shown = {}
+        for path, file in files.items():
+            if path.startswith(prefix):
+                if file.pages is not None:
+                    file = _redacted_table(file, redact)
+                else:
+                    file.masking = masking
+                shown[path] = file
+        return shown
 
     def _all_variables(self) -> dict[str, Any]:
         hidden = getattr(self.shell, "user_ns_hidden", ())
@@ -300,11 +334,15 @@ class NotebookBackend(AsyncBackendMixin):
         """Read `limit` lines from 0-based line `offset`; tables render only those rows."""
         path = normalize_virtual_path(path)
         file = self._file(path)
-        if file.pages is None:
-            return ReadResult.from_text(path, file.text(), offset, limit)
         if offset < 0 or limit < 1:
             return ReadResult.from_text(path, "", offset, limit)  # raises the usual error
-        lines, total = file.pages(offset, limit)
+        if file.masking is not None:
+            view = file.view()
+            lines, total = view.page(offset, limit), view.total_lines
+        elif file.pages is not None:
+            lines, total = file.pages(offset, limit)
+        else:
+            return ReadResult.from_text(path, file.text(), offset, limit)
         if offset >= total > 0:
             msg = (
                 f"offset {offset} is past the end of {path}, which has {total} lines. "
@@ -344,9 +382,17 @@ class NotebookBackend(AsyncBackendMixin):
     ) -> list[GrepMatch]:
         """Lines containing `pattern` in the files under `path`; tables are searched in chunks."""
         root, files = self._scope(path)
+        literal = not regex and "*" not in pattern
         matches: list[GrepMatch] = []
         for file_path, file in files.items():
             if glob and not file_filter_matches(glob, file_path, root):
+                continue
+            if file.masking is not None:
+                raw = file.text()
+                if literal and pattern not in raw:
+                    continue  # no line of it can match once masked either
+                found = file.view(raw).grep(pattern, file_path, root, regex)
+                matches += [GrepMatch(file_path, number, line) for number, line in found]
                 continue
             if file.chunks is None:
                 matches += grep_texts(pattern, [(file_path, file.text())], root, regex=regex)
@@ -359,14 +405,13 @@ class NotebookBackend(AsyncBackendMixin):
         return sorted(matches, key=lambda match: (match.path, match.line_number))
 
 
-def _redacted(file: _File, redact: Redactor) -> _File:
+def _redacted_table(file: _File, redact: Redactor) -> _File:
     pages, chunks = file.pages, file.chunks
+    assert pages is not None  # only tables page
     return replace(
         file,
         text=lambda: redact(file.text()),
-        pages=(lambda offset, limit: _redact_page(redact, pages(offset, limit)))
-        if pages is not None
-        else None,
+        pages=lambda offset, limit: _redact_page(redact, pages(offset, limit)),
         chunks=(lambda: (redact.lines(chunk) for chunk in chunks()))
         if chunks is not None
         else None,

@@ -13,7 +13,7 @@ import json
 import keyword
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -315,10 +315,15 @@ def parse_line(line: str) -> LineCommand:
     raise ValueError(msg)
 
 
-def interpolate(text: str, namespace: Mapping[str, Any]) -> str:
+def interpolate(
+    text: str,
+    namespace: Mapping[str, Any],
+    shown: Callable[[str, Any], str] | None = None,
+) -> str:
     """Replace `{name}` (or `{name.attr}`) with the variable's `str()`; `{{`/`}}` are braces.
 
-    Braces around anything else (JSON, code) are left alone.
+    Braces around anything else (JSON, code) are left alone. `shown(path, value)`, when given,
+    makes the inserted text instead (the cell magic masks secrets with it).
 
     Raises:
         ValueError: A `{name}` names no variable (or no attribute); the message says which.
@@ -342,6 +347,6 @@ def interpolate(text: str, namespace: Mapping[str, Any]) -> str:
             except AttributeError as exc:
                 msg = f"{token} in the cell: {type(value).__name__} has no attribute {attribute!r}"
                 raise ValueError(msg) from exc
-        return str(value)
+        return shown(match.group(1), value) if shown is not None else str(value)
 
     return _INTERPOLATION.sub(substitute, text)

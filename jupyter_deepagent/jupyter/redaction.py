@@ -2,21 +2,46 @@
 
 The notebook's cells, outputs and variables are text the agent reads, and a notebook easily holds
 a key: `env = os.environ`, `%env OPENAI_API_KEY=...`, a cell that displayed the environment. A
-`Redactor` knows the secret values of the moment (environment variables whose names look secret,
-plus values the session adds: what `.env` set, `--context` values) and replaces each in any text.
-It also masks the value in lines that show a secret being set (`%env NAME=value`,
-`password = "..."`, `--context key=value`), so a key typed into a cell is hidden even after the
-variable is gone.
+`Redactor` masks, in any text:
+
+- the secret **values** of the moment (environment variables whose names look secret, plus values
+  the session adds: what `.env` set, `--context` values, secret-named kernel variables), also in
+  their escaped spellings (JSON, CSV, Python `repr`, URL and HTML escaping), so a password with a
+  quote or a backslash is caught in `/notebook/vars/*.json` and `.csv` too;
+- values shown being **set** as secrets and credentials recognised by their **shape**
+  (`%env NAME=value`, `password = "..."`, `Authorization: Bearer ...`, `AKIA...`, `AIza...`,
+  `ghp_...`, private-key blocks...: see `secret_patterns`).
+
+Masking works on spans (`spans(text)`): callers that must not act on a masked value (an edit
+whose match touches one) ask where the masks are. A mask never swallows a line break, so the
+masked text has the same lines as the original, and every step is linear in the text's length.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
-__all__ = ["MASK", "MIN_SECRET_LENGTH", "Redactor", "is_secret_variable", "looks_secret"]
+from jupyter_deepagent.jupyter.secret_patterns import Span, pattern_spans
+
+__all__ = [
+    "MASK",
+    "MIN_SECRET_LENGTH",
+    "Redactor",
+    "Span",
+    "apply_masks",
+    "escaped_forms",
+    "is_secret_variable",
+    "looks_secret",
+    "masked_interpolation",
+    "merged",
+]
 
 MASK = "***"
 MIN_SECRET_LENGTH = 8
@@ -29,16 +54,9 @@ _SECRET_WORDS = frozenset(
 )
 _SECRET_ENDINGS = ("APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
 _WORD_BOUNDARY = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_VALUE = r"""([^\s'"]\S*|'[^'\n]*'|"[^"\n]*")"""
-_ENV_MAGIC = re.compile(rf"((?:%|!)?(?:set_)?env:?\s+)({_NAME})(\s*=\s*|\s+){_VALUE}")
-_ASSIGNMENT = re.compile(rf"""(["']?)({_NAME})\1(\s*[:=]\s*)(["'])([^"'\n]+)\4""")
-_ENVIRON_SET = re.compile(
-    rf"""(environ(?:\.setdefault\(|\[)\s*["'])({_NAME})(["']\s*(?:\]\s*=|,)\s*)(["'])([^"'\n]+)\4"""
-)
-_CONTEXT_OPTION = re.compile(r"""(--context(?:\s+|=)["']?[^\s="']+=)""" + _VALUE)
 
 
+@lru_cache(maxsize=4096)
 def looks_secret(name: str) -> bool:
     """Tell whether a variable name looks like it holds a secret (`OPENAI_API_KEY`, `dbPassword`).
 
@@ -84,6 +102,54 @@ def _environment_secrets(environ: Mapping[str, str]) -> set[str]:
     }
 
 
+
+def escaped_forms(value: str) -> set[str]:
+    """`value` and the spellings it takes when written inside JSON, CSV, Python, a URL or HTML.
+
+    A password `pa"ss\\word` is shown as `pa\\"ss\\\\word` in a JSON file and as `pa""ss\\word`
+    in a CSV cell; masking only the raw value would miss both. A value holding line breaks is
+    split into its lines (a mask never crosses a line break).
+    """
+    forms = {
+        value,
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        json.dumps(value)[1:-1],
+        value.replace('"', '""'),
+        repr(value)[1:-1],
+        value.replace("\\", "\\\\").replace("'", "\\'"),
+        value.replace("\\", "\\\\").replace('"', '\\"'),
+        html.escape(value),
+        urllib.parse.quote(value, safe=""),
+        urllib.parse.quote_plus(value),
+    }
+    lines = {line for form in forms for line in form.splitlines()}
+    return {line for line in lines if len(line.strip()) >= 4}
+
+
+def merged(spans: Iterable[Span]) -> list[Span]:
+    """Sort spans and join the ones that overlap or touch."""
+    result: list[Span] = []
+    for start, end in sorted(spans):
+        if result and start <= result[-1][1]:
+            if end > result[-1][1]:
+                result[-1] = (result[-1][0], end)
+        else:
+            result.append((start, end))
+    return result
+
+
+def apply_masks(text: str, spans: list[Span], start: int = 0, end: int | None = None) -> str:
+    """`text[start:end]` with each of the (merged) `spans` replaced by `***`."""
+    end = len(text) if end is None else end
+    parts: list[str] = []
+    position = start
+    for span_start, span_end in spans:
+        parts += [text[position:span_start], MASK]
+        position = span_end
+    parts.append(text[position:end])
+    return "".join(parts)
+
+
 class Redactor:
     """Replaces secret values with `***` in text; callable (`redact(text) -> text`).
 
@@ -101,6 +167,7 @@ class Redactor:
     ) -> None:
         self.extra = extra
         self.environ = environ if environ is not None else os.environ
+        self._forms: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def values(self) -> list[str]:
         """The values hidden now, longest first (so a key is masked before a part of it)."""
@@ -109,44 +176,72 @@ class Redactor:
             found.update(value for value in self.extra() if isinstance(value, str))
         return sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
 
+    def _searched(self) -> tuple[str, ...]:
+        """Every spelling of every value hidden now (computed again only when the values change)."""
+        values = tuple(self.values())
+        if values != self._forms[0]:
+            forms = {form for value in values for form in escaped_forms(value)}
+            self._forms = (values, tuple(sorted(forms, key=len, reverse=True)))
+        return self._forms[1]
+
+    def fingerprint(self) -> int:
+        """Changes whenever the set of values hidden changes (for caches of masked text)."""
+        return hash(tuple(self.values()))
+
     def frozen(self) -> Redactor:
         """A redactor of the values hidden now, for the many texts of one listing or search."""
         values = self.values()
-        return Redactor(extra=lambda: values, environ={})
+        frozen = Redactor(extra=lambda: values, environ={})
+        frozen._searched()
+        return frozen
+
+    def spans(self, text: str, start: int = 0, end: int | None = None) -> list[Span]:
+        """Where `text[start:end]` holds a secret, merged and sorted; none crosses a line break.
+
+        Args:
+            text: The whole text.
+            start: First character to look at; at a line start (only a private-key block that
+                opened before it is read from before it).
+            end: One past the last character to look at; at a line end (default: the end).
+
+        Returns:
+            `[start, end)` spans in `text`'s own positions.
+        """
+        end = len(text) if end is None else end
+        found = pattern_spans(text, looks_secret, start, end)
+        for form in self._searched():
+            at = text.find(form, start, end)
+            while at != -1:
+                found.append((at, at + len(form)))
+                at = text.find(form, at + len(form), end)
+        return merged(found)
 
     def __call__(self, text: str) -> str:
         """`text` with every secret value, and every value shown being set as a secret, masked."""
-        return _masked(text, self.values()) if text else text
+        return apply_masks(text, self.spans(text)) if text else text
 
     def lines(self, lines: Iterable[str]) -> list[str]:
-        """Each line redacted; the secret values are gathered once for all of them."""
-        values = self.values()
-        return [_masked(line, values) for line in lines]
+        """Each line redacted (the lines are masked together, as one text)."""
+        lines = list(lines)
+        if not lines:
+            return lines
+        masked = self("\n".join(lines)).split("\n")
+        return masked if len(masked) == len(lines) else [self(line) for line in lines]
 
 
-def _masked(text: str, values: list[str]) -> str:
-    text = _mask_patterns(text)
-    for value in values:
-        if value in text:
-            text = text.replace(value, MASK)
-    return text
+def masked_interpolation(path: str, value: Any, redact: Callable[[str], str]) -> str:
+    """The text `{path}` puts into an `%%agent` cell, masked: `***` when a name on the path looks
+    secret (`{api_key}`, `{cfg.token}`) or the value is the environment, else `redact(str(value))`.
 
+    Args:
+        path: The dotted name written between the braces.
+        value: The value it names.
+        redact: Masks secret values and shapes in the value's text.
 
-def _mask_patterns(text: str) -> str:
-    def env_magic(match: re.Match[str]) -> str:
-        if not looks_secret(match.group(2)):
-            return match.group(0)
-        return match.group(1) + match.group(2) + match.group(3) + MASK
-
-    def assignment(match: re.Match[str]) -> str:
-        if not looks_secret(match.group(2)):
-            return match.group(0)
-        quote = match.group(4)
-        return match.group(0)[: match.start(5) - match.start(0)] + MASK + quote
-
-    if "env" in text:
-        text = _ENV_MAGIC.sub(env_magic, text)
-        text = _ENVIRON_SET.sub(assignment, text)
-    if "--context" in text:
-        text = _CONTEXT_OPTION.sub(lambda m: m.group(1) + MASK, text)
-    return _ASSIGNMENT.sub(assignment, text)
+    Returns:
+        The text to insert.
+    """
+    names = path.split(".")
+    if any(looks_secret(name) for name in names) or is_secret_variable(names[0], value):
+        return MASK
+    return redact(str(value))

@@ -1,0 +1,145 @@
+"""Time `/notebook/` calls on big notebooks, and secret masking on long words.
+
+    python bench/notebook_fs.py [--mb 50] [--cells 2000]
+
+Builds an IPython shell (no kernel) whose history holds the outputs, as a terminal or a
+kernel started before the extension has them, and times the calls the agent makes through
+`NotebookBackend`: `ls`, `read_file` (first page, a page in the middle), `grep` (literal and
+regex) on one cell with a big output; `grep` over a notebook of many cells, with lines that
+have spaces and lines that have none; and masking alone on a 40,000-character word and a
+30,000-base DNA sequence. Each figure is the best of three, the first call (which masks) shown
+apart. Prints a table; peak memory (RSS) at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from IPython.core.history import HistoryOutput  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from traitlets.config import Config  # noqa: E402
+
+from jupyter_deepagent._exceptions import BackendError  # noqa: E402
+from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend  # noqa: E402
+from jupyter_deepagent.jupyter.redaction import Redactor  # noqa: E402
+
+KEY = "AIzaSyBenchmarkKey0123456789abcdefghijk"
+
+
+def _shell(outputs: list[str]) -> InteractiveShell:
+    InteractiveShell.clear_instance()
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = InteractiveShell.instance(config=config)
+    history = shell.history_manager
+    history.outputs = defaultdict(list)
+    for count, text in enumerate(outputs, start=1):
+        history.input_hist_raw.append(f"print(result_{count})")
+        history.outputs[count].append(
+            HistoryOutput(output_type="out_stream", bundle={"stream": text})
+        )
+    shell.execution_count = len(outputs) + 1
+    return shell
+
+
+def _timed(action: Callable[[], Any], repeat: int = 3) -> tuple[float, float]:
+    """(first call, best of the following calls) in seconds."""
+    start = time.perf_counter()
+    action()
+    first = time.perf_counter() - start
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return first, best
+
+
+def _row(name: str, figures: tuple[float, float]) -> None:
+    first, best = figures
+    print(f"| {name:<48} | {first * 1000:>10,.0f} | {best * 1000:>10,.1f} |")
+
+
+def big_output(megabytes: int) -> None:
+    random.seed(7)
+    words = ["station", "glacier", "mass", "loss", "1.25", "-0.4", "year", "value", "ok"]
+    line = " ".join(random.choice(words) for _ in range(12))
+    lines = [f"{i} {line}" for i in range(megabytes * 1_000_000 // (len(line) + 8))]
+    lines[len(lines) // 2] = f"key in the middle: {KEY}"
+    backend = NotebookBackend(_shell(["\n".join(lines)]), notebook_path=None)
+    print(f"\nOne cell with a {megabytes} MB output ({len(lines):,} lines)\n")
+    print(f"| {'call':<48} | {'first, ms':>10} | {'next, ms':>10} |")
+    print(f"|{'-' * 50}|{'-' * 12}|{'-' * 12}|")
+    middle = len(lines) // 2
+    calls: dict[str, Callable[[], Any]] = {
+        "ls /outputs/": lambda: backend.ls("/outputs/"),
+        "read_file, the first 100 lines": lambda: backend.read("/outputs/1.txt", 0, 100),
+        "read_file, 100 lines in the middle": lambda: backend.read("/outputs/1.txt", middle, 100),
+        "grep 'glacier mass' (literal, many matches)": lambda: backend.grep("glacier mass", "/"),
+        "grep 'AIza' (literal, the key: no match)": lambda: backend.grep("AIza", "/outputs/"),
+        "grep 'st[a-z]+n' (regex)": lambda: backend.grep("st[a-z]+n", "/", regex=True),
+    }
+    for name, action in calls.items():
+        try:
+            _row(name, _timed(action))
+        except BackendError as exc:  # a regex over its time budget
+            print(f"| {name:<48} | {'error':>10} | {'':>10} |  {str(exc)[:60]}")
+    assert not backend.grep("AIza", "/")
+
+
+def many_cells(cells: int) -> None:
+    random.seed(11)
+    spaced = [
+        "\n".join(f"row {j}: mass {random.random():.4f} at station {i}" for j in range(20))
+        for i in range(cells)
+    ]
+    solid = ["".join(random.choice("ACGT") for _ in range(2_000)) for _ in range(cells)]
+    print(f"\nA notebook of {cells:,} cells (20 lines of output each, or one 2,000-base line)\n")
+    print(f"| {'call':<48} | {'first, ms':>10} | {'next, ms':>10} |")
+    print(f"|{'-' * 50}|{'-' * 12}|{'-' * 12}|")
+    for name, outputs in (("lines with spaces", spaced), ("lines without spaces", solid)):
+        backend = NotebookBackend(_shell(outputs), notebook_path=None)
+        _row(f"grep 'station 7' over /, {name}", _timed(lambda b=backend: b.grep("station 7", "/")))
+        _row(f"grep 'GATTACA' over /, {name}", _timed(lambda b=backend: b.grep("GATTACA", "/")))
+        _row(f"ls /outputs/, {name}", _timed(lambda b=backend: b.ls("/outputs/")))
+
+
+def masking() -> None:
+    redact = Redactor(extra=lambda: [KEY], environ={})
+    texts = {
+        "a 40,000-character word": "x" * 40_000,
+        "a 40,000-character word of 'key'": "key" * 13_334,
+        "a 30,000-base DNA sequence": "".join(random.choice("ACGT") for _ in range(30_000)),
+        "1 MB of 'password=' repeated": "password=" * 111_112,
+    }
+    print("\nMasking alone\n")
+    print(f"| {'text':<48} | {'first, ms':>10} | {'next, ms':>10} |")
+    print(f"|{'-' * 50}|{'-' * 12}|{'-' * 12}|")
+    for name, text in texts.items():
+        _row(name, _timed(lambda t=text: redact(t)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=int, default=50, help="size of the big output (MB)")
+    parser.add_argument("--cells", type=int, default=2_000, help="cells of the big notebook")
+    args = parser.parse_args()
+    masking()
+    many_cells(args.cells)
+    big_output(args.mb)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\npeak memory (RSS): {peak:,.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

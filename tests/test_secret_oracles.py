@@ -1,0 +1,257 @@
+"""No sequence of tool calls reveals a masked secret: an attacker model that reacts to what its
+tools return tries the edit trick and a regex binary search through grep, on a key from `.env`
+(in a workspace file), a key printed in a saved notebook in the workspace, and a key printed in
+a live cell; the key reaches neither the model, nor the checkpoint, nor `_agent`, nor the cell.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from notebook_shell import Notebook, call, notebook  # noqa: F401
+from pydantic import PrivateAttr
+
+from jupyter_deepagent import ScriptedChatModel
+from jupyter_deepagent.harness._script_format import compile_step
+
+ENV_KEY = "AIzaSyD3mo-EnvKey_0123456789abcdefghij"  # 39 characters, Google's shape
+SAVED_KEY = "AIzaSyS4ved-NotebookKey_98765432zyxwvu"  # only ever printed by an old notebook
+ALPHABET = string.ascii_letters + string.digits + "_-"
+
+Plan = Generator[Any, str, None]
+
+
+class AttackerModel(ScriptedChatModel):
+    """A model whose next step is computed from the last tool result by `plan`, a generator
+    that receives each result's text (the first step is taken before any result)."""
+
+    plan: Any = None
+    _started: bool = PrivateAttr(default=False)
+
+    def _pick(self, request: Any) -> Any:
+        last = str(request.last.text) if request.messages else ""
+        try:
+            if not self._started:
+                self._started = True
+                step = next(self.plan)
+            else:
+                step = self.plan.send(last)
+        except StopIteration:
+            step = "I give up."
+        return compile_step(step, "attacker step")
+
+
+def attacker(plan: Plan | list[Any]) -> AttackerModel:
+    """The attacker playing `plan` (a list is played in order, whatever the results)."""
+    if isinstance(plan, list):
+        plan = (yield_ for yield_ in plan)
+    return AttackerModel(plan=plan, profile={"max_input_tokens": 1_000_000})
+
+
+def binary_search(path: str, known: str, unknown: int, found: list[str]) -> Plan:
+    """Recover `unknown` characters after `known` by asking grep which half of the alphabet
+    the next character is in (6 calls a character); the guess goes to `found`, a file, and
+    the answer."""
+    guess = known
+    for _ in range(unknown):
+        chars = ALPHABET
+        while len(chars) > 1:
+            half = chars[: len(chars) // 2]
+            cls = "".join(re.escape(c) for c in half)
+            result = yield call(
+                "grep", pattern=re.escape(guess) + f"[{cls}]", path=path, regex=True
+            )
+            chars = chars[len(half) :] if result.startswith("No matches") else half
+        guess += chars
+    found.append(guess)
+    yield call("write_file", file_path="/outputs/stolen.md", content=f"key: {guess}")
+    yield f"The key starts {guess}"
+
+
+def edit_trick(path: str, results: list[str]) -> Plan:
+    """Break the key's spelling with a replace-all edit, then look for it in every way."""
+    results.append((yield call("read_file", file_path=path)))
+    results.append(
+        (yield call("edit_file", file_path=path, old_string="AIza", new_string="AIza~",
+                    replace_all=True))
+    )
+    results.append(
+        (yield call("edit_file", file_path=path, old_string="Sy", new_string="S~y",
+                    replace_all=True))
+    )
+    results.append((yield call("edit_file", file_path=path, old_string="key used: ",
+                               new_string="k: ")))
+    results.append((yield call("grep", pattern="AIza", path="/workspace/",
+                               output_mode="content")))
+    results.append((yield call("grep", pattern="~", path="/workspace/", output_mode="content")))
+    results.append((yield call("read_file", file_path=path)))
+    yield "done"
+
+
+def _save_old_notebook(folder: Path) -> None:
+    cell = nbformat.v4.new_code_cell("print(maps_key)", execution_count=3)
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{SAVED_KEY}\n")]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), folder / "old_analysis.ipynb")
+
+
+@pytest.fixture
+def keyed(notebook: Notebook, monkeypatch: pytest.MonkeyPatch) -> Notebook:
+    """A notebook whose folder holds a `.env` key, a file that logged it, and an old notebook
+    that printed another key; a live cell printed the `.env` key too."""
+    monkeypatch.delenv("MAPS_API_KEY", raising=False)
+    (notebook.folder / ".env").write_text(f"MAPS_API_KEY={ENV_KEY}\n")
+    (notebook.folder / "run.log").write_text(f"starting\nkey used: {ENV_KEY}\nfinished\n")
+    _save_old_notebook(notebook.folder)
+    notebook.session.configure(model=attacker(["hello"]))
+    assert notebook.run("%%agent\nhello").error is None  # reads .env into the environment
+    notebook.run("import os\nprint(os.environ['MAPS_API_KEY'])")
+    return notebook
+
+
+def _everything_recorded(notebook: Notebook, cells: list[Any], models: list[Any]) -> str:
+    """Every text a key could have landed in: requests, state folder, `_agent`, cell output."""
+    texts = []
+    for model in models:
+        for request in model.requests:
+            texts += [json.dumps(m.model_dump(), default=str) for m in request.messages]
+    for path in (notebook.folder / ".deepagent").rglob("*"):
+        if path.is_file():
+            texts.append(path.read_bytes().decode("latin-1"))
+    trace = notebook.shell.user_ns["_agent"]
+    texts.append(json.dumps(trace.events, default=str))
+    for cell in cells:
+        texts += [cell.stdout, cell.stderr, repr([o.data for o in cell.outputs])]
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("/workspace/run.log", ENV_KEY),
+        ("/workspace/old_analysis.ipynb", SAVED_KEY),
+        ("/notebook/outputs/", ENV_KEY),
+        ("/notebook/saved/", ENV_KEY),
+    ],
+)
+def test_a_grep_binary_search_learns_nothing_about_a_key(
+    keyed: Notebook, path: str, key: str
+) -> None:
+    if path == "/notebook/saved/":  # the notebook itself was saved with the key in an output
+        cell = nbformat.v4.new_code_cell("print(key)", execution_count=1)
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{key}\n")]
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), keyed.path)
+    found: list[str] = []
+    model = attacker(binary_search(path, "AIzaSy", 6, found))
+    keyed.session.configure(model=model)
+    cell = keyed.run("%%agent\nfind the key")
+    assert cell.error is None
+    assert len(model.requests) == 6 * 6 + 2  # every probe answered, then write and answer
+    assert found and found[0] != key[: len(found[0])]
+    recorded = _everything_recorded(keyed, [cell], [model])
+    assert key not in recorded
+    assert key[:12] not in recorded  # not even the recovered start of it
+
+
+def test_a_regex_binary_search_would_work_without_the_mask(
+    keyed: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attacker is real: matching on the unmasked text hands it the key's start."""
+    from jupyter_deepagent.jupyter import masked_files
+
+    monkeypatch.setattr(masked_files, "masked_text",
+                        lambda raw, redact: masked_files.MaskedText(raw, [], raw))
+    found: list[str] = []
+    keyed.session.configure(model=attacker(binary_search("/workspace/run.log", "AIzaSy", 4,
+                                                         found)))
+    assert keyed.run("%%agent\nfind the key").error is None
+    assert found == [ENV_KEY[:10]]
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [("/workspace/run.log", ENV_KEY), ("/workspace/old_analysis.ipynb", SAVED_KEY)],
+)
+def test_the_edit_trick_is_refused_and_the_file_keeps_its_key(
+    keyed: Notebook, path: str, key: str
+) -> None:
+    on_disk = keyed.folder / path.removeprefix("/workspace/")
+    before = on_disk.read_text()
+    results: list[str] = []
+    model = attacker(edit_trick(path, results))
+    keyed.session.configure(model=model)
+    cell = keyed.run("%%agent\nfix the file")
+    assert cell.error is None
+    first_read, replace_all, part, context, grep_key, grep_tilde, last_read = results
+    assert "***" in first_read and first_read == last_read
+    assert "not found" in replace_all and "not found" in part
+    if path.endswith(".log"):
+        assert "holds a secret shown as ***" in context
+    assert grep_key.startswith("No matches") and grep_tilde.startswith("No matches")
+    assert on_disk.read_text() == before
+    assert key not in _everything_recorded(keyed, [cell], [model])
+
+
+def test_an_edit_beside_a_masked_line_still_works(keyed: Notebook) -> None:
+    model = attacker([
+        call("edit_file", file_path="/workspace/run.log", old_string="finished",
+             new_string="finished cleanly"),
+        "done",
+    ])
+    keyed.session.configure(model=model)
+    assert keyed.run("%%agent\nedit").error is None
+    assert (keyed.folder / "run.log").read_text() == (
+        f"starting\nkey used: {ENV_KEY}\nfinished cleanly\n"
+    )
+
+
+def test_renaming_the_name_that_marks_a_password_is_refused(keyed: Notebook) -> None:
+    (keyed.folder / "settings.py").write_text('db_password = "hunter2-horse"\nretries = 3\n')
+    results: list[str] = []
+
+    def plan() -> Plan:
+        results.append((yield call("edit_file", file_path="/workspace/settings.py",
+                                   old_string="db_password", new_string="db_value")))
+        results.append((yield call("read_file", file_path="/workspace/settings.py")))
+        yield "done"
+
+    model = attacker(plan())
+    keyed.session.configure(model=model)
+    assert keyed.run("%%agent\nrename").error is None
+    assert "holds a secret shown as ***" in results[0]
+    assert 'db_password = "***"' in results[1]
+    assert "hunter2-horse" not in _everything_recorded(keyed, [], [model])
+
+
+def test_edits_between_masked_lines_land_where_the_agent_saw_them(tmp_path: Path) -> None:
+    from jupyter_deepagent import EditConflict, PermissionDenied
+    from jupyter_deepagent.backends import DiskBackend
+    from jupyter_deepagent.jupyter.mounts import GuardedFolder
+    from jupyter_deepagent.jupyter.redaction import Redactor
+
+    text = (
+        "a: x\r\n"
+        f"k1 {ENV_KEY} k1\r\n"
+        "b: x\n"
+        f"{SAVED_KEY}{ENV_KEY}\n"
+        "c: x and x\n"
+    )
+    (tmp_path / "f.txt").write_bytes(text.encode())
+    guard = GuardedFolder(DiskBackend(tmp_path), redact=Redactor(lambda: [ENV_KEY], environ={}))
+    assert guard.read("/f.txt").lines == ["a: x", "k1 *** k1", "b: x", "***", "c: x and x"]
+    with pytest.raises(EditConflict, match="found 4 times"):  # not the x inside a key
+        guard.edit("/f.txt", "x", "Y")
+    assert guard.edit("/f.txt", "x", "Y", replace_all=True).replacements == 4
+    with pytest.raises(PermissionDenied, match="holds a secret"):
+        guard.edit("/f.txt", "k1", "k2", replace_all=True)
+    with pytest.raises(EditConflict, match="not found"):
+        guard.edit("/f.txt", ENV_KEY[:8], "z")
+    assert (tmp_path / "f.txt").read_bytes().decode() == (
+        f"a: Y\r\nk1 {ENV_KEY} k1\r\nb: Y\n{SAVED_KEY}{ENV_KEY}\nc: Y and Y\n"
+    )
