@@ -197,8 +197,8 @@ class ApprovalPrompt:
     ) -> None:
         from jupyter_deepagent.jupyter.output_routing import route_output
 
-        if not self._busy.acquire(blocking=False):
-            return  # a second click while the first one runs
+        if self.done or not self._busy.acquire(blocking=False):
+            return  # answered already, or a second click while the first one runs
         self.done = True
         self._disable()
         self._show_editor(False)

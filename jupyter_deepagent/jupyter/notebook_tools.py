@@ -84,6 +84,12 @@ def as_agent_tool(obj: Any, name: str | None = None) -> Any:
         tool = StructuredTool.from_function(
             _printing_into_result(obj), parse_docstring=True, error_on_invalid_docstring=False
         )
+    except NameError as exc:
+        msg = (
+            f"{label}(): a type hint cannot be resolved ({exc}). Import what it names in the "
+            "notebook before the def, or write the hint without quotes."
+        )
+        raise ValueError(msg) from None
     except Exception as exc:  # noqa: BLE001 - LangChain's own reasons, reported with the name
         msg = f"{label}() cannot be offered as a tool: {type(exc).__name__}: {exc}"
         raise ValueError(msg) from None
