@@ -199,8 +199,9 @@ def test_notebook_tools_notebook_executes_offline_with_tools_approval_and_a_figu
     [answer] = _outputs(tools_cell, "text/markdown")
     assert answer["data"]["text/markdown"].startswith("**Abisko thaws first")
 
-    [prompt] = _outputs(python_cell, "application/vnd.jupyter.widget-view+json")
-    fallback = prompt["data"]["text/markdown"]
+    assert _outputs(python_cell, "application/vnd.jupyter.widget-view+json")  # the buttons
+    [calls] = _outputs(python_cell, "text/markdown")
+    fallback = calls["data"]["text/markdown"]
     assert "```python\nimport matplotlib.pyplot as plt" in fallback
     assert "%agent resume approve" in fallback
 

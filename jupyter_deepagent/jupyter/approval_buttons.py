@@ -1,13 +1,14 @@
 """A call waiting for approval, shown in the cell with Approve / Edit / Reject buttons.
 
-The prompt shows each waiting call: the tool and its arguments, the code of a `python` call
-highlighted. Approve resumes the run; Edit opens the arguments (the code) for changes, then runs
-the edited call; Reject sends the reason typed beside it to the agent. The resumed run's output
-continues in the same cell, in an Output widget below the buttons, which then show what was
-decided. A frontend without widgets (a saved notebook, nbconvert, a terminal) shows the same
-calls as Markdown with the `%agent resume ...` commands that do the same.
+The waiting calls are shown as Markdown (the tool, its arguments as JSON, the code of a `python`
+call in a Python block the frontend highlights, in its own theme), followed by the buttons.
+Approve resumes the run; Edit opens the arguments (the code) for changes, then runs the edited
+call; Reject sends the reason typed beside it to the agent. The resumed run's output continues in
+the same cell, in an Output widget below the buttons, which then say what was decided. The
+Markdown stays readable where widgets cannot run (a reopened notebook, nbconvert, a terminal),
+and names the `%agent resume ...` commands that do the same.
 
-Everything the model wrote (arguments, code) is shown escaped: it is data, never markup.
+What the model wrote (arguments, code) is shown inside code blocks or escaped: data, never markup.
 """
 
 from __future__ import annotations
@@ -62,30 +63,6 @@ def approval_markdown(pending: Sequence[Mapping[str, Any]], thread: str, *, butt
     return "\n".join(lines)
 
 
-def _highlighted(code: str) -> str:
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
-    formatter = HtmlFormatter(noclasses=True, style="default")
-    return highlight(code, PythonLexer(), formatter)
-
-
-def _request_html(request: Mapping[str, Any]) -> str:
-    name = html.escape(str(request.get("name")))
-    code = _code(request)
-    if code is not None:
-        body = _highlighted(code)
-    else:
-        args = json.dumps(request.get("args", {}), ensure_ascii=False, indent=2, default=str)
-        body = f"<pre style='margin:0'>{html.escape(args)}</pre>"
-    return (
-        f"<div style='margin:4px 0'><b><code>{name}</code></b> wants to run:"
-        f"<div style='border:1px solid #d0d0d0;border-radius:3px;padding:4px 8px;"
-        f"max-height:24em;overflow:auto'>{body}</div></div>"
-    )
-
-
 class ApprovalPrompt:
     """The buttons for one pause of a thread; `decide` runs when one is clicked.
 
@@ -109,9 +86,6 @@ class ApprovalPrompt:
         allowed = set.intersection(*(set(r.get("allowed", [])) for r in self.pending)) if (
             self.pending
         ) else set()
-        title = widgets.HTML(f"<b>Waiting for your approval</b> (thread <code>"
-                             f"{html.escape(thread)}</code>)")
-        calls = widgets.HTML("".join(_request_html(request) for request in self.pending))
         self.approve = widgets.Button(description="Approve", button_style="success", icon="check")
         self.edit = widgets.Button(description="Edit", icon="pencil")
         self.reject = widgets.Button(description="Reject", button_style="danger", icon="times")
@@ -136,18 +110,23 @@ class ApprovalPrompt:
         self.cancel_edit.on_click(lambda _: self._show_editor(False))
         self.run_edited.on_click(lambda _: self._answer_edited())
         buttons = widgets.HBox([self.approve, self.edit, self.reject, self.reason])
-        self.widget = widgets.VBox(
-            [title, calls, buttons, self.editing, self.status, self.output]
-        )
+        self.widget = widgets.VBox([buttons, self.editing, self.status, self.output])
 
     # -- display ---------------------------------------------------------------------------------
+    def show(self) -> None:
+        """Display the waiting calls as Markdown, then the buttons."""
+        from IPython.display import display
+
+        text = approval_markdown(self.pending, self.thread, buttons=True)
+        bundle = {"text/markdown": text, "text/plain": text}
+        display(bundle, raw=True, metadata={"jupyter_deepagent": {"kind": "approval"}})
+        display(self)
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         data = self.widget._repr_mimebundle_()
         data = dict(data[0] if isinstance(data, tuple) else data)
-        text = approval_markdown(self.pending, self.thread, buttons=True)
-        data["text/markdown"] = text
-        data["text/plain"] = text
-        return data, {"jupyter_deepagent": {"kind": "approval"}}
+        data["text/plain"] = "[Approve / Edit / Reject buttons: they need the running kernel]"
+        return data, {"jupyter_deepagent": {"kind": "approval-buttons"}}
 
     # -- answering -------------------------------------------------------------------------------
     def answered(self, text: str) -> None:

@@ -273,7 +273,7 @@ class AgentMagics(Magics):
 
         prompt = ApprovalPrompt(outcome.pending, thread, decide)
         self._prompts[thread] = prompt
-        show(prompt)
+        prompt.show()
 
     def _answered(self, thread: str, text: str) -> None:
         prompt = self._prompts.pop(thread, None)
