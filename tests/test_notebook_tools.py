@@ -164,4 +164,5 @@ def test_a_refused_function_in_a_cell_is_a_usage_error_naming_it(notebook: Noteb
         "from jupyter_deepagent import agent_tool\n@agent_tool\ndef whisper(text: str) -> str:\n"
         "    return text.lower()\n"
     )
-    assert isinstance(defined.error, ValueError) and "whisper() has no docstring" in str(defined.error)
+    assert isinstance(defined.error, ValueError)
+    assert "whisper() has no docstring" in str(defined.error)

@@ -76,7 +76,8 @@ def test_an_error_returns_a_short_traceback_of_the_agents_code(notebook: Noteboo
     model = scripted(python(code), "Division by zero.")
     notebook.session.configure(model=model, python_approval=False)
     cell = notebook.run("%%agent --python\ndivide")
-    assert "✗ python" in cell.live_text and "ZeroDivisionError: division by zero" in cell.live_text
+    assert "✗ python" in cell.live_text
+    assert "ZeroDivisionError: division by zero" in cell.live_text
     [result] = results(model)
     assert result.status == "error"
     assert result.text.startswith("ZeroDivisionError: division by zero")

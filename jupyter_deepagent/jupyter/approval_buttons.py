@@ -95,7 +95,8 @@ class ApprovalPrompt:
                                        layout=widgets.Layout(width="100%", height="10em"))
         self.run_edited = widgets.Button(description="Run edited", button_style="success")
         self.cancel_edit = widgets.Button(description="Cancel")
-        self.editing = widgets.VBox([self.editor, widgets.HBox([self.run_edited, self.cancel_edit])],
+        edit_buttons = widgets.HBox([self.run_edited, self.cancel_edit])
+        self.editing = widgets.VBox([self.editor, edit_buttons],
                                     layout=widgets.Layout(display="none"))
         self.status = widgets.HTML("")
         self.output = widgets.Output()
@@ -215,7 +216,11 @@ class OutputWidgetSink:
             self._push()
 
     def display(  # noqa: D102 - OutputSink
-        self, data: dict[str, Any], metadata: dict[str, Any], transient: dict[str, Any], update: bool
+        self,
+        data: dict[str, Any],
+        metadata: dict[str, Any],
+        transient: dict[str, Any],
+        update: bool,
     ) -> None:
         output = {"output_type": "display_data", "data": dict(data), "metadata": dict(metadata)}
         display_id = (transient or {}).get("display_id")

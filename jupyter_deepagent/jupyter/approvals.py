@@ -103,10 +103,8 @@ def _call_ids(
     calls = [c for c in getattr(last_ai, "tool_calls", []) or [] if c.get("id") not in answered]
     ids: list[str | None] = []
     for request in pending:
-        match = next(
-            (c for c in calls if c["name"] == request.get("name") and c["args"] == request.get("args")),
-            None,
-        )
+        wanted = (request.get("name"), request.get("args"))
+        match = next((c for c in calls if (c["name"], c["args"]) == wanted), None)
         if match is not None:
             calls.remove(match)
         ids.append(match.get("id") if match is not None else None)

@@ -32,7 +32,11 @@ class OutputSink(Protocol):
         """Text written to `name` ("stdout" or "stderr")."""
 
     def display(
-        self, data: dict[str, Any], metadata: dict[str, Any], transient: dict[str, Any], update: bool
+        self,
+        data: dict[str, Any],
+        metadata: dict[str, Any],
+        transient: dict[str, Any],
+        update: bool,
     ) -> None:
         """A display (or, with `update`, a new version of the display `transient` names)."""
 
@@ -56,7 +60,11 @@ class CapturedOutput:
         self.parts.append((name, text))
 
     def display(  # noqa: D102 - OutputSink
-        self, data: dict[str, Any], metadata: dict[str, Any], transient: dict[str, Any], update: bool
+        self,
+        data: dict[str, Any],
+        metadata: dict[str, Any],
+        transient: dict[str, Any],
+        update: bool,
     ) -> None:
         self.displays.append((dict(data), dict(metadata or {})))
 
