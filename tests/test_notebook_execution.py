@@ -166,3 +166,48 @@ def test_the_stop_button_ends_a_running_tool_and_the_thread_goes_on(tmp_path: Pa
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+TOOLS_EXAMPLE = EXAMPLE.parent / "02_notebook_tools.ipynb"
+
+
+@LOOPBACK_ONLY
+def test_notebook_tools_notebook_executes_offline_with_tools_approval_and_a_figure(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    shutil.copytree(EXAMPLE.parent / "scripts", folder / "scripts")
+    path = folder / TOOLS_EXAMPLE.name
+    shutil.copy(TOOLS_EXAMPLE, path)
+    notebook = nbformat.read(path, as_version=4)
+    env = _kernel_env(tmp_path, JPY_SESSION_NAME=str(path), PYDEVD_DISABLE_FILE_VALIDATION="1")
+    client = NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    )
+    client.execute(env=env)
+
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert not [o for cell in code for o in cell.outputs if o.output_type == "error"]
+    tools_cell, python_cell, resume_cell, last = (
+        cell for cell in code if cell.source.startswith(("%%agent", "%agent", "print"))
+    )
+    live = tools_cell.outputs[0]["data"]["text/plain"]
+    assert "✓ years_to_thaw station=Abisko" in live and "✓ to_fahrenheit celsius=0.7" in live
+    printed = "".join(o.get("text", "") for o in tools_cell.outputs)
+    assert "°C now" not in printed  # the tool's prints went to the agent, not the cell
+    [answer] = _outputs(tools_cell, "text/markdown")
+    assert answer["data"]["text/markdown"].startswith("**Abisko thaws first")
+
+    assert _outputs(python_cell, "application/vnd.jupyter.widget-view+json")  # the buttons
+    [calls] = _outputs(python_cell, "text/markdown")
+    fallback = calls["data"]["text/markdown"]
+    assert "```python\nimport matplotlib.pyplot as plt" in fallback
+    assert "%agent resume approve" in fallback
+
+    resumed = resume_cell.outputs[0]["data"]["text/plain"]
+    assert "resume approve · thread 02_notebook_tools · scripted:scripts/python_tool" in resumed
+    assert "✓ python code=import matplotlib.pyplot as plt" in resumed
+    [figure] = _outputs(resume_cell, "image/png")
+    assert figure["metadata"] == {"jupyter_deepagent": {"path": "/outputs/figure-1.png"}}
+    assert last.outputs[0]["text"] == "mean warming: 0.50 °C per decade\n"

@@ -65,6 +65,14 @@ class AgentConfig:
     """A file of KEY=value lines (API keys) read before a model is created."""
     quiet: bool = False
     """Show only the answer and the /outputs/ files, not the live steps."""
+    tools: tuple[str, ...] = ()
+    """Notebook functions offered as tools (besides those marked with @agent_tool)."""
+    python: bool = False
+    """Offer the python tool: the agent runs code in this kernel, in the notebook's namespace."""
+    python_approval: bool = True
+    """Ask before each python call runs (false: run without asking)."""
+    python_timeout: int | None = 60
+    """Seconds one python call may run before it is stopped (none: no limit)."""
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(AgentConfig)}
@@ -86,7 +94,7 @@ def _kind(name: str) -> str:
         return "bool"
     if isinstance(default, tuple):
         return "list"
-    if name == "context_window":
+    if name in ("context_window", "python_timeout"):
         return "int"
     if name == "model":
         return "model"

@@ -63,6 +63,7 @@ class AgentMagics(Magics):
         super().__init__(shell)
         self.capture = capture
         self._session: Session | None = None
+        self._prompts: dict[str, Any] = {}  # thread -> its ApprovalPrompt still on screen
 
     @property
     def session(self) -> Session:
@@ -99,6 +100,7 @@ class AgentMagics(Magics):
             raise UsageError(str(exc)) from None
         session = self.session
         plan = self._plan(options)
+        self._answered(plan.thread, "no longer waiting: a new %%agent request was sent")
         notes = session.settle(plan)
         view = self._view(plan, notes)
         outcome = self._drive(
@@ -113,9 +115,9 @@ class AgentMagics(Magics):
 
         return masked_interpolation(path, value, self.session.redactor())
 
-    def _plan(self, options: RunOptions) -> RunPlan:
+    def _plan(self, options: RunOptions, cell: str | None = None) -> RunPlan:
         try:
-            return self.session.plan(options, cell_id=cell_id(self.shell))
+            return self.session.plan(options, cell_id=cell or cell_id(self.shell))
         except ResearchAssistantError as exc:
             raise _brief(exc) from None
         except ValueError as exc:
@@ -164,7 +166,7 @@ class AgentMagics(Magics):
         view.answer("" if pending else outcome.trace.final_text)
         show_files(output_displays(outcome.outputs), rich=view.rich)
         if pending:
-            show_pending(pending, outcome.plan.thread)
+            self._ask(view, outcome)
         if finished:
             frame = outcome.trace.results_frame()
             self.shell.user_ns[into] = frame
@@ -262,18 +264,67 @@ class AgentMagics(Magics):
         assembly, label = session.prompt_for(name)
         show(prompt_markdown(assembly, label, name, session.conversation_size(name)))
 
-    def _resume(self, command: ResumeCommand) -> None:
+    def _ask(self, view: CellView, outcome: RunOutcome) -> None:
+        """Show the calls waiting for approval: with buttons in Jupyter, as text in a terminal."""
+        thread = outcome.plan.thread
+        if not view.rich:
+            show_pending(outcome.pending, thread)
+            return
+        from jupyter_deepagent.jupyter.approval_buttons import ApprovalPrompt
+        from jupyter_deepagent.jupyter.approvals import interrupt_ids
+
+        shown = interrupt_ids(outcome.trace.interrupts)
+        cell = outcome.plan.config.get("metadata", {}).get("cell_id")
+
+        def decide(decision: str, message: str, edits: Any) -> None:
+            command = ResumeCommand(decision, message=message, edits=dict(edits), thread=thread)
+            self._resume(command, via="button", cell=cell, shown=shown)
+
+        prompt = ApprovalPrompt(outcome.pending, thread, decide)
+        self._prompts[thread] = prompt
+        prompt.show()
+
+    def _answered(self, thread: str, text: str) -> None:
+        prompt = self._prompts.pop(thread, None)
+        if prompt is not None:
+            prompt.answered(text)
+
+    def _resume(
+        self,
+        command: ResumeCommand,
+        *,
+        via: str = "%agent resume",
+        cell: str | None = None,
+        shown: tuple[str, ...] | None = None,
+    ) -> None:
+        """Resume with the model and options of the run that paused (see `resume_options`)."""
+        from jupyter_deepagent.jupyter.approvals import (
+            decision_fields,
+            recording_decision,
+            still_waiting,
+        )
+        from jupyter_deepagent.jupyter.thread_state import pending_requests
+
         session = self.session
-        plan = self._plan(RunOptions(thread=command.thread))
+        plan = self._plan(session.resume_options(command.thread), cell)
         try:
+            if shown is not None:
+                still_waiting(plan.agent, plan.config, shown)
+            pending = pending_requests(plan.agent.get_state(plan.config).interrupts)
             payload = session.resume_payload(
                 plan, command.decision, message=command.message, edits=command.edits
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        fields = decision_fields(
+            plan.agent, plan.config, pending, command.decision,
+            message=command.message, edits=command.edits, via=via,
+        )
+        self._answered(plan.thread, f"answered in another cell: %agent resume {command.decision}")
         view = self._view(plan, [], action=f" · resume {command.decision}")
+        on_event = recording_decision(view.on_event, fields)
         outcome = self._drive(
-            view, plan, lambda: session.execute(plan, payload, view.on_event, view.on_token)
+            view, plan, lambda: session.execute(plan, payload, on_event, view.on_token)
         )
         self._show_outcome(view, outcome)
 

@@ -35,7 +35,8 @@ __all__ = [
 
 CELL_USAGE = """\
 usage: %%agent [-m MODEL] [-t NAME | --new] [--system TEXT] [--skills DIR]... [--memory FILE]...
-               [--into VAR] [--context KEY=VALUE]... [--quiet] [--help]
+               [--into VAR] [--context KEY=VALUE]... [--tools NAME[,NAME...]] [--python]
+               [--quiet] [--help]
        <your request on the following lines; {name} inserts a variable, {{ and }} are braces>"""
 
 LINE_USAGE = """\
@@ -61,6 +62,8 @@ Options of %%agent:
   --memory FILE          an AGENTS.md-style memory file (repeatable); relative as above
   --into VAR             variable for this run's subagent results (default agent_results)
   --context KEY=VALUE    runtime context for tools, never shown to the model (repeatable)
+  --tools NAME[,NAME]    offer these notebook functions as tools (besides @agent_tool ones)
+  --python               offer the python tool: code runs in this kernel, after your approval
   --quiet                show only the answer and the /outputs/ files, not the live steps
 
 {LINE_USAGE}
@@ -96,6 +99,8 @@ class RunOptions:
     context: Mapping[str, str] = field(default_factory=dict)
     quiet: bool = False
     help: bool = False
+    tools: tuple[str, ...] = ()
+    python: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,8 @@ def _cell_parser() -> _Parser:
     parser.add_argument("--into")
     parser.add_argument("--context", action="append", default=[])
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--tools", action="append", default=[])
+    parser.add_argument("--python", action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
     return parser
 
@@ -224,7 +231,23 @@ def parse_run_options(line: str) -> RunOptions:
         context=context,
         quiet=namespace.quiet,
         help=namespace.help,
+        tools=_tool_names(namespace.tools),
+        python=namespace.python,
     )
+
+
+def _tool_names(words: list[str]) -> tuple[str, ...]:
+    """`--tools a,b --tools c` as ("a", "b", "c"); each must be a Python name.
+
+    Raises:
+        ValueError: A name is not a Python identifier.
+    """
+    names = [name.strip() for word in words for name in word.split(",") if name.strip()]
+    for name in names:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            msg = f"--tools takes names of notebook functions, got {name!r}"
+            raise ValueError(msg)
+    return tuple(dict.fromkeys(names))
 
 
 def _thread_option(words: list[str], command: str) -> tuple[str | None, list[str]]:

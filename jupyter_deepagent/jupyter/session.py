@@ -64,6 +64,7 @@ class Session:
         self.last_trace: Any = None
         self.last_thread: str | None = None
         self.tools: list[Any] = []
+        self._run_options: dict[str, RunOptions] = {}
 
     # -- where the notebook is -------------------------------------------------------------------
     @property
@@ -229,6 +230,8 @@ class Session:
             memory=tuple(_virtual(p) for p in (*config.memory, *options.memory)),
             into=options.into or config.into,
             quiet=options.quiet or config.quiet,
+            tools=tuple(dict.fromkeys((*config.tools, *options.tools))),
+            python=options.python or config.python,
         )
 
     def filesystem(self, outputs: Any, settings: AgentConfig | None = None) -> Any:
@@ -258,16 +261,18 @@ class Session:
     def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:
         """The keyword arguments of `create_research_agent` (besides the model) for `settings`."""
         from jupyter_deepagent.jupyter.mounts import notebook_prompt
+        from jupyter_deepagent.jupyter.notebook_tools import run_tools
 
         notebook = notebook_prompt(workspace_read_only=settings.workspace_read_only)
+        tools, approvals = run_tools(self.shell, settings, backend, redact=self.redactor())
         return {
-            "tools": list(self.tools),
+            "tools": [*self.tools, *tools],
             "context_window": settings.context_window,
             "system_prompt": "\n\n".join(p for p in (settings.system_prompt, notebook) if p),
             "memory": list(settings.memory),
             "skills": list(settings.skills),
             "backend": backend,
-            "interrupt_on": dict.fromkeys(settings.interrupt_on, True) or None,
+            "interrupt_on": {**dict.fromkeys(settings.interrupt_on, True), **approvals} or None,
         }
 
     def plan(self, options: RunOptions, *, cell_id: str | None = None) -> RunPlan:
@@ -292,6 +297,7 @@ class Session:
         elif options.thread:
             self._thread = options.thread
         thread = self.thread
+        self._run_options[thread] = replace(options, thread=thread, new=False)
         self.keys.add_context(options.context)
         outputs = OutputsBackend()
         storage = self.storage
@@ -319,6 +325,12 @@ class Session:
             config={"configurable": {"thread_id": thread}, "metadata": metadata},
             stop_button=stop_button,
         )
+
+    def resume_options(self, thread: str | None = None) -> RunOptions:
+        """The options of the last run planned on `thread` in this kernel (its model, tools,
+        runtime context...), so resuming it continues with the same; else the defaults."""
+        name = thread or self.thread
+        return self._run_options.get(name) or RunOptions(thread=name)
 
     # -- running (see `execution`) ----------------------------------------------------------------
     def settle(self, plan: RunPlan) -> list[str]:

@@ -1,0 +1,245 @@
+"""A call waiting for approval, shown in the cell with Approve / Edit / Reject buttons.
+
+The waiting calls are shown as Markdown (the tool, its arguments as JSON, the code of a `python`
+call in a Python block the frontend highlights, in its own theme), followed by the buttons.
+Approve resumes the run; Edit opens the arguments (the code) for changes, then runs the edited
+call; Reject sends the reason typed beside it to the agent. The resumed run's output continues in
+the same cell, in an Output widget below the buttons, which then say what was decided. The
+Markdown stays readable where widgets cannot run (a reopened notebook, nbconvert, a terminal),
+and names the `%agent resume ...` commands that do the same.
+
+What the model wrote (arguments, code) is shown inside code blocks or escaped: data, never markup.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["ApprovalPrompt", "OutputWidgetSink", "approval_markdown"]
+
+Decide = Callable[[str, str, Mapping[str, Any]], None]
+"""Called with (decision, reason, edited arguments) when a button is clicked."""
+
+_LABELS = {"approve": "approved", "edit": "edited and approved", "reject": "rejected"}
+
+
+def _code(request: Mapping[str, Any]) -> str | None:
+    """The code of a `python` call, else None."""
+    code = (request.get("args") or {}).get("code")
+    return code if request.get("name") == "python" and isinstance(code, str) else None
+
+
+def _fence(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def approval_markdown(pending: Sequence[Mapping[str, Any]], thread: str, *, buttons: bool) -> str:
+    """The waiting calls as Markdown, with how to answer them."""
+    lines = [f"**Waiting for your approval** (thread `{thread}`):", ""]
+    for request in pending:
+        code = _code(request)
+        if code is not None:
+            fence = _fence(code)
+            lines += [f"`{request['name']}`:", "", f"{fence}python", code, fence, ""]
+        else:
+            args = json.dumps(request.get("args", {}), ensure_ascii=False, indent=2, default=str)
+            fence = _fence(args)
+            lines += [f"`{request['name']}`:", "", f"{fence}json", args, fence, ""]
+    allowed = sorted({d for request in pending for d in request.get("allowed", [])})
+    choices = {
+        "approve": "`%agent resume approve`",
+        "reject": "`%agent resume reject <why>`",
+        "edit": "`%agent resume edit key=value ...`",
+    }
+    commands = ", ".join(choices[d] for d in allowed if d in choices)
+    where = "Use the buttons, or continue" if buttons else "Continue"
+    lines.append(f"{where} in a new cell with {commands}.")
+    return "\n".join(lines)
+
+
+class ApprovalPrompt:
+    """The buttons for one pause of a thread; `decide` runs when one is clicked.
+
+    Args:
+        pending: The waiting calls (`{name, args, allowed}` each, as `RunOutcome.pending`).
+        thread: The thread that waits.
+        decide: Resumes the run with (decision, reason, edits); what it displays goes to the
+            prompt's Output widget. It raises to report a refusal (shown beside the buttons).
+    """
+
+    def __init__(
+        self, pending: Sequence[Mapping[str, Any]], thread: str, decide: Decide
+    ) -> None:
+        import ipywidgets as widgets
+
+        self.pending = list(pending)
+        self.thread = thread
+        self._decide = decide
+        self._busy = threading.Lock()
+        self.done = False
+        allowed = set.intersection(*(set(r.get("allowed", [])) for r in self.pending)) if (
+            self.pending
+        ) else set()
+        self.approve = widgets.Button(description="Approve", button_style="success", icon="check")
+        self.edit = widgets.Button(description="Edit", icon="pencil")
+        self.reject = widgets.Button(description="Reject", button_style="danger", icon="times")
+        self.reason = widgets.Text(placeholder="why (sent to the agent with Reject)",
+                                   layout=widgets.Layout(width="22em"))
+        self.editor = widgets.Textarea(value=self._editable(),
+                                       layout=widgets.Layout(width="100%", height="10em"))
+        self.run_edited = widgets.Button(description="Run edited", button_style="success")
+        self.cancel_edit = widgets.Button(description="Cancel")
+        edit_buttons = widgets.HBox([self.run_edited, self.cancel_edit])
+        self.editing = widgets.VBox([self.editor, edit_buttons],
+                                    layout=widgets.Layout(display="none"))
+        self.status = widgets.HTML("")
+        self.output = widgets.Output()
+        self.approve.disabled = "approve" not in allowed
+        self.reject.disabled = "reject" not in allowed
+        self.edit.disabled = "edit" not in allowed or len(self.pending) != 1
+        if len(self.pending) > 1:
+            self.edit.tooltip = "several calls wait: edit them with %agent resume edit"
+        self.approve.on_click(lambda _: self._answer("approve"))
+        self.reject.on_click(lambda _: self._answer("reject", message=self.reason.value.strip()))
+        self.edit.on_click(lambda _: self._show_editor(True))
+        self.cancel_edit.on_click(lambda _: self._show_editor(False))
+        self.run_edited.on_click(lambda _: self._answer_edited())
+        buttons = widgets.HBox([self.approve, self.edit, self.reject, self.reason])
+        self.widget = widgets.VBox([buttons, self.editing, self.status, self.output])
+
+    # -- display ---------------------------------------------------------------------------------
+    def show(self) -> None:
+        """Display the waiting calls as Markdown, then the buttons."""
+        from IPython.display import display
+
+        text = approval_markdown(self.pending, self.thread, buttons=True)
+        bundle = {"text/markdown": text, "text/plain": text}
+        display(bundle, raw=True, metadata={"jupyter_deepagent": {"kind": "approval"}})
+        display(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        data = self.widget._repr_mimebundle_()
+        data = dict(data[0] if isinstance(data, tuple) else data)
+        data["text/plain"] = "[Approve / Edit / Reject buttons: they need the running kernel]"
+        return data, {"jupyter_deepagent": {"kind": "approval-buttons"}}
+
+    # -- answering -------------------------------------------------------------------------------
+    def answered(self, text: str) -> None:
+        """Show that the pause was answered elsewhere (`%agent resume`) and disable the buttons."""
+        if self.done:
+            return
+        self.done = True
+        self._disable()
+        self.status.value = f"<i>{html.escape(text)}</i>"
+
+    def _editable(self) -> str:
+        if len(self.pending) != 1:
+            return ""
+        request = self.pending[0]
+        code = _code(request)
+        if code is not None:
+            return code
+        return json.dumps(request.get("args", {}), ensure_ascii=False, indent=2, default=str)
+
+    def _show_editor(self, shown: bool) -> None:
+        self.editing.layout.display = "" if shown else "none"
+
+    def _answer_edited(self) -> None:
+        request = self.pending[0]
+        text = self.editor.value
+        if _code(request) is not None:
+            edits: dict[str, Any] = {"code": text}
+        else:
+            try:
+                edits = json.loads(text)
+            except ValueError as exc:
+                self.status.value = f"<b>The arguments are not JSON:</b> {html.escape(str(exc))}"
+                return
+            if not isinstance(edits, dict):
+                self.status.value = "<b>The arguments must be a JSON object</b> ({...})."
+                return
+        self._answer("edit", edits=edits)
+
+    def _disable(self) -> None:
+        for button in (self.approve, self.edit, self.reject, self.run_edited, self.cancel_edit):
+            button.disabled = True
+        self.reason.disabled = True
+        self.editor.disabled = True
+
+    def _answer(
+        self, decision: str, *, message: str = "", edits: Mapping[str, Any] | None = None
+    ) -> None:
+        from jupyter_deepagent.jupyter.output_routing import route_output
+
+        if self.done or not self._busy.acquire(blocking=False):
+            return  # answered already, or a second click while the first one runs
+        self.done = True
+        self._disable()
+        self._show_editor(False)
+        said = _LABELS.get(decision, decision)
+        why = f": {html.escape(message)}" if message else ""
+        self.status.value = f"✔ <b>{said}</b>{why}; the run continues below"
+        try:
+            with route_output(OutputWidgetSink(self.output)):
+                self._decide(decision, message, edits or {})
+        except BaseException as exc:  # noqa: BLE001 - a button has nowhere else to report
+            if isinstance(exc, SystemExit):
+                raise
+            lines = getattr(exc, "_render_traceback_", None)
+            text = lines()[0] if callable(lines) else f"{type(exc).__name__}: {exc}"
+            self.status.value = f"✘ <b>{said}</b>, but: {html.escape(text)}"
+
+
+class OutputWidgetSink:
+    """Writes printed text and displays into an `ipywidgets.Output` as its `outputs`, updating a
+    display in place when its display id is updated (the widget's own capture cannot)."""
+
+    def __init__(self, widget: Any) -> None:
+        self.widget = widget
+        self._outputs: list[dict[str, Any]] = list(widget.outputs)
+        self._ids: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
+
+    def stream(self, name: str, text: str) -> None:  # noqa: D102 - OutputSink
+        with self._lock:
+            last = self._outputs[-1] if self._outputs else None
+            if last and last.get("output_type") == "stream" and last.get("name") == name:
+                self._outputs[-1] = {**last, "text": last["text"] + text}
+            else:
+                self._outputs.append({"output_type": "stream", "name": name, "text": text})
+            self._push()
+
+    def display(  # noqa: D102 - OutputSink
+        self,
+        data: dict[str, Any],
+        metadata: dict[str, Any],
+        transient: dict[str, Any],
+        update: bool,
+    ) -> None:
+        output = {"output_type": "display_data", "data": dict(data), "metadata": dict(metadata)}
+        display_id = (transient or {}).get("display_id")
+        with self._lock:
+            if update:
+                for index in self._ids.get(display_id, []):
+                    self._outputs[index] = output
+            else:
+                if display_id:
+                    self._ids.setdefault(display_id, []).append(len(self._outputs))
+                self._outputs.append(output)
+            self._push()
+
+    def clear(self, wait: bool) -> None:  # noqa: D102 - OutputSink
+        with self._lock:
+            self._outputs = []
+            self._ids = {}
+            self._push()
+
+    def _push(self) -> None:
+        self.widget.outputs = tuple(self._outputs)
+

@@ -1,0 +1,175 @@
+"""Approvals answered with buttons in the cell (clicks simulated as the widget messages the
+frontend sends) and with `%agent resume`, after a cell that chose its model with `-m`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ipywidgets import HTML, Box, Button, Output, Text, Textarea, widget_serialization
+from notebook_shell import Notebook, notebook  # noqa: F401
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+SCRIPT = """\
+profile: {max_input_tokens: 100000}
+script:
+  - tool_calls: [{name: python, args: {code: "total = sum(range(10))\\nprint('total', total)"}}]
+  - The total is 45.
+"""
+
+
+class Prompt:
+    """The approval widget of a cell, found the way the frontend finds it: by its model id."""
+
+    def __init__(self, bundle: dict[str, Any]) -> None:
+        root = widget_serialization["from_json"]("IPY_MODEL_" + bundle["model_id"], None)
+        self.widgets = list(_walk(root))
+
+    def button(self, label: str) -> Button:
+        return next(w for w in self.widgets if isinstance(w, Button) and w.description == label)
+
+    def of(self, kind: type) -> Any:
+        return next(w for w in self.widgets if type(w) is kind)
+
+    @property
+    def status(self) -> str:
+        return [w for w in self.widgets if isinstance(w, HTML)][-1].value
+
+    @property
+    def output(self) -> list[dict[str, Any]]:
+        return list(self.of(Output).outputs)
+
+
+def _walk(widget: Any):
+    yield widget
+    if isinstance(widget, Box):
+        for child in widget.children:
+            yield from _walk(child)
+
+
+def click(button: Button) -> None:
+    """What the frontend sends when the button is clicked."""
+    button._handle_msg({"content": {"data": {"method": "custom", "content": {"event": "click"}}},
+                        "buffers": []})
+
+
+def type_into(field: Any, text: str) -> None:
+    """What the frontend sends when the user types into a text field."""
+    field._handle_msg({"content": {"data": {"method": "update", "state": {"value": text},
+                                            "buffer_paths": []}}, "buffers": []})
+
+
+def paused(notebook: Notebook, script: str = SCRIPT) -> tuple[Any, Prompt]:
+    (notebook.folder / "sums.yaml").write_text(script)
+    cell = notebook.run("%%agent -m scripted:sums.yaml --python\nadd up 0 to 9")
+    assert cell.error is None, cell.error
+    assert "waiting for approval" in cell.live_text
+    [bundle] = cell.bundles(WIDGET_VIEW)
+    return cell, Prompt(bundle)
+
+
+def texts(outputs: list[dict[str, Any]]) -> str:
+    return "\n".join(str(o.get("data", {}).get("text/plain", o.get("text", ""))) for o in outputs)
+
+
+def decided(notebook: Notebook) -> dict[str, Any]:
+    [event] = notebook.shell.user_ns["_agent"].of_type("approval_decided")
+    return event
+
+
+def test_approve_button_resumes_the_run_in_the_same_cell(notebook: Notebook) -> None:
+    cell, prompt = paused(notebook)
+    shown = cell.markdown[-1]  # highlighted by the frontend; readable where widgets cannot run
+    assert "`python`:\n\n```python\ntotal = sum(range(10))\nprint('total', total)\n```" in shown
+    assert "Use the buttons, or continue in a new cell with `%agent resume approve`" in shown
+    assert "total" not in notebook.shell.user_ns
+
+    click(prompt.button("Approve"))
+    assert notebook.shell.user_ns["total"] == 45
+    shown = texts(prompt.output)
+    assert "agent · resume approve · thread analysis · scripted:sums.yaml" in shown
+    assert "✓ python code=total = sum(range(10)) print('total'" in shown
+    assert "The total is 45." in shown
+    assert len([o for o in prompt.output if "done ·" in texts([o])]) == 1  # updated in place
+    assert "approved" in prompt.status
+    assert all(button.disabled for button in (prompt.button("Approve"), prompt.button("Reject")))
+    event = decided(notebook)
+    assert event["decision"] == "approve" and event["via"] == "button"
+    assert event["tools"] == ["python"] and event["tool_call_ids"][0]
+    assert event["seq"] == 1  # right after run_started, in the resumed run's own events
+
+
+def test_edit_button_runs_the_edited_code(notebook: Notebook) -> None:
+    _, prompt = paused(notebook)
+    click(prompt.button("Edit"))
+    editor = prompt.of(Textarea)
+    assert editor.value == "total = sum(range(10))\nprint('total', total)"
+    type_into(editor, "total = sum(range(100))")
+    click(prompt.button("Run edited"))
+    assert notebook.shell.user_ns["total"] == 4950
+    event = decided(notebook)
+    assert event["decision"] == "edit" and event["edits"] == {"code": "total = sum(range(100))"}
+
+
+def test_reject_button_sends_the_reason_and_runs_nothing(notebook: Notebook) -> None:
+    _, prompt = paused(notebook)
+    type_into(prompt.of(Text), "use numpy instead")
+    click(prompt.button("Reject"))
+    assert "total" not in notebook.shell.user_ns
+    session = notebook.session
+    model = session._models.get("scripted:sums.yaml", notebook.folder, ".env")
+    assert "use numpy instead" in model.requests[-1].messages[-1].text
+    assert "rejected" in prompt.status and "use numpy instead" in prompt.status
+    assert decided(notebook)["message"] == "use numpy instead"
+
+
+def test_resume_in_the_next_cell_keeps_the_model_chosen_with_m(notebook: Notebook) -> None:
+    # the configured default needs an API key the test does not have: the resume must not use it
+    _, prompt = paused(notebook)
+    resumed = notebook.run("%agent resume reject not now")
+    assert resumed.error is None, resumed.error
+    assert "thread analysis · scripted:sums.yaml" in resumed.live_text
+    assert resumed.markdown[-1] == "The total is 45."
+    assert decided(notebook)["via"] == "%agent resume"
+    assert "answered in another cell" in prompt.status  # the old buttons say so, and are off
+    click(prompt.button("Approve"))
+    assert "total" not in notebook.shell.user_ns
+
+
+def test_approve_with_resume_after_m_runs_the_call(notebook: Notebook) -> None:
+    paused(notebook)
+    approved = notebook.run("%agent resume approve")
+    assert approved.error is None, approved.error
+    assert notebook.shell.user_ns["total"] == 45
+    assert approved.markdown[-1] == "The total is 45."
+
+
+def test_a_stale_button_refuses_once_a_new_request_dropped_the_call(notebook: Notebook) -> None:
+    script = SCRIPT + "  - Moved on.\n"
+    _, prompt = paused(notebook, script)
+    moved = notebook.run("%%agent -m scripted:sums.yaml\nforget it")
+    assert moved.error is None
+    assert "no longer waiting" in prompt.status
+    click(prompt.button("Approve"))
+    assert "total" not in notebook.shell.user_ns
+    assert "no longer waiting" in prompt.status
+
+
+def test_a_button_for_a_forgotten_thread_runs_nothing(notebook: Notebook) -> None:
+    _, prompt = paused(notebook)
+    assert notebook.run("%agent reset").error is None
+    click(prompt.button("Approve"))
+    assert "total" not in notebook.shell.user_ns
+    assert "already answered" in prompt.status and "nothing was run" in prompt.status
+
+
+def test_without_widgets_the_calls_and_commands_are_markdown() -> None:
+    from jupyter_deepagent.jupyter.approval_buttons import approval_markdown
+
+    text = approval_markdown(
+        [{"name": "python", "args": {"code": "x = '```'"}, "allowed": ["approve", "reject"]}],
+        "t", buttons=False,
+    )
+    assert "````python\nx = '```'\n````" in text  # a fence longer than the code's backticks
+    assert text.endswith("`%agent resume approve`, `%agent resume reject <why>`.")
+    assert "edit" not in text.splitlines()[-1]
