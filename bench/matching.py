@@ -10,7 +10,8 @@ tool would show the model).
 
 Cases:
 - `glob *a x k + b`: `*a*a…*ab` (k times `*a`) against one file whose name is 250 `a`s;
-- `brace {a,b} x 18`: `{a,b}{a,b}…` (2^18 alternatives) as a glob;
+- `brace {a,b} x 18`: `{a,b}{a,b}…` (2^18 alternatives) as a glob; and the largest expansion
+  allowed (`{a,b}` x 9: 512 alternatives) over 10,000 files;
 - `regex compile bomb`: grep(regex=True) for `((a{1000}){1000}){1000}`;
 - `glob over 10k files`, `regex grep over 10k files`: ordinary work, to show the guards cost nothing.
 """
@@ -60,6 +61,10 @@ def _cases() -> dict[str, dict[str, object]]:
             "call": "glob", "pattern": "*a" * k + "b", "files": [[_NAME, "x"]],
         }
     cases["brace {a,b} x 18"] = {"call": "glob", "pattern": "{a,b}" * 18, "files": [[_NAME, "x"]]}
+    cases["brace {a,b} x 9 + *, 10k files"] = {
+        "call": "glob", "pattern": "**/" + "{a,b}" * 9 + "*", "files": [],
+        "many": [[10_000, "/d{i}/ab{i}.md"]],
+    }
     cases["regex compile bomb ((a{1000}){1000}){1000}"] = {
         "call": "grep", "pattern": "((a{1000}){1000}){1000}", "files": [["/f.txt", "aaaa\n"]],
     }
