@@ -213,8 +213,8 @@ def _name_regex(tokens: list[str]) -> str:
             blocks.append([])
         else:
             blocks[-1].append(_one(token))
-    if len(blocks) == 1:
-        return "".join(blocks[0])
+    if len(blocks) <= 2:  # one star can only slide along its own name: linear as it is
+        return "[^/]*".join("".join(block) for block in blocks)
     first, *middle, last = ("".join(block) for block in blocks)
     inner = "".join(f"(?>[^/]*?{block})" for block in middle if block)
     return f"(?>{first}{inner}[^/]*{last}(?![^/]))"
@@ -243,8 +243,8 @@ def _translate(pattern: str) -> str:
     for index, run in enumerate(runs[1:], start=2):
         if index < len(runs):  # the leftmost folders where this run fits, then commit
             out.append(f"(?>(?:[^/]*/)*?{_folders_regex(run)})")
-        else:  # the last run ends the path: any folders before it
-            out.append(f"(?:[^/]*/)*{_folders_regex(run)}")
+        else:  # the last run ends the path: any folders before it, tried from the deepest
+            out.append(f"(?:.*/)?{_folders_regex(run)}")
     return "".join(out)
 
 
