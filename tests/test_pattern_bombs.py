@@ -92,7 +92,12 @@ def test_ordinary_counted_repeats_still_work(answers: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"\d{1,3}(\.\d{1,3}){3}", r"(?P<key>\w+)\s*=\s*(?P<value>.*)", r"[A-Z]{2,10}-\d{4}", r"\p{L}{3}"],
+    [
+        r"\d{1,3}(\.\d{1,3}){3}",
+        r"(?P<key>\w+)\s*=\s*(?P<value>.*)",
+        r"[A-Z]{2,10}-\d{4}",
+        r"\p{L}{3}",
+    ],
 )
 def test_patterns_people_search_with_are_accepted(pattern: str) -> None:
     backend = StateBackend()

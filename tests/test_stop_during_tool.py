@@ -29,7 +29,9 @@ get_session().tools.append(measure)  # a plain function, not a LangChain tool
 def test_a_stop_while_a_python_function_tool_computes_ends_the_run_at_once(
     tmp_path: Path,
 ) -> None:
-    steps = "\n".join(f"  - tool_calls: [{{name: measure, args: {{sample: {n}}}}}]" for n in range(8))
+    steps = "\n".join(
+        f"  - tool_calls: [{{name: measure, args: {{sample: {n}}}}}]" for n in range(8)
+    )
     (tmp_path / "measure.yaml").write_text(
         f"profile: {{max_input_tokens: 100000}}\nscript:\n{steps}\n  - Measured.\n"
     )

@@ -138,7 +138,8 @@ def expand_braces(pattern: str) -> list[str]:
             characters in all.
     """
     if len(pattern) > MAX_GLOB_CHARS:
-        raise _too_costly(pattern, f"is {len(pattern):,} characters long (at most {MAX_GLOB_CHARS:,})")
+        length = f"is {len(pattern):,} characters long (at most {MAX_GLOB_CHARS:,})"
+        raise _too_costly(pattern, length)
     parsed = _parse_braces(pattern, pattern)
     if _count(parsed) > MAX_GLOB_ALTERNATIVES:
         raise _too_costly(

@@ -6,7 +6,6 @@ decided here, once, so every backend answers the same question the same way.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager

@@ -27,7 +27,10 @@ _PHRASES = (
         "Pass context_window= to create_research_agent to set the real one.",
         f"Set the real one with {_WINDOW}.",
     ),
-    ("Set a smaller context_window= on create_research_agent", f"Set a smaller window with {_WINDOW}"),
+    (
+        "Set a smaller context_window= on create_research_agent",
+        f"Set a smaller window with {_WINDOW}",
+    ),
 )
 
 
