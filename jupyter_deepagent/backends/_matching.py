@@ -6,17 +6,17 @@ decided here, once, so every backend answers the same question the same way.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, EditConflict
+from jupyter_deepagent.backends._glob import compile_glob, expand_braces
 from jupyter_deepagent.backends._paths import relative_to
+from jupyter_deepagent.backends._regex_cost import check_regex_cost
 from jupyter_deepagent.backends.protocol import GrepMatch
 
 __all__ = [
@@ -29,101 +29,6 @@ __all__ = [
     "regex_time_budget",
     "replace_exact",
 ]
-
-
-def expand_braces(pattern: str) -> list[str]:
-    """Expand `{a,b}` alternatives (nested allowed); unbalanced braces stay literal.
-
-    Args:
-        pattern: A glob pattern such as `**/*.{md,txt}`.
-
-    Returns:
-        Every alternative, in order, e.g. `["**/*.md", "**/*.txt"]`.
-    """
-    depth, start = 0, -1
-    commas: list[int] = []
-    for i, char in enumerate(pattern):
-        if char == "{":
-            if depth == 0:
-                start, commas = i, []
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                if not commas:
-                    # `{x}` has no alternatives: keep it literal, expand what follows.
-                    return [pattern[: i + 1] + rest for rest in expand_braces(pattern[i + 1 :])]
-                head, tail = pattern[:start], pattern[i + 1 :]
-                bounds = [start, *commas, i]
-                options = [pattern[a + 1 : b] for a, b in zip(bounds, bounds[1:], strict=False)]
-                return [
-                    expanded
-                    for option in options
-                    for expanded in expand_braces(head + option + tail)
-                ]
-        elif char == "," and depth == 1:
-            commas.append(i)
-    return [pattern]
-
-
-def _translate(pattern: str) -> str:
-    """Turn one brace-free glob into a regular expression body."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        char = pattern[i]
-        if char == "*":
-            if pattern.startswith("**", i):
-                at_start = i == 0 or pattern[i - 1] == "/"
-                i += 2
-                if at_start and pattern.startswith("/", i):
-                    out.append("(?:.*/)?")  # `**/`: zero or more folders
-                    i += 1
-                elif at_start and i == n:
-                    out.append(".*")  # trailing `**`: everything below
-                else:
-                    out.append("[^/]*")  # `a**b` inside a name acts like `*`
-                continue
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            start = i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1
-            end = pattern.find("]", start + 1 if pattern[start : start + 1] == "]" else start)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = pattern[i + 1 : end]
-                negate = body[:1] in ("!", "^")
-                body = body[1:] if negate else body
-                body = "".join("\\" + c if c in "\\[]^&~|" else c for c in body)
-                out.append(f"[^/{body}]" if negate else f"(?!/)[{body}]")
-                i = end
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)
-
-
-@lru_cache(maxsize=256)
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """Compile a glob (`**`, `*`, `?`, `[abc]`, `{a,b}`) into one anchored regular expression.
-
-    Args:
-        pattern: The glob; a leading `/` is ignored by callers that match relative paths.
-
-    Returns:
-        A compiled pattern to use with `fullmatch`.
-
-    Raises:
-        BackendError: If the pattern cannot be compiled (e.g. a reversed range `[z-a]`).
-    """
-    alternatives = [_translate(option) for option in expand_braces(pattern)]
-    try:
-        return re.compile("(?:" + "|".join(alternatives) + ")", re.DOTALL)
-    except re.error as exc:
-        msg = f"invalid glob pattern {pattern!r}: {exc.msg}. Use *, **, ?, [abc] and {{a,b}}."
-        raise BackendError(msg) from exc
 
 
 def glob_matches(pattern: str, path: str, root: str) -> bool:
@@ -175,6 +80,7 @@ def regex_time_budget() -> Iterator[None]:
 def _compile_regex(pattern: str) -> Any:
     import regex as mrab  # noqa: PLC0415 - only regex greps need it
 
+    check_regex_cost(pattern)  # compiling is not covered by the matching timeout
     try:
         return mrab.compile(pattern, mrab.VERSION0)
     except mrab.error as exc:
@@ -240,8 +146,9 @@ def grep_texts(
         One GrepMatch per matching line (1-based line numbers). Texts holding a NUL are skipped.
 
     Raises:
-        BackendError: If `regex` is true and the pattern does not compile, or matching it takes
-            longer than its budget (catastrophic backtracking).
+        BackendError: If `regex` is true and the pattern does not compile, would take too long
+            to compile (see `check_regex_cost`), or matching it takes longer than its budget
+            (catastrophic backtracking).
     """
     if regex:
         hit = _regex_hit(pattern)

@@ -40,6 +40,11 @@ from jupyter_deepagent.backends.protocol import (
     ReadResult,
     WriteResult,
 )
+from jupyter_deepagent.backends.skipped_files import (
+    SkippedFile,
+    note_skipped_file,
+    recording_skipped_files,
+)
 
 __all__ = ["CompositeBackend"]
 
@@ -171,18 +176,28 @@ class CompositeBackend(AsyncBackendMixin):
         Returns the results, and whether `path` turned out to be a file.
         """
         path = normalize_virtual_path(path)
-        prefix, mounts, owned = self._from_owner(path, operation)
+        with recording_skipped_files() as skipped:
+            prefix, mounts, owned = self._from_owner(path, operation)
         results: list[_Result] = []
         for item in owned:
             full = _outer(prefix, item.path)
             if self._route(full.rstrip("/") or "/")[0] == prefix:  # drop paths shadowed by mounts
                 results.append(dataclasses.replace(item, path=full))
+        self._renote(prefix, skipped)
         is_file = len(results) == 1 and results[0].path == path
         for mount in mounts:
-            with self._errors_as(mount):
+            with self._errors_as(mount), recording_skipped_files() as skipped:
                 for item in operation(self._routes[mount], "/"):
                     results.append(dataclasses.replace(item, path=_outer(mount, item.path)))
+            self._renote(mount, skipped)
         return results, is_file
+
+    def _renote(self, prefix: str, skipped: list[SkippedFile]) -> None:
+        """Pass on the files a mount's search skipped, under their full paths."""
+        for item in skipped:
+            full = _outer(prefix, item.path)
+            if self._route(full)[0] == prefix:
+                note_skipped_file(full, item.reason)
 
     def ls(self, path: str = "/") -> list[FileInfo]:
         """List a folder's children, including the mount points directly under it."""
@@ -235,13 +250,17 @@ class CompositeBackend(AsyncBackendMixin):
         """Lines containing `pattern` in text files under `path`, across mounts."""
         path = normalize_virtual_path(path)
         by_name = glob if glob and "/" not in glob else None
-        with regex_time_budget():  # one matching budget for the whole search, not one per mount
+        # one matching budget for the whole search, not one per mount
+        with regex_time_budget(), recording_skipped_files() as skipped:
             matches, _ = self._spread(
                 path, lambda backend, inner: backend.grep(pattern, inner, by_name, regex)
             )
         if glob and by_name is None:
             root = parent_folder(path) if self._is_file(path) else path
             matches = [match for match in matches if file_filter_matches(glob, match.path, root)]
+            skipped = [item for item in skipped if file_filter_matches(glob, item.path, root)]
+        for item in skipped:
+            note_skipped_file(item.path, item.reason)
         return sorted(matches, key=lambda match: (match.path, match.line_number))
 
     def _is_file(self, path: str) -> bool:

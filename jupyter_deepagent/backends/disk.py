@@ -46,6 +46,7 @@ from jupyter_deepagent.backends.protocol import (
     ReadResult,
     WriteResult,
 )
+from jupyter_deepagent.backends.skipped_files import note_skipped_file
 
 __all__ = ["DiskBackend"]
 
@@ -360,16 +361,24 @@ class DiskBackend(AsyncBackendMixin):
     def grep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
     ) -> list[GrepMatch]:
-        """Lines of text files under `path` containing `pattern`; binary and huge files skipped."""
+        """Lines of text files under `path` containing `pattern`; binary files are skipped, and
+        files too large or unreadable are skipped and noted (see `note_skipped_file`)."""
         root, files = self._scope(path)
 
         def texts() -> Iterator[tuple[str, str]]:
-            for virtual, real, _ in files:
+            for virtual, real, st in files:
                 if glob and not file_filter_matches(glob, virtual, root):
                     continue  # filtered here, before the file is read, not again in grep_texts
                 try:
                     text = self._read_text(virtual, real)
+                except BinaryFile:
+                    continue
+                except FileTooLarge:
+                    limit = _megabytes(self.max_file_bytes)
+                    note_skipped_file(virtual, f"{_megabytes(st.st_size)}, over the {limit} limit")
+                    continue
                 except BackendError:
+                    note_skipped_file(virtual, "it could not be read")
                     continue
                 yield virtual, text
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from jupyter_deepagent._exceptions import ModelCallFailed, ResearchAssistantError
 from jupyter_deepagent.jupyter.thread_state import (
+    keep_stopped_request,
     pending_requests,
     resume_command,
     settle_thread,
@@ -102,10 +103,12 @@ def run(
     A thread left with unanswered tool calls (stopped mid-run, or an approval never given)
     is settled first, so the conversation stays valid for every provider.
     """
+    import uuid
+
     from langchain_core.messages import HumanMessage
 
     notes = settle(plan)
-    message = {"messages": [HumanMessage(content=prompt)]}
+    message = {"messages": [HumanMessage(content=prompt, id=uuid.uuid4().hex)]}
     outcome = execute(plan, message, on_event, on_token, redact=redact)
     outcome.notes[:0] = notes
     return outcome
@@ -144,6 +147,8 @@ def execute(
             )
     except BaseException as exc:
         partial = getattr(exc, "trace", None) or RunTrace()
+        if isinstance(exc, KeyboardInterrupt):  # a stop before the request was saved keeps it
+            keep_stopped_request(plan.agent, plan.config, payload)
         _settle_partial(partial, plan, redact)
         settle_thread(plan.agent, plan.config, interrupted=True)
         if isinstance(exc, Exception) and _from_model_call(exc):

@@ -23,6 +23,7 @@ from jupyter_deepagent.jupyter.event_text import (
     token_count,
 )
 from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
+from jupyter_deepagent.jupyter.notebook_words import notebook_warning
 
 __all__ = [
     "CellView",
@@ -164,7 +165,7 @@ class CellView:
                 line += f" — {short_text(event['error'], 100)}"
             self._add(f"subdone:{event.get('task_id')}", line, final=True)
         elif kind == "warning":
-            self._add(f"warn:{len(self._lines)}", f"{prefix}! {event.get('message')}", final=True)
+            self._add(f"warn:{len(self._lines)}", f"{prefix}! {notebook_warning(event)}", True)
         elif kind in ("offloaded", "summarized"):
             self._add(f"{kind}:{len(self._lines)}", f"{prefix}≡ {compression_line(event)}", True)
 

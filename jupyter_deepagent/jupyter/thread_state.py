@@ -4,10 +4,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["pending_requests", "resume_command", "settle_thread"]
+__all__ = [
+    "keep_stopped_request",
+    "pending_requests",
+    "resume_command",
+    "settle_thread",
+    "unanswered_calls",
+]
 
 _INTERRUPTED_CALL = (
     "This tool call was interrupted by the user (the notebook's stop button) before it finished; "
@@ -64,34 +70,108 @@ def _decision(
     return {"type": "edit", "edited_action": {"name": request["name"], "args": args}}
 
 
-def settle_thread(agent: Any, config: dict[str, Any], *, interrupted: bool = False) -> list[str]:
-    """Answer tool calls the thread's last AI message left without results; say what was done.
+def unanswered_calls(messages: Sequence[Any]) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The tool calls no result answers, found by position: `(index of the AI message, calls)`.
 
-    After a stop mid-run, the checkpoint ends with an AI message whose tool calls never ran;
-    providers refuse such a conversation. Each gets an error tool message saying why.
+    A call's results are the tool messages right after its AI message, up to the next message of
+    another kind, so an id used again in a later turn (providers reuse them; a scripted model
+    starts again at `call_1`) never counts as answered by the earlier turn's result. Within
+    one AI message a result answers one call with its id.
     """
     from langchain_core.messages import AIMessage, ToolMessage
+
+    found: list[tuple[int, list[dict[str, Any]]]] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, AIMessage) or not message.tool_calls:
+            continue
+        waiting = list(message.tool_calls)
+        for result in messages[index + 1 :]:
+            if not isinstance(result, ToolMessage):
+                break
+            match = next((c for c in waiting if c.get("id") == result.tool_call_id), None)
+            if match is not None:
+                waiting.remove(match)
+        if waiting:
+            found.append((index, [dict(call) for call in waiting]))
+    return found
+
+
+def settle_thread(agent: Any, config: dict[str, Any], *, interrupted: bool = False) -> list[str]:
+    """Answer every tool call the thread left without a result; say what was done.
+
+    After a stop mid-run, the checkpoint ends with an AI message whose tool calls never ran;
+    providers refuse such a conversation. Each gets an error tool message saying why, placed
+    right after its AI message (pairs are found by position, not by id: see `unanswered_calls`).
+    """
+    from langchain_core.messages import ToolMessage
 
     try:
         state = agent.get_state(config)
     except Exception:  # noqa: BLE001 - nothing to settle on a thread that cannot be read
         return []
     messages = list(state.values.get("messages", []))
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-    if last_ai is None:
-        return []
-    missing = [call for call in last_ai.tool_calls if call.get("id") not in answered]
-    if not missing:
+    gaps = unanswered_calls(messages)
+    if not gaps:
         return []
     waiting = bool(state.interrupts) and not interrupted
     text = _ABANDONED_CALL if waiting else _INTERRUPTED_CALL
-    results = [
-        ToolMessage(content=text, tool_call_id=call["id"], name=call["name"], status="error")
-        for call in missing
-    ]
-    agent.update_state(config, {"messages": results}, as_node="tools")
+    answers = {
+        index: [
+            ToolMessage(content=text, tool_call_id=call["id"], name=call["name"], status="error")
+            for call in calls
+        ]
+        for index, calls in gaps
+    }
+    last_index, _ = gaps[-1]
+    results_follow = all(m.type == "tool" for m in messages[last_index + 1 :])
+    if len(gaps) == 1 and results_follow:  # the usual stop: the last turn's calls, at the end
+        agent.update_state(config, {"messages": answers[last_index]}, as_node="tools")
+    else:  # an earlier turn left calls open too: rewrite the list with results in place
+        agent.update_state(config, {"messages": _with_answers(messages, answers)}, as_node="tools")
+    missing = [call for _, calls in gaps for call in calls]
     names = ", ".join(call["name"] for call in missing)
     if waiting:
         return [f"the call waiting for approval ({names}) was dropped: a new request was sent"]
-    return [f"the interrupted call ({names}) was marked as not completed"]
+    if len(missing) == 1:
+        return [f"the interrupted call ({names}) was marked as not completed"]
+    return [f"the {len(missing)} interrupted calls ({names}) were marked as not completed"]
+
+
+def keep_stopped_request(agent: Any, config: dict[str, Any], payload: Any) -> bool:
+    """Save the request of a run stopped before LangGraph saved it, so the turn is not lost.
+
+    A stop that lands as the run starts (the first run of a kernel spends seconds importing)
+    leaves the thread without the request; the next run would not know it was asked. Messages
+    of `payload` (`{"messages": [...]}` with ids) missing from the thread are appended.
+
+    Returns:
+        Whether anything was saved.
+    """
+    sent = payload.get("messages") if isinstance(payload, Mapping) else None
+    if not sent:
+        return False
+    try:
+        saved = {message.id for message in agent.get_state(config).values.get("messages", [])}
+    except Exception:  # noqa: BLE001 - a thread that cannot be read cannot be repaired either
+        return False
+    missing = [m for m in sent if getattr(m, "id", None) and m.id not in saved]
+    if missing:
+        agent.update_state(config, {"messages": missing}, as_node="tools")
+    return bool(missing)
+
+
+def _with_answers(messages: list[Any], answers: dict[int, list[Any]]) -> list[Any]:
+    """The whole message list, replacing the old one, with each AI message's missing results
+    inserted after the results it has."""
+    from langchain_core.messages import RemoveMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    rebuilt: list[Any] = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
+    pending: list[Any] = []
+    for index, message in enumerate(messages):
+        if pending and message.type != "tool":
+            rebuilt += pending
+            pending = []
+        rebuilt.append(message)
+        pending += answers.get(index, [])
+    return rebuilt + pending

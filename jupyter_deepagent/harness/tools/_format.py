@@ -19,11 +19,13 @@ from jupyter_deepagent.backends.protocol import (
     ReadResult,
     WriteResult,
 )
+from jupyter_deepagent.backends.skipped_files import SkippedFile
 
 __all__ = [
     "MAX_ENTRIES",
     "MAX_GREP_LINE_CHARS",
     "MAX_LINE_CHARS",
+    "MAX_SKIPPED_SHOWN",
     "GrepOutputMode",
     "cut_line",
     "format_edit",
@@ -42,6 +44,9 @@ MAX_LINE_CHARS = 2000
 
 MAX_GREP_LINE_CHARS = 500
 """Longest matching line grep's `content` mode shows."""
+
+MAX_SKIPPED_SHOWN = 20
+"""Most skipped files grep names; the rest are counted."""
 
 GrepOutputMode = Literal["files_with_matches", "content", "count"]
 
@@ -154,17 +159,20 @@ def format_grep(
     path: str,
     file_glob: str | None,
     mode: GrepOutputMode,
+    skipped: Sequence[SkippedFile] = (),
 ) -> str:
-    """Render grep matches as file paths, `path:line: text` lines, or `path: count` rows."""
+    """Render grep matches as file paths, `path:line: text` lines, or `path: count` rows,
+    followed by the files the search could not read (`skipped`), if any."""
+    note = _skipped_note(skipped)
     if not matches:
         where = f"{path} (files matching {file_glob!r})" if file_glob else path
-        return f"No matches for {pattern!r} in {where}."
+        return f"No matches for {pattern!r} in {where}." + note
     narrow = "Narrow the search with path=, glob= or a more specific pattern."
     if mode == "content":
         rows = [
             f"{m.path}:{m.line_number}: {cut_line(m.line, MAX_GREP_LINE_CHARS)}" for m in matches
         ]
-        return _capped(rows, "matching lines", narrow)
+        return _capped(rows, "matching lines", narrow) + note
     counts: dict[str, int] = {}
     for match in matches:
         counts[match.path] = counts.get(match.path, 0) + 1
@@ -172,4 +180,18 @@ def format_grep(
         rows = [f"{file}: {n}" for file, n in counts.items()]
     else:
         rows = list(counts)
-    return _capped(rows, "files", narrow)
+    return _capped(rows, "files", narrow) + note
+
+
+def _skipped_note(skipped: Sequence[SkippedFile]) -> str:
+    """A closing note naming the files grep did not search, so no match there is not implied."""
+    if not skipped:
+        return ""
+    shown = [f"{item.path} ({item.reason})" for item in skipped[:MAX_SKIPPED_SHOWN]]
+    if len(skipped) > MAX_SKIPPED_SHOWN:
+        shown.append(f"and {len(skipped) - MAX_SKIPPED_SHOWN:,} more")
+    count = len(skipped)
+    return (
+        f"\n[Not searched: {count:,} file{'s' * (count != 1)} too large or unreadable, so "
+        f"matches in {'them' if count != 1 else 'it'} are unknown: {'; '.join(shown)}.]"
+    )

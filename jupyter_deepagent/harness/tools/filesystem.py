@@ -20,7 +20,8 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from jupyter_deepagent._exceptions import BackendError
-from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.backends.protocol import BackendProtocol, GrepMatch
+from jupyter_deepagent.backends.skipped_files import SkippedFile, recording_skipped_files
 from jupyter_deepagent.backends.state import bind_state_files
 from jupyter_deepagent.harness.tools import _filesystem_text as text
 from jupyter_deepagent.harness.tools._filesystem_text import (
@@ -130,11 +131,37 @@ def _plan_grep(
     output_mode: GrepOutputMode = "files_with_matches",
 ) -> _Plan:
     _require(pattern != "", "pattern is empty; give the text to search for.")
+
+    def call(b: BackendProtocol) -> tuple[list[GrepMatch], list[SkippedFile]]:
+        with recording_skipped_files() as skipped:
+            matches = b.grep(pattern, path, glob, regex)
+        return matches, [item for item in skipped if _visible(b, item.path)]
+
+    async def acall(b: BackendProtocol) -> tuple[list[GrepMatch], list[SkippedFile]]:
+        with recording_skipped_files() as skipped:
+            matches = await b.agrep(pattern, path, glob, regex)
+        return matches, [item for item in skipped if await _avisible(b, item.path)]
+
     return _Plan(
-        lambda b: b.grep(pattern, path, glob, regex),
-        lambda b: b.agrep(pattern, path, glob, regex),
-        lambda r: format_grep(r, pattern, path, glob, output_mode),
+        call, acall, lambda r: format_grep(r[0], pattern, path, glob, output_mode, skipped=r[1])
     )
+
+
+def _visible(backend: BackendProtocol, path: str) -> bool:
+    """Whether the agent may see `path` (a skipped file inside a hidden folder is not named)."""
+    try:
+        backend.ls(path)
+    except BackendError:
+        return False
+    return True
+
+
+async def _avisible(backend: BackendProtocol, path: str) -> bool:
+    try:
+        await backend.als(path)
+    except BackendError:
+        return False
+    return True
 
 
 _TOOLS: dict[str, tuple[Callable[..., _Plan], type[BaseModel]]] = {

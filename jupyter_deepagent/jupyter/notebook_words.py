@@ -1,0 +1,56 @@
+"""The harness's advice, said in the notebook's words: the magic's options instead of Python
+arguments.
+
+The harness runs in scripts too, so its errors and warnings name Python arguments
+(`model='scripted:...'`, `context_window=` on `create_research_agent`). A notebook user sets the
+same things with `%%agent -m ...` and `%agent config ...`; `notebook_words` rewrites the known
+phrases, once, here, for every hint and warning the notebook shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["notebook_warning", "notebook_words"]
+
+_WINDOW = "`%agent config context_window=<tokens>`"
+
+_PHRASES = (
+    (
+        "model='scripted:path/to/script.yaml' (a ScriptedChatModel that plays a script)",
+        "`%%agent -m scripted:path/to/script.yaml` (a scripted model that plays a script, "
+        "offline)",
+    ),
+    ("model='ollama:<model>'", "`%%agent -m ollama:<model>`"),
+    (
+        "Pass context_window= to create_research_agent to set the real one.",
+        f"Set the real one with {_WINDOW}.",
+    ),
+    (
+        "Set a smaller context_window= on create_research_agent",
+        f"Set a smaller window with {_WINDOW}",
+    ),
+)
+
+
+def notebook_words(text: str, *, env_file: str = ".env") -> str:
+    """Rewrite the harness's Python advice in `text` as the magic's options.
+
+    Args:
+        text: An error message or warning from the harness.
+        env_file: The env file the session reads keys from (the `env_file` setting).
+
+    Returns:
+        The text with every known phrase replaced; other text is unchanged.
+    """
+    for harness, notebook in _PHRASES:
+        text = text.replace(harness, notebook)
+    if env_file != ".env":
+        text = text.replace("in a .env file beside the notebook", f"in {env_file} (env_file)")
+    return text
+
+
+def notebook_warning(event: Mapping[str, Any]) -> str:
+    """The text of a `warning` run event as the notebook shows it."""
+    return notebook_words(str(event.get("message", "")))
