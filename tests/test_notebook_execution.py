@@ -67,7 +67,11 @@ def test_first_research_run_notebook_executes_and_shows_the_agents_work(tmp_path
     answer, summary = (o["data"]["text/markdown"] for o in _outputs(agent_cell, "text/markdown"))
     assert answer.startswith("**Svalbard warms fastest: 0.7 °C per decade**")
     assert "| Svalbard | -2.9 | **0.7** |" in summary
-    assert agent_cell.outputs[-1]["metadata"] == {"jupyter_deepagent": {"path": "/outputs/summary.md"}}
+    assert agent_cell.outputs[-2]["metadata"] == {"jupyter_deepagent": {"path": "/outputs/summary.md"}}
+    inspector = agent_cell.outputs[-1]["data"]  # last: the inspector, with its static fallback
+    assert "application/vnd.jupyter.widget-view+json" in inspector
+    assert inspector["text/plain"].startswith("Run: scripted:")
+    assert 'data-section="filesystem"' in inspector["text/html"]
 
     read = next(cell for cell in code if "_agent.messages" in cell.source)
     printed = "".join(o.get("text", "") for o in read.outputs)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from html import escape
 from typing import Any
 
 from jupyter_deepagent.jupyter.event_text import (
@@ -32,6 +33,7 @@ __all__ = [
     "show",
     "show_files",
     "show_pending",
+    "written_order",
 ]
 
 _REFRESH_SECONDS = 0.1
@@ -101,6 +103,11 @@ class CellView:
         self._stream_handle: Any = None
         self._stream_refresh = 0.0
         self._midline = False
+        self._tasks: dict[str, str] = {}  # task id -> "researcher #2"
+        self._turns: dict[str, int] = {}  # model turn -> tasks numbered before it
+        self._slot: Any = None  # the display the first item below the answer takes over
+        self._pinned: Any = None
+        self._moved = False
         self._lock = threading.RLock()
 
     # -- live part --------------------------------------------------------------------------------
@@ -115,6 +122,8 @@ class CellView:
             return
         if self.rich:
             self._handle = show(_Text(self._text()), display_id=True)
+            # the answer's place, kept above the inspector shown next; filled as it streams
+            self._stream_handle = show(_Markdown(""), display_id=True)
         else:
             print(header)
             for key, line in self._lines.items():
@@ -130,9 +139,22 @@ class CellView:
         with self._lock:
             self._take(event)
 
+    def _task_name(self, event: dict[str, Any]) -> str:
+        """A subagent task as the log names it: its subagent and number in this run ("researcher
+        #2"), so two runs of one subagent can be told apart."""
+        task_id = str(event.get("task_id"))
+        if task_id not in self._tasks:
+            # tasks of one model turn start in any order: number them by their place in the turn
+            turn = str(event.get("turn_id") or f"task:{task_id}")
+            base = self._turns.setdefault(turn, len(self._tasks))
+            number = base + int(event.get("call_index") or 0) + 1
+            self._tasks[task_id] = f"{event.get('agent')} #{number}"
+        return self._tasks[task_id]
+
     def _take(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
-        prefix = "  " if event.get("task_id") is None else f"    [{event.get('agent')}] "
+        task = None if event.get("task_id") is None else self._task_name(event)
+        prefix = "  " if task is None else f"    [{task}] "
         if kind == "model_call" and event.get("task_id") is None:
             self._model_calls += 1
             self._tokens_in += int(event.get("tokens_in") or 0)
@@ -155,11 +177,13 @@ class CellView:
                 self._print(self._todo_text())
             self._refresh(force=True)
         elif kind == "subagent_started":
-            line = f"{prefix}⇢ {event.get('agent')} started: {short_text(event.get('description', ''))}"
-            self._add(f"sub:{event.get('task_id')}", line, final=True)
+            self._task_started(event, task)
         elif kind == "subagent_finished":
+            self._task_started(event, task)  # a resumed task: its start was in an earlier run
             status = event.get("status", "ok")
-            line = f"{prefix}⇠ {event.get('agent')} {status} · {duration(event.get('seconds', 0))}"
+            line = f"  ⇠ {task} {status} · {duration(event.get('seconds', 0))}"
+            if event.get("description"):
+                line += f" · {short_text(event['description'], 50)}"
             if event.get("error"):
                 line += f" — {short_text(event['error'], 100)}"
             self._add(f"subdone:{event.get('task_id')}", line, final=True)
@@ -167,6 +191,12 @@ class CellView:
             self._add(f"warn:{len(self._lines)}", f"{prefix}! {event.get('message')}", final=True)
         elif kind in ("offloaded", "summarized"):
             self._add(f"{kind}:{len(self._lines)}", f"{prefix}≡ {compression_line(event)}", True)
+
+    def _task_started(self, event: dict[str, Any], task: str | None) -> None:
+        key = f"sub:{event.get('task_id')}"
+        if key not in self._lines:
+            line = f"  ⇢ {task} started: {short_text(event.get('description', ''))}"
+            self._add(key, line, final=True)
 
     def _add(self, key: str, line: str, final: bool) -> None:
         self._lines[key] = line
@@ -202,9 +232,20 @@ class CellView:
             self._last_refresh = now
             self._handle.update(_Text(self._text()))
 
-    def end(self, status: str) -> None:
-        """Close the live part with a status line ("done · ...", "interrupted", ...)."""
+    def end(self, status: str, todos: list[dict[str, Any]] | None = None) -> None:
+        """Close the live part with a status line ("done · ...", "interrupted", ...).
+
+        Tool calls still running are marked as stopped; `todos`, the todo list as the run left
+        it in the thread's state, replaces the one the events last showed.
+        """
         elapsed = time.perf_counter() - self._started
+        if todos is not None:
+            self._todos = list(todos)
+        for key, line in list(self._lines.items()):
+            if key.startswith("tool:") and "… " in line:
+                self._lines[key] = line.replace("… ", "■ ", 1) + " · stopped, no result"
+                if not self.rich and not self.quiet:
+                    self._print(self._lines[key])
         summary = f"{self._model_calls} model calls · {token_count(self._tokens_in)} tokens in"
         self._status = f"{status} · {summary} · {duration(elapsed)}"
         if self.quiet:
@@ -229,7 +270,7 @@ class CellView:
         if self._stream_handle is None:
             self._stream_handle = show(_Markdown(escape_raw_html(self._streamed)), display_id=True)
             self._stream_refresh = now
-        elif now - self._stream_refresh >= _REFRESH_SECONDS:
+        elif not self._stream_refresh or now - self._stream_refresh >= _REFRESH_SECONDS:
             self._stream_refresh = now
             self._stream_handle.update(_Markdown(escape_raw_html(self._streamed)))
 
@@ -250,16 +291,94 @@ class CellView:
         elif text.strip():
             show(final)
 
+    # -- below the answer: files, approvals, results, then the inspector ---------------------------
+    def pin(self, obj: Any) -> None:
+        """Show `obj` (the run's inspector) under the answer; it stays last in the cell."""
+        self._pinned = obj
+        if self.rich and not self.quiet:
+            self._slot = show(obj, display_id=True)
 
-def show_files(displays: list[tuple[str, Any]], *, rich: bool) -> None:
-    """The `/outputs/` files (from `output_displays`); a terminal gets a heading per file."""
-    for path, obj in displays:
-        if not rich:
+    def below(self, obj: Any) -> None:
+        """Show `obj` under the answer and above the pinned inspector.
+
+        The first such item takes over the inspector's place (shown there while the run went on),
+        and `close` shows the inspector again after the last one.
+        """
+        if self._slot is not None:
+            self._slot.update(obj)
+            self._slot = None
+            self._moved = True
+        else:
+            show(obj)
+
+    def close(self) -> None:
+        """Show the pinned inspector again, last, if items took its place."""
+        if self._pinned is not None and self.rich and (self._moved or self.quiet):
+            show(self._pinned)
+            self._moved = False
+
+
+class _Caption:
+    """The line above an `/outputs/` file naming it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        html = (
+            '<div style="font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; '
+            'color: var(--jp-ui-font-color2, #5f6368); border-top: 1px solid '
+            'var(--jp-border-color2, #dadce0); padding-top: 4px; margin-top: 4px">'
+            f'<code>{escape(self.path)}</code></div>'
+        )
+        return ({"text/html": html, "text/plain": f"── {self.path} ──"},
+                {"jupyter_deepagent": {"caption": self.path}})
+
+
+def written_order(events: Iterable[dict[str, Any]], mount: str = "/outputs/") -> list[str]:
+    """Paths under `mount` in the order the run first wrote them (from `file_written` events, or
+    else from the `write_file`/`edit_file` calls in the model's replies: calls of one reply run
+    concurrently, so their order in the reply is the one that stays the same)."""
+    events = list(events)
+    written = [e.get("path") for e in events if e.get("type") == "file_written"]
+    if not written:
+        for event in events:
+            if event.get("type") != "model_call":
+                continue
+            data = (event.get("reply") or {}).get("data") or {}
+            written += [(call.get("args") or {}).get("file_path")
+                        for call in data.get("tool_calls") or []
+                        if call.get("name") in ("write_file", "edit_file")]
+    order: list[str] = []
+    for path in written:
+        if isinstance(path, str) and path.startswith(mount) and path not in order:
+            order.append(path)
+    return order
+
+
+def show_files(
+    displays: list[tuple[str, Any]],
+    *,
+    rich: bool,
+    order: Iterable[str] = (),
+    place: Callable[[Any], None] | None = None,
+) -> None:
+    """The `/outputs/` files (from `output_displays`), each under a caption naming its path, in
+    the order they were written (`order`; files not in it follow by path)."""
+    place = place or show
+    rank = {path: index for index, path in enumerate(order)}
+    ordered = sorted(displays, key=lambda item: (rank.get(item[0], len(rank)), item[0]))
+    for path, obj in ordered:
+        if rich:
+            place(_Caption(path))
+        else:
             print(f"── {path} ──")
-        show(obj)
+        place(obj)
 
 
-def show_pending(pending: list[dict[str, Any]], thread: str) -> None:
+def show_pending(
+    pending: list[dict[str, Any]], thread: str, place: Callable[[Any], None] | None = None
+) -> None:
     """The tool calls waiting for approval, and how to answer them."""
     lines = [f"**Waiting for your approval** (thread `{thread}`):", ""]
     for request in pending:
@@ -273,7 +392,7 @@ def show_pending(pending: list[dict[str, Any]], thread: str) -> None:
     }
     options = ", ".join(choices[d] for d in allowed if d in choices)
     lines += ["", f"Continue in a new cell with {options}."]
-    show(_Markdown("\n".join(lines), {"jupyter_deepagent": {"kind": "approval"}}))
+    (place or show)(_Markdown("\n".join(lines), {"jupyter_deepagent": {"kind": "approval"}}))
 
 
 def prompt_markdown(assembly: Any, label: str, thread: str, size: tuple[int, int]) -> _Markdown:

@@ -29,7 +29,15 @@ from jupyter_deepagent.trace.inspector_svg import (
 from jupyter_deepagent.trace.inspector_tables import files_panel, skills_panel, subagents_panel
 from jupyter_deepagent.trace.inspector_theme import STYLE, badge
 
-__all__ = ["PANELS", "STYLE", "context_panel", "prompt_panel", "static_html", "summary_html"]
+__all__ = [
+    "PANELS",
+    "STYLE",
+    "context_panel",
+    "prompt_panel",
+    "static_bundle",
+    "static_html",
+    "summary_html",
+]
 
 
 def summary_html(snap: dict[str, Any]) -> str:
@@ -148,3 +156,13 @@ def static_html(snap: dict[str, Any], *, open_: bool = False) -> str:
             f'<details class="jdi jdi-static"{" open" if open_ else ""}>'
             f"<summary>{summary_html(snap)}</summary>"
             f'<div class="jdi-tabs">{"".join(tabs)}{"".join(panels)}</div></details>')
+
+
+def static_bundle(events: Any, previous_prompt: dict[str, Any] | None = None) -> dict[str, str]:
+    """`text/html` and `text/plain` of a run's inspector, from its events (a saved notebook, a
+    terminal, any viewer without widgets)."""
+    from jupyter_deepagent.trace.inspector import build_snapshot
+    from jupyter_deepagent.trace.inspector_text import snapshot_text
+
+    snap = build_snapshot(events, previous_prompt)
+    return {"text/html": static_html(snap), "text/plain": snapshot_text(snap)}

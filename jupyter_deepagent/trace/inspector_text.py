@@ -6,7 +6,7 @@ from typing import Any
 
 from jupyter_deepagent.trace.inspector_svg import tokens
 
-__all__ = ["snapshot_text", "summary_text"]
+__all__ = ["snapshot_text", "summary_text", "trace_line"]
 
 
 def summary_text(snap: dict[str, Any]) -> str:
@@ -58,3 +58,17 @@ def snapshot_text(snap: dict[str, Any]) -> str:
         done = sum(1 for r in rows if r.get("status") == "ok")
         lines.append(f"Subagents: {len(rows)} tasks, {done} ok")
     return "\n".join(lines)
+
+
+def trace_line(events: list[dict[str, Any]], messages: int) -> str:
+    """`repr(RunTrace)`: one line (status, model calls, tokens, events, messages), never the state."""
+    finished = next((e for e in reversed(events) if e.get("type") == "run_finished"), None)
+    if finished is None:
+        calls = [e for e in events if e.get("type") == "model_call"]
+        status, count = "running", len(calls)
+        tokens_in = sum(int(e.get("tokens_in") or 0) for e in calls)
+    else:
+        status, count = finished.get("status"), finished.get("model_calls", 0)
+        tokens_in = int(finished.get("tokens_in") or 0)
+    return (f"<RunTrace {status} · {count} model calls · {tokens(tokens_in)} tokens in · "
+            f"{len(events)} events · {messages} messages>")
