@@ -51,16 +51,16 @@ def summary_html(snap: dict[str, Any]) -> str:
     seconds = run.get("seconds")
     items = [
         '<span class="jdi-title">Inspector</span>',
+        status_badge,
         f'<span class="jdi-model">{escape(str(run.get("model") or "model ?"))}</span>',
-        f"<span>{run.get('model_calls', 0)} model calls</span>",
-        f"<span>{tokens(run.get('tokens_in') or 0)} tokens in · "
-        f"{tokens(run.get('tokens_out') or 0)} out</span>",
-        f'<span class="jdi-mini">{gauge_svg(context, 90, 8, mini=True)}</span>',
-        f'<span class="jdi-muted">{used}</span>',
+        f"<span>{run.get('model_calls', 0)} model calls · "
+        f"{tokens(run.get('tokens_in') or 0)} tokens in, {tokens(run.get('tokens_out') or 0)} out"
+        "</span>",
+        f'<span class="jdi-mini">{gauge_svg(context, 90, 8, mini=True)} '
+        f'<span class="jdi-muted">{used}</span></span>',
     ]
     if isinstance(seconds, (int, float)):
         items.append(f'<span class="jdi-muted">{seconds:.1f} s</span>')
-    items.append(status_badge)
     return f'<span class="jdi-summary">{"".join(items)}</span>'
 
 

@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["MARK_COLORS", "PART_COLORS", "breakdown_svg", "gauge_svg", "steps_svg", "tokens"]
 
 FILL = "var(--jp-brand-color1, #1a73e8)"
-TRACK = "var(--jp-layout-color3, #e3e6ea)"
+TRACK = "var(--jp-layout-color2, #e3e6ea)"
 WARN = "var(--jp-warn-color1, #e37400)"
 ERROR = "var(--jp-error-color1, #d93025)"
 MUTED = "var(--jp-ui-font-color2, #5f6368)"

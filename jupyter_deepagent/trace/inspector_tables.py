@@ -127,7 +127,8 @@ def subagents_panel(snap: dict[str, Any]) -> str:
                 else:
                     cells.append(f"<td>{_cell(value)}</td>")
             body.append(f'<tr class="jdi-task">{"".join(cells)}</tr>')
-        parts.append(f'<div class="jdi-head">{len(table["rows"])} tasks · as '
+        count = len(table["rows"])
+        parts.append(f'<div class="jdi-head">{count} task{"s" if count != 1 else ""} · as '
                      f'<span class="jdi-code">results_frame()</span> returns them</div>'
                      f'<table class="jdi-table"><thead><tr>{head}</tr></thead>'
                      f'<tbody>{"".join(body)}</tbody></table>')

@@ -68,13 +68,28 @@ STYLE = """
 .jdi-ellipsis, .jdi-path { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .jdi-path, .jdi-code { font-family: var(--jp-code-font-family, monospace); font-size: 12px; }
 .jdi-sharecell { display: flex; align-items: center; gap: 6px; }
-.jdi-share { flex: 1; height: 6px; border-radius: 3px; background: var(--jp-layout-color3, #e3e6ea);
+.jdi-share { flex: 1; height: 6px; border-radius: 3px; background: var(--jp-layout-color2, #e3e6ea);
   overflow: hidden; display: inline-block; }
 .jdi-share > span { display: block; height: 100%; background: var(--jp-brand-color1, #1a73e8); }
-.jdi-pre { margin: 4px 6px 10px 32px; padding: 8px 10px; max-height: 320px; overflow: auto;
+.jdi pre.jdi-pre, .jdi div.jdi-pre { margin: 4px 6px 10px 32px; padding: 8px 10px; max-height: 320px; overflow: auto;
   white-space: pre-wrap; word-break: break-word; font-family: var(--jp-code-font-family, monospace);
   font-size: 12px; background: var(--jp-layout-color2, #f6f8fa); border-radius: 4px;
   border: 1px solid var(--jp-border-color3, #eceff1); color: var(--jp-content-font-color1, #202124); }
+.jdi-inspector :is(.widget-tab, .jupyter-widget-tab) > .lm-TabBar { min-height: 30px; }
+.jdi-inspector :is(.widget-tab, .jupyter-widget-tab) > .lm-TabBar .lm-TabBar-tab {
+  flex: 0 0 auto; min-width: 0; max-width: none; padding: 0 14px; margin: 0;
+  background: transparent; border: none; border-bottom: 2px solid transparent;
+  color: var(--jp-ui-font-color2, #5f6368); font-size: var(--jp-ui-font-size1, 13px); }
+.jdi-inspector :is(.widget-tab, .jupyter-widget-tab) > .lm-TabBar .lm-TabBar-tab.lm-mod-current {
+  color: var(--jp-ui-font-color0, #000); font-weight: 600; transform: none;
+  border-bottom-color: var(--jp-brand-color1, #1a73e8); background: transparent; }
+.jdi-inspector :is(.widget-tab, .jupyter-widget-tab) > .lm-TabBar .lm-TabBar-tab::before {
+  display: none; }
+.jdi-inspector :is(.widget-tab, .jupyter-widget-tab) > .lm-TabBar .lm-TabBar-content {
+  border-bottom: 1px solid var(--jp-border-color2, #dadce0); }
+.jdi-inspector :is(.widget-tab-contents, .jupyter-widget-tab-contents) {
+  border: none; padding: 10px 2px 4px; background: transparent; }
+.jdi-inspector .widget-html-content { line-height: 1.45; }
 .jdi-mount { margin: 12px 0 4px; font-weight: 600; }
 .jdi-mount:first-child { margin-top: 0; }
 .jdi-legends { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 6px 0; font-size: 12px; }
