@@ -160,6 +160,7 @@ class AgentMagics(Magics):
         except KeyboardInterrupt:
             view.end("interrupted")
             self._publish(plan)
+            view.close()
             text = (
                 f"the run was stopped; thread {plan.thread!r} is kept and the next %%agent "
                 "continues it"
@@ -168,6 +169,7 @@ class AgentMagics(Magics):
         except Exception as exc:
             view.end(f"failed: {type(exc).__name__}")
             self._publish(plan)
+            view.close()
             if isinstance(exc, ResearchAssistantError):
                 raise _brief(exc) from None
             raise

@@ -312,10 +312,15 @@ class CellView:
             show(obj)
 
     def close(self) -> None:
-        """Show the pinned inspector again, last, if items took its place."""
-        if self._pinned is not None and self.rich and (self._moved or self.quiet):
+        """Show the pinned inspector again, last, if items took its place; otherwise refresh its
+        display, so a saved notebook keeps the final static fallback, not the one of the start."""
+        if self._pinned is None or not self.rich:
+            return
+        if self._moved or self.quiet:
             show(self._pinned)
             self._moved = False
+        elif self._slot is not None:
+            self._slot.update(self._pinned)
 
 
 class _Caption:
