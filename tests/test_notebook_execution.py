@@ -73,7 +73,9 @@ def test_first_research_run_notebook_executes_and_shows_the_agents_work(tmp_path
     assert "application/vnd.jupyter.widget-view+json" in inspector
     assert inspector["text/plain"].startswith("Run: scripted:")
     assert 'data-section="filesystem"' in inspector["text/html"]
-    page, _ = HTMLExporter().from_notebook_node(notebook)  # the saved notebook, as a web page
+    saved = nbformat.from_dict(notebook)  # as JupyterLab saves it by default: no widget state
+    saved.metadata.pop("widgets", None)
+    page, _ = HTMLExporter().from_notebook_node(saved)  # the saved notebook, as a web page
     for section in ("system_prompt", "base", "todos", "filesystem", "subagents"):
         assert f'data-section="{section}"' in page
     assert 'class="jdi-gauge"' in page and "/outputs/summary.md" in page
