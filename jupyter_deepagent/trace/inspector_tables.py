@@ -32,7 +32,7 @@ def skills_panel(snap: dict[str, Any]) -> str:
                       "(or skills = [...] in .deepagent.toml).")
     loaded = sum(1 for s in available if s["loaded_step"] is not None)
     rows = [f'<div class="jdi-head">{len(available)} available · {loaded} loaded in this run'
-            + (f' · from <span class="jdi-code">{escape(skills["sources"])}</span>'
+            + (f' · from <span class="jdi-code">{escape(skills["sources"].removeprefix("skills: "))}</span>'
                if skills.get("sources") else "") + "</div>",
             '<div class="jdi-cols jdi-colhead jdi-skill-cols"><span>skill</span><span>description</span>'
             "<span>path</span><span>in this run</span></div>"]
