@@ -246,3 +246,27 @@ def test_text_from_the_run_is_escaped_in_every_view(tmp_path: Path) -> None:
     html = trace._repr_mimebundle_()["text/html"]
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(2)" in html and "&lt;img src=x" in html
+
+
+def test_file_written_events_name_the_files_and_unknown_event_types_are_ignored() -> None:
+    def event(kind: str, **fields: object) -> dict:
+        return {"type": kind, "time": 0.0, "agent": "main", "task_id": None, "step": 1, **fields}
+
+    events = [
+        event("run_started", input="go", thread_id="t", model="scripted:x"),
+        event("tool_call", tool="write_file", tool_call_id="c1",
+              args={"file_path": "/outputs/a.md", "content": "# A"}),
+        event("tool_result", tool="write_file", tool_call_id="c1", content="ok", error=None),
+        event("file_written", path="/outputs/b.md", tool="write_file", chars=3, preview="# B"),
+        event("approval_requested", tool="write_file", args={}),
+        event("answer", text="done"),
+        event("run_finished", status="ok", error=None, tokens_in=5, tokens_out=1,
+              model_calls=1, tool_calls=1, seconds=0.1),
+    ]
+    snap = build_snapshot(events)
+    [outputs] = [g["files"] for g in snap["files"]["mounts"] if g["mount"] == "/outputs/"]
+    assert [(f["path"], f["preview"]) for f in outputs] == [("/outputs/b.md", "# B")]
+    assert snap["run"]["status"] == "ok" and snap["run"]["model"] == "scripted:x"
+    from jupyter_deepagent.jupyter.output_files import written_order
+
+    assert written_order(events) == ["/outputs/b.md"]

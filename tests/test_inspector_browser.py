@@ -6,9 +6,9 @@ chromium`; Playwright's own browser download is not used). Without them the test
 JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 (as `.ci/run` sets) makes that a failure. Screenshots go to
 tests/artifacts/ (ignored by git).
 
-Nothing leaves the machine: JupyterLab listens on 127.0.0.1 with news and update checks off, the
-browser resolves no host but 127.0.0.1 and every request elsewhere is aborted, and the test's own
-sockets may reach loopback only.
+Nothing leaves the machine: JupyterLab listens on 127.0.0.1 with news, update checks and the PyPI
+extension manager off, the browser resolves no host but 127.0.0.1 and every request elsewhere is
+aborted, and the test's own sockets may reach loopback only.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:
         [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
          "--allow-root", "--ServerApp.token=", "--ServerApp.password=",
          "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=None",
+         "--LabApp.news_url=None", "--LabApp.extension_manager=readonly",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
     url = f"http://127.0.0.1:{port}"

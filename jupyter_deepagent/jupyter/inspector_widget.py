@@ -53,7 +53,6 @@ class Inspector(widgets.VBox):
         self._builder = InspectorBuilder(previous_prompt).extend(events)
         self._lock = threading.RLock()
         self._last_render = 0.0
-        self._rendered_version = -1
         self._summary = widgets.HTML(layout=widgets.Layout(flex="1 1 auto"))
         self._toggle = widgets.ToggleButton(
             value=expanded, icon="chevron-down" if expanded else "chevron-right",
@@ -97,11 +96,11 @@ class Inspector(widgets.VBox):
 
     def _render(self, *, live: bool) -> None:
         self._last_render = time.perf_counter()
-        snap = self._builder.snapshot()
-        self._rendered_version = self._builder.version
-        _set(self._summary, summary_html(snap))
-        if not self._toggle.value and live:
+        if live and not self._toggle.value:  # collapsed: only the summary line shows
+            _set(self._summary, summary_html(self._builder.summary()))
             return
+        snap = self._builder.snapshot()
+        _set(self._summary, summary_html(snap))
         if live:  # only the visible tab, and the gauge and step chart
             shown = {self._tabs.selected_index or 0, _CONTEXT_TAB}
         else:

@@ -63,7 +63,6 @@ class InspectorBuilder:
         self.context = ContextTracker()
         self.files = FileTracker()
         self.tasks = TaskTracker()
-        self.version = 0  # bumped by every event: a view re-renders only when it changed
 
     def extend(self, events: Iterable[RunEvent]) -> InspectorBuilder:
         """Add events in order; returns self."""
@@ -73,7 +72,6 @@ class InspectorBuilder:
 
     def add(self, event: RunEvent) -> None:
         """Take one run event (unknown types are ignored)."""
-        self.version += 1
         kind = event.get("type")
         main = event.get("task_id") is None
         self.files.add(event)
@@ -138,6 +136,11 @@ class InspectorBuilder:
             "todos": [dict(todo) for todo in self.todos],
             "warnings": list(self.warnings),
         }
+
+    def summary(self) -> dict[str, Any]:
+        """The part of the snapshot the summary line needs (`run` and `context`), cheaper to build
+        while a run goes on."""
+        return {"version": SNAPSHOT_VERSION, "run": dict(self.run), "context": self.context.view()}
 
     def _prompt_view(self) -> dict[str, Any]:
         assembly = self._prompt

@@ -43,6 +43,8 @@ class ContextTracker:
         self.last: RunEvent | None = None
         self.steps: dict[int, dict[str, Any]] = {}
         self.marks: list[dict[str, Any]] = []
+        self.peak = 0
+        self._sorted, self._last_step = True, 0
         self._input = ""
         self._results: dict[str, list[int]] = {}  # tool_call_id -> [sent, offload ptr, aged ptr]
         self._forms: dict[str, str] = {}  # tool_call_id -> offloaded / aged, before its result
@@ -71,6 +73,9 @@ class ContextTracker:
         self.last = event
         self.steps[step] = {"step": step, "tokens": tokens, "attempt": event.get("attempt", 1),
                             "messages": event.get("messages"), "pointers": event.get("pointers")}
+        self.peak = max(self.peak, tokens)
+        self._sorted = self._sorted and (len(self.steps) < 2 or step >= self._last_step)
+        self._last_step = step
         if self.schema_tokens is None and event.get("messages") == 1 and self.system_tokens:
             # the first request of a new thread: prompt + tool schemas + the question
             rest = tokens - self.system_tokens - _tokens(self._input) - 4
@@ -109,7 +114,6 @@ class ContextTracker:
         last = self.last or {}
         window = int(last.get("window") or 0)
         tokens = int(last.get("tokens") or 0)
-        peak = max((s["tokens"] for s in self.steps.values()), default=0)
         return {
             "tokens": tokens,
             "window": window,
@@ -117,11 +121,12 @@ class ContextTracker:
             "window_source": last.get("window_source"),
             "share": round(tokens / window, 4) if window else 0.0,
             "step": last.get("step"),
-            "peak": peak,
+            "peak": self.peak,
             "summaries": last.get("summaries", 0),
             "pointers": last.get("pointers", 0),
             "breakdown": self._breakdown(last, tokens),
-            "steps": [self.steps[step] for step in sorted(self.steps)],
+            "steps": list(self.steps.values()) if self._sorted else [
+                self.steps[step] for step in sorted(self.steps)],
             "marks": list(self.marks),
         }
 
