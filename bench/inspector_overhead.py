@@ -1,11 +1,13 @@
 """What the live inspector costs a run: a 200-step scripted run with and without it attached.
 
 A scripted model (no network) asks for one ~4,000-character note per step, 200 steps, then
-answers. The run goes through `trace_run` twice per round: once alone, once with an `Inspector`
-taking every event (`on_event`, re-rendering at most ten times a second, as under an `%%agent`
-cell) and rendering everything at the end. Rounds alternate the order; the fastest run of each
-kind is compared, by CPU time of the process (the renders run in the run's own thread, so they
-count; other work on a shared machine disturbs CPU time less than wall-clock time).
+answers. Each round runs it through `trace_run` four times, in rotating order: alone; with a
+collapsed `Inspector` taking every event (`on_event`, re-rendering at most ten times a second, as
+under an `%%agent` cell, then rendering everything at the end); with an open one; and alone again,
+to show the noise between two identical runs. The fastest run of each kind is compared by the
+process's CPU time (the renders run in the run's own thread, so they count; other work on a shared
+machine disturbs CPU time less than wall-clock time). The CPU time spent inside the inspector's
+callbacks is also measured directly: that figure is the cost itself, free of run-to-run noise.
 
     python bench/inspector_overhead.py              # 200 steps, 5 rounds
     python bench/inspector_overhead.py --steps 50 --rounds 3
@@ -67,16 +69,19 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     run_once(5, "open")  # imports and first-call costs out of the way
-    kinds = ("none", "collapsed", "open")
+    kinds = ("none", "collapsed", "open", "none again")
     best: dict[str, tuple[float, int, int, float]] = {}
     for round_ in range(args.rounds):
-        for kind in kinds[round_ % 3:] + kinds[: round_ % 3]:
-            result = run_once(args.steps, kind)
+        for kind in kinds[round_ % 4:] + kinds[: round_ % 4]:
+            result = run_once(args.steps, kind.removesuffix(" again"))
             if kind not in best or result[0] < best[kind][0]:
                 best[kind] = result
     plain, events, _, _ = best["none"]
     print(f"{args.steps} steps, {events} events, best of {args.rounds} runs each (CPU time)")
     print(f"  without the inspector: {plain:.2f} s")
+    again = best["none again"][0]
+    print(f"  without the inspector, again: {again:.2f} s ({(again - plain) / plain:+.1%}: the "
+          "noise between two identical runs)")
     overhead = 0.0
     for kind in ("collapsed", "open"):
         seconds, _, renders, inside = best[kind]
