@@ -49,6 +49,14 @@ def test_live_updates_are_throttled_to_ten_a_second_and_the_end_shows_everything
     assert ">ok<" in inspector._summary.value  # the run_finished the throttle held back
     assert inspector.snapshot["run"]["model_calls"] == 4
 
+    opened = Inspector(expanded=True)  # open: the gauge and step chart follow the run too
+    charts = []
+    opened._panes[3].observe(lambda change: charts.append(change["new"]), "value")
+    for event in events[: len(events) // 2]:
+        clock[0] += 0.2
+        opened.on_event(event)
+    assert charts and "jdi-step-bar" in charts[-1] and 'class="jdi-gauge"' in charts[-1]
+
 
 def test_the_tabs_render_when_opened_and_the_display_carries_a_static_fallback() -> None:
     inspector = Inspector.from_trace(a_run())
