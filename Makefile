@@ -15,8 +15,10 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(PY) examples/scripted_research.py
 
+# -rs lists skipped tests with their reason (the browser test says how to enable it);
+# JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 (set by .ci/run) makes a missing browser a failure.
 test: $(VENV)/.installed
-	$(PY) -m pytest
+	$(PY) -m pytest -rs
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'   # deepagents, to compare against

@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "CompiledSubAgent": "jupyter_deepagent.harness.subagent_specs",
     "results_frame": "jupyter_deepagent.trace.results",
     "agent_tool": "jupyter_deepagent.jupyter.notebook_tools",
+    "Inspector": "jupyter_deepagent.jupyter.inspector_widget",
 }
 # The exception module imports nothing, so reading its names here costs no start-up time.
 _EXPORTS.update(dict.fromkeys(_exceptions.__all__, "jupyter_deepagent._exceptions"))
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.prompt import PromptAssembly, PromptSection
     from jupyter_deepagent.harness.scripted_model import ScriptedChatModel
     from jupyter_deepagent.harness.subagent_specs import CompiledSubAgent, SubAgent
+    from jupyter_deepagent.jupyter.inspector_widget import Inspector
     from jupyter_deepagent.jupyter.notebook_tools import agent_tool
     from jupyter_deepagent.trace.results import results_frame
     from jupyter_deepagent.trace.run_trace import RunTrace, trace_run

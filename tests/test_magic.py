@@ -48,9 +48,12 @@ def test_agent_reads_an_earlier_output_and_a_dataframe_and_shows_its_outputs(
     assert cell.live_text.splitlines()[-1].startswith("done · 3 model calls")
     assert "North leads with **120 units**" in cell.markdown[0]
     assert "# Sales summary" in cell.markdown[1]
-    [table] = cell.bundles("text/html")
+    [table] = [html for html in cell.bundles("text/html") if "dataframe" in html]
     assert "<table" in table and "North" in table
-    assert cell.outputs[-1].metadata == {"jupyter_deepagent": {"path": "/outputs/top.csv"}}
+    files = [o.metadata["jupyter_deepagent"].get("path") for o in cell.displays
+             if o.metadata.get("jupyter_deepagent", {}).get("path")]
+    assert files == ["/outputs/summary.md", "/outputs/top.csv"]
+    assert "application/vnd.jupyter.widget-view+json" in cell.displays[-1].data  # the inspector
 
 
 def test_variables_are_interpolated_and_double_braces_stay_braces(notebook: Notebook) -> None:
@@ -238,8 +241,8 @@ def test_terminal_ipython_gets_plain_lines() -> None:
     lines = printed.getvalue().splitlines()
     assert lines[0] == "agent · thread t · scripted"
     assert lines[1] == "  ✓ grep pattern=CO2 /workspace/ · 12 ms"
-    assert lines[2] == "    [researcher] ⇢ researcher started: find sources"
-    assert lines[3] == "    [researcher] ⇠ researcher ok · 3.2 s"
+    assert lines[2] == "  ⇢ researcher #1 started: find sources"
+    assert lines[3] == "  ⇠ researcher #1 ok · 3.2 s"
     assert lines[4] == "Two sources agree."
     assert lines[5].startswith("done · 0 model calls")
     assert len(lines) == 6
@@ -264,9 +267,14 @@ def test_subagent_results_are_shown_and_assigned_to_the_into_variable(notebook: 
         "Find sources on sea ice.",
     ]
     assert frame["result"].tolist() == ["Three sources found.", "Three sources found."]
-    assert "⇢ general-purpose started: Find sources on permafrost." in cell.live_text
-    assert "⇠ general-purpose ok" in cell.live_text
-    assert "<table" in cell.bundles("text/html")[-1]
+    live = cell.live_text  # two runs of one subagent told apart, each started before finished
+    assert "⇢ general-purpose #1 started: Find sources on permafrost." in live
+    assert "⇢ general-purpose #2 started: Find sources on sea ice." in live
+    assert live.index("#1 started") < live.index("⇠ general-purpose #1 ok")
+    assert live.index("#2 started") < live.index("⇠ general-purpose #2 ok")
+    [done] = [line for line in live.splitlines() if "⇠ general-purpose #2" in line]
+    assert done.endswith("· Find sources on sea ice.")
+    assert "<table" in [html for html in cell.bundles("text/html") if "dataframe" in html][-1]
     assert "agent_results" not in notebook.shell.user_ns
     streamed = [o.data["text/markdown"] for o in cell.outputs if "text/markdown" in o.data]
     assert not [text for text in streamed if "Three sources" in text]  # subagents' words stay out
@@ -278,7 +286,8 @@ def test_the_answer_streams_into_one_display_that_ends_as_the_final_answer(
     notebook.session.configure(model=scripted("The glaciers lost **267 Gt** a year."))
     cell = notebook.run("%%agent\nhow much ice?")
     streamed = [o for o in cell.outputs if "text/markdown" in o.data]
-    assert streamed[0].data["text/markdown"] == "The "  # shown at the first word
+    assert streamed[0].data["text/markdown"] == ""  # its place, kept above the inspector
+    assert streamed[1].data["text/markdown"] == "The "  # shown at the first word
     assert len({(o.transient or {}).get("display_id") for o in streamed}) == 1
     assert cell.markdown == ["The glaciers lost **267 Gt** a year."]
 

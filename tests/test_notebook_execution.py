@@ -18,6 +18,7 @@ import nbformat
 import pytest
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
+from nbconvert import HTMLExporter
 
 EXAMPLE = Path(__file__).parents[1] / "notebooks" / "01_first_research_run.ipynb"
 
@@ -67,7 +68,17 @@ def test_first_research_run_notebook_executes_and_shows_the_agents_work(tmp_path
     answer, summary = (o["data"]["text/markdown"] for o in _outputs(agent_cell, "text/markdown"))
     assert answer.startswith("**Svalbard warms fastest: 0.7 °C per decade**")
     assert "| Svalbard | -2.9 | **0.7** |" in summary
-    assert agent_cell.outputs[-1]["metadata"] == {"jupyter_deepagent": {"path": "/outputs/summary.md"}}
+    assert agent_cell.outputs[-2]["metadata"] == {"jupyter_deepagent": {"path": "/outputs/summary.md"}}
+    inspector = agent_cell.outputs[-1]["data"]  # last: the inspector, with its static fallback
+    assert "application/vnd.jupyter.widget-view+json" in inspector
+    assert inspector["text/plain"].startswith("Run: scripted:")
+    assert 'data-section="filesystem"' in inspector["text/html"]
+    saved = nbformat.from_dict(notebook)  # as JupyterLab saves it by default: no widget state
+    saved.metadata.pop("widgets", None)
+    page, _ = HTMLExporter().from_notebook_node(saved)  # the saved notebook, as a web page
+    for section in ("system_prompt", "base", "todos", "filesystem", "subagents"):
+        assert f'data-section="{section}"' in page
+    assert 'class="jdi-gauge"' in page and "/outputs/summary.md" in page
 
     read = next(cell for cell in code if "_agent.messages" in cell.source)
     printed = "".join(o.get("text", "") for o in read.outputs)
@@ -147,13 +158,15 @@ def test_the_stop_button_ends_a_running_tool_and_the_thread_goes_on(tmp_path: Pa
         [error] = [o for o in stopped if o["type"] == "error"]
         assert error["ename"] == "KeyboardInterrupt"
         assert took < 3, f"the stop took {took:.1f} s: the tool was waited for"
-        live = [o for o in stopped if o["type"] == "update_display_data"][-1]["data"]["text/plain"]
+        live = [o["data"]["text/plain"] for o in stopped if o["type"] == "update_display_data"
+                and o["data"]["text/plain"].startswith("agent ·")][-1]
         assert live.splitlines()[-1].startswith("interrupted")
         assert "✓ crawl" not in live  # the tool was stopped, not waited for
+        assert "■ crawl site=example.org · stopped, no result" in live
 
         after = _execute(client, "%%agent -m scripted:crawl.yaml\nwhat do you have?")
         assert not [o for o in after if o["type"] == "error"]
-        answers = [o["data"]["text/markdown"] for o in after if "text/markdown" in o.get("data", {})]
+        answers = [o["data"]["text/markdown"] for o in after if o.get("data", {}).get("text/markdown")]
         assert answers[0] == "Stopped "  # streamed word by word, then completed in place
         assert answers[-1] == "Stopped crawling; here is what I have."
         check = _execute(

@@ -114,14 +114,17 @@ class ApprovalPrompt:
         self.widget = widgets.VBox([buttons, self.editing, self.status, self.output])
 
     # -- display ---------------------------------------------------------------------------------
-    def show(self) -> None:
-        """Display the waiting calls as Markdown, then the buttons."""
+    def show(self, place: Callable[[Any], None] | None = None) -> None:
+        """Display the waiting calls as Markdown, then the buttons (through `place`, the cell's
+        spot under the answer, when given)."""
         from IPython.display import display
 
+        from jupyter_deepagent.jupyter.render import markdown_with_metadata
+
+        place = place or display
         text = approval_markdown(self.pending, self.thread, buttons=True)
-        bundle = {"text/markdown": text, "text/plain": text}
-        display(bundle, raw=True, metadata={"jupyter_deepagent": {"kind": "approval"}})
-        display(self)
+        place(markdown_with_metadata(text, {"jupyter_deepagent": {"kind": "approval"}}))
+        place(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         data = self.widget._repr_mimebundle_()

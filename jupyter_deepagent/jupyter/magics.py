@@ -15,6 +15,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from jupyter_deepagent._exceptions import ResearchAssistantError
+from jupyter_deepagent.jupyter.inspect_command import RunHistory, parse_inspect, trace_bundle
 from jupyter_deepagent.jupyter.options import (
     CELL_USAGE,
     HELP,
@@ -33,6 +34,7 @@ from jupyter_deepagent.jupyter.render import (
     show,
     show_files,
     show_pending,
+    written_order,
 )
 from jupyter_deepagent.jupyter.session import RunOutcome, RunPlan, Session
 
@@ -64,6 +66,14 @@ class AgentMagics(Magics):
         self.capture = capture
         self._session: Session | None = None
         self._prompts: dict[str, Any] = {}  # thread -> its ApprovalPrompt still on screen
+        self.history = RunHistory()
+        self._inspector: Any = None
+        formatter = getattr(getattr(shell, "display_formatter", None), "mimebundle_formatter", None)
+        if formatter is not None:  # `_agent` shows as the inspector (deferred: nothing imported)
+            formatter.for_type_by_name(
+                "jupyter_deepagent.trace.run_trace", "RunTrace",
+                lambda trace: trace_bundle(trace, terminal=is_terminal(self.shell)),
+            )
 
     @property
     def session(self) -> Session:
@@ -103,8 +113,9 @@ class AgentMagics(Magics):
         self._answered(plan.thread, "no longer waiting: a new %%agent request was sent")
         notes = session.settle(plan)
         view = self._view(plan, notes)
+        on_event = self._watch(view, plan)
         outcome = self._drive(
-            view, plan, lambda: session.run(plan, prompt, view.on_event, on_token=view.on_token)
+            view, plan, lambda: session.run(plan, prompt, on_event, on_token=view.on_token)
         )
         self._show_outcome(view, outcome)
 
@@ -133,6 +144,23 @@ class AgentMagics(Magics):
         view.start(header, notes)
         return view
 
+    def _watch(self, view: CellView, plan: RunPlan) -> Callable[[dict[str, Any]], None]:
+        """Pin the run's live inspector under the answer; the events go to both views."""
+        if not view.rich:
+            self._inspector = None
+            return view.on_event
+        from jupyter_deepagent.jupyter.inspector_widget import Inspector
+
+        inspector = Inspector(previous_prompt=self.history.previous_prompt(plan.thread))
+        self._inspector = inspector
+        view.pin(inspector)
+
+        def on_event(event: dict[str, Any]) -> None:
+            view.on_event(event)
+            inspector.on_event(event)
+
+        return on_event
+
     def _drive(
         self, view: CellView, plan: RunPlan, run: Callable[[], RunOutcome]
     ) -> RunOutcome:
@@ -140,7 +168,8 @@ class AgentMagics(Magics):
             outcome = run()
         except KeyboardInterrupt:
             view.end("interrupted")
-            self._publish()
+            self._publish(plan)
+            view.close()
             text = (
                 f"the run was stopped; thread {plan.thread!r} is kept and the next %%agent "
                 "continues it"
@@ -148,7 +177,8 @@ class AgentMagics(Magics):
             raise _brief(KeyboardInterrupt(text)) from None
         except Exception as exc:
             view.end(f"failed: {type(exc).__name__}")
-            self._publish()
+            self._publish(plan)
+            view.close()
             if isinstance(exc, ResearchAssistantError):
                 raise _brief(exc) from None
             raise
@@ -162,16 +192,19 @@ class AgentMagics(Magics):
         finished = outcome.trace.of_type("subagent_finished")
         if finished:
             self._warn_if_overwriting(view, into)
-        view.end("waiting for approval" if pending else "done")
+        view.end("waiting for approval" if pending else "done",
+                 todos=outcome.trace.state.get("todos"))
         view.answer("" if pending else outcome.trace.final_text)
-        show_files(output_displays(outcome.outputs), rich=view.rich)
+        show_files(output_displays(outcome.outputs), rich=view.rich,
+                   order=written_order(outcome.trace.events), place=view.below)
         if pending:
             self._ask(view, outcome)
         if finished:
             frame = outcome.trace.results_frame()
             self.shell.user_ns[into] = frame
-            show(frame)
-        self._publish()
+            view.below(frame)
+        self._publish(outcome.plan)
+        view.close()
 
     def _warn_if_overwriting(self, view: CellView, into: str) -> None:
         """Say so when the results replace a variable of the user's that was not a result table."""
@@ -187,11 +220,19 @@ class AgentMagics(Magics):
         else:
             view.note(text)
 
-    def _publish(self) -> None:
-        self.shell.user_ns["_agent"] = self.session.last_trace
+    def _publish(self, plan: RunPlan) -> None:
+        trace = self.session.last_trace
+        self.shell.user_ns["_agent"] = trace
+        self.history.add(plan.thread, trace)
+        if self._inspector is not None:
+            self._inspector.render()  # the last events, whatever the throttle held back
 
     # -- %agent ------------------------------------------------------------------------------------
     def _command(self, line: str) -> None:
+        command, _, rest = line.strip().partition(" ")
+        if command == "inspect":
+            self._inspect_run(rest)
+            return
         try:
             command = parse_line(line)
         except ValueError as exc:
@@ -222,6 +263,25 @@ class AgentMagics(Magics):
                 "%%agent on it starts afresh. Files in /large_tool_results/ and /subagents/ stay "
                 "in the state folder's artifacts/."
             )
+
+    def _inspect_run(self, rest: str) -> None:
+        """`%agent inspect`: the inspector of an earlier run of this kernel, opened."""
+        try:
+            thread, run = parse_inspect(rest)
+            name = thread or self.session.last_thread or self.session.thread
+            trace = self.history.get(name, run)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        previous = self.history.previous_prompt(name, before=trace)
+        if is_terminal(self.shell):
+            from jupyter_deepagent.trace.inspector import build_snapshot
+            from jupyter_deepagent.trace.inspector_text import snapshot_text
+
+            print(snapshot_text(build_snapshot(trace.events, previous)))
+            return
+        from jupyter_deepagent.jupyter.inspector_widget import Inspector
+
+        show(Inspector.from_trace(trace, previous_prompt=previous, expanded=True))
 
     def _config(self, command: ConfigCommand) -> None:
         session = self.session
@@ -268,7 +328,7 @@ class AgentMagics(Magics):
         """Show the calls waiting for approval: with buttons in Jupyter, as text in a terminal."""
         thread = outcome.plan.thread
         if not view.rich:
-            show_pending(outcome.pending, thread)
+            show_pending(outcome.pending, thread, place=view.below)
             return
         from jupyter_deepagent.jupyter.approval_buttons import ApprovalPrompt
         from jupyter_deepagent.jupyter.approvals import interrupt_ids
@@ -282,7 +342,7 @@ class AgentMagics(Magics):
 
         prompt = ApprovalPrompt(outcome.pending, thread, decide)
         self._prompts[thread] = prompt
-        prompt.show()
+        prompt.show(place=view.below)
 
     def _answered(self, thread: str, text: str) -> None:
         prompt = self._prompts.pop(thread, None)
@@ -322,7 +382,7 @@ class AgentMagics(Magics):
         )
         self._answered(plan.thread, f"answered in another cell: %agent resume {command.decision}")
         view = self._view(plan, [], action=f" · resume {command.decision}")
-        on_event = recording_decision(view.on_event, fields)
+        on_event = recording_decision(self._watch(view, plan), fields)
         outcome = self._drive(
             view, plan, lambda: session.execute(plan, payload, on_event, view.on_token)
         )

@@ -43,6 +43,7 @@ LINE_USAGE = """\
 usage: %agent config [KEY=VALUE ...]     show or set this notebook's defaults
        %agent threads                    list the conversations kept beside the notebook
        %agent show [-t NAME]             the system prompt the next run sends, by section
+       %agent inspect [-t NAME] [--run N] the inspector of an earlier run (N: 1 first, -1 last)
        %agent reset [-t NAME]            forget a conversation and its transcript
        %agent resume approve             run the tool call waiting for approval
        %agent resume reject [MESSAGE]    refuse it, telling the agent why

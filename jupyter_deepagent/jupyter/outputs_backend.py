@@ -15,6 +15,7 @@ import base64
 import binascii
 import html
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from jupyter_deepagent.backends._paths import is_within
 from jupyter_deepagent.backends.state import FileData, _FileMapBackend
 from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
 
-__all__ = ["OutputsBackend", "output_displays", "sandboxed_html"]
+__all__ = ["OutputsBackend", "fitted_height", "output_displays", "sandboxed_html"]
 
 _IMAGE_SIGNATURES = {
     "image/png": b"\x89PNG\r\n\x1a\n",
@@ -143,12 +144,29 @@ def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tupl
     return shown
 
 
-def sandboxed_html(page: str, height: str = "28em") -> str:
+_BLOCKS = re.compile(r"<(?:p|div|tr|li|h[1-6]|br|hr|pre|table|section|blockquote)\b", re.I)
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def fitted_height(page: str, *, least: float = 4.0, most: float = 36.0) -> str:
+    """A frame height for `page` that follows its content, from `least` to `most` em.
+
+    The frame runs no script, so its content cannot be measured in the browser: the height is
+    estimated from the page's block elements and text (about 90 characters a line).
+    """
+    text = " ".join(_TAGS.sub(" ", page).split())
+    lines = len(_BLOCKS.findall(page)) + len(text) / 90
+    return f"{min(max(lines * 1.6 + 2.0, least), most):.1f}em"
+
+
+def sandboxed_html(page: str, height: str | None = None) -> str:
     """HTML that shows `page` inside a sandboxed frame: no scripts, no access to the notebook.
 
     The frame's `sandbox` attribute grants nothing (no `allow-scripts`, no `allow-same-origin`),
     so the page's own scripts, handlers and forms stay inert while its layout and styles show.
+    Its height fits the content (`fitted_height`) unless given; the user can resize it.
     """
+    height = height or fitted_height(page)
     source = html.escape(page, quote=True)
     return (
         f'<iframe sandbox="" srcdoc="{source}" referrerpolicy="no-referrer" '

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from jupyter_deepagent.jupyter.event_text import (
@@ -24,6 +24,7 @@ from jupyter_deepagent.jupyter.event_text import (
 )
 from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
 from jupyter_deepagent.jupyter.notebook_words import notebook_warning
+from jupyter_deepagent.jupyter.output_files import show_files, written_order
 
 __all__ = [
     "CellView",
@@ -33,6 +34,7 @@ __all__ = [
     "show",
     "show_files",
     "show_pending",
+    "written_order",
 ]
 
 _REFRESH_SECONDS = 0.1
@@ -56,6 +58,11 @@ class _Markdown:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         return {"text/markdown": self.text, "text/plain": self.plain}, self.metadata
+
+
+def markdown_with_metadata(text: str, metadata: dict[str, Any]) -> _Markdown:
+    """Markdown shown with output metadata (the same text for terminals)."""
+    return _Markdown(text, metadata)
 
 
 def markdown(text: str) -> _Markdown:
@@ -102,6 +109,11 @@ class CellView:
         self._stream_handle: Any = None
         self._stream_refresh = 0.0
         self._midline = False
+        self._tasks: dict[str, str] = {}  # task id -> "researcher #2"
+        self._turns: dict[str, int] = {}  # model turn -> tasks numbered before it
+        self._slot: Any = None  # the display the first item below the answer takes over
+        self._pinned: Any = None
+        self._moved = False
         self._lock = threading.RLock()
 
     # -- live part --------------------------------------------------------------------------------
@@ -116,6 +128,8 @@ class CellView:
             return
         if self.rich:
             self._handle = show(_Text(self._text()), display_id=True)
+            # the answer's place, kept above the inspector shown next; filled as it streams
+            self._stream_handle = show(_Markdown(""), display_id=True)
         else:
             print(header)
             for key, line in self._lines.items():
@@ -131,9 +145,22 @@ class CellView:
         with self._lock:
             self._take(event)
 
+    def _task_name(self, event: dict[str, Any]) -> str:
+        """A subagent task as the log names it: its subagent and number in this run ("researcher
+        #2"), so two runs of one subagent can be told apart."""
+        task_id = str(event.get("task_id"))
+        if task_id not in self._tasks:
+            # tasks of one model turn start in any order: number them by their place in the turn
+            turn = str(event.get("turn_id") or f"task:{task_id}")
+            base = self._turns.setdefault(turn, len(self._tasks))
+            number = base + int(event.get("call_index") or 0) + 1
+            self._tasks[task_id] = f"{event.get('agent')} #{number}"
+        return self._tasks[task_id]
+
     def _take(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
-        prefix = "  " if event.get("task_id") is None else f"    [{event.get('agent')}] "
+        task = None if event.get("task_id") is None else self._task_name(event)
+        prefix = "  " if task is None else f"    [{task}] "
         if kind == "model_call" and event.get("task_id") is None:
             self._model_calls += 1
             self._tokens_in += int(event.get("tokens_in") or 0)
@@ -156,11 +183,13 @@ class CellView:
                 self._print(self._todo_text())
             self._refresh(force=True)
         elif kind == "subagent_started":
-            line = f"{prefix}⇢ {event.get('agent')} started: {short_text(event.get('description', ''))}"
-            self._add(f"sub:{event.get('task_id')}", line, final=True)
+            self._task_started(event, task)
         elif kind == "subagent_finished":
+            self._task_started(event, task)  # a resumed task: its start was in an earlier run
             status = event.get("status", "ok")
-            line = f"{prefix}⇠ {event.get('agent')} {status} · {duration(event.get('seconds', 0))}"
+            line = f"  ⇠ {task} {status} · {duration(event.get('seconds', 0))}"
+            if event.get("description"):
+                line += f" · {short_text(event['description'], 50)}"
             if event.get("error"):
                 line += f" — {short_text(event['error'], 100)}"
             self._add(f"subdone:{event.get('task_id')}", line, final=True)
@@ -168,6 +197,12 @@ class CellView:
             self._add(f"warn:{len(self._lines)}", f"{prefix}! {notebook_warning(event)}", True)
         elif kind in ("offloaded", "summarized"):
             self._add(f"{kind}:{len(self._lines)}", f"{prefix}≡ {compression_line(event)}", True)
+
+    def _task_started(self, event: dict[str, Any], task: str | None) -> None:
+        key = f"sub:{event.get('task_id')}"
+        if key not in self._lines:
+            line = f"  ⇢ {task} started: {short_text(event.get('description', ''))}"
+            self._add(key, line, final=True)
 
     def _add(self, key: str, line: str, final: bool) -> None:
         self._lines[key] = line
@@ -203,9 +238,20 @@ class CellView:
             self._last_refresh = now
             self._handle.update(_Text(self._text()))
 
-    def end(self, status: str) -> None:
-        """Close the live part with a status line ("done · ...", "interrupted", ...)."""
+    def end(self, status: str, todos: list[dict[str, Any]] | None = None) -> None:
+        """Close the live part with a status line ("done · ...", "interrupted", ...).
+
+        Tool calls still running are marked as stopped; `todos`, the todo list as the run left
+        it in the thread's state, replaces the one the events last showed.
+        """
         elapsed = time.perf_counter() - self._started
+        if todos is not None:
+            self._todos = list(todos)
+        for key, line in list(self._lines.items()):
+            if key.startswith("tool:") and "… " in line:
+                self._lines[key] = line.replace("… ", "■ ", 1) + " · stopped, no result"
+                if not self.rich and not self.quiet:
+                    self._print(self._lines[key])
         summary = f"{self._model_calls} model calls · {token_count(self._tokens_in)} tokens in"
         self._status = f"{status} · {summary} · {duration(elapsed)}"
         if self.quiet:
@@ -230,7 +276,7 @@ class CellView:
         if self._stream_handle is None:
             self._stream_handle = show(_Markdown(escape_raw_html(self._streamed)), display_id=True)
             self._stream_refresh = now
-        elif now - self._stream_refresh >= _REFRESH_SECONDS:
+        elif not self._stream_refresh or now - self._stream_refresh >= _REFRESH_SECONDS:
             self._stream_refresh = now
             self._stream_handle.update(_Markdown(escape_raw_html(self._streamed)))
 
@@ -251,16 +297,41 @@ class CellView:
         elif text.strip():
             show(final)
 
+    # -- below the answer: files, approvals, results, then the inspector ---------------------------
+    def pin(self, obj: Any) -> None:
+        """Show `obj` (the run's inspector) under the answer; it stays last in the cell."""
+        self._pinned = obj
+        if self.rich and not self.quiet:
+            self._slot = show(obj, display_id=True)
 
-def show_files(displays: list[tuple[str, Any]], *, rich: bool) -> None:
-    """The `/outputs/` files (from `output_displays`); a terminal gets a heading per file."""
-    for path, obj in displays:
-        if not rich:
-            print(f"── {path} ──")
-        show(obj)
+    def below(self, obj: Any) -> None:
+        """Show `obj` under the answer and above the pinned inspector.
+
+        The first such item takes over the inspector's place (shown there while the run went on),
+        and `close` shows the inspector again after the last one.
+        """
+        if self._slot is not None:
+            self._slot.update(obj)
+            self._slot = None
+            self._moved = True
+        else:
+            show(obj)
+
+    def close(self) -> None:
+        """Show the pinned inspector again, last, if items took its place; otherwise refresh its
+        display, so a saved notebook keeps the final static fallback, not the one of the start."""
+        if self._pinned is None or not self.rich:
+            return
+        if self._moved or self.quiet:
+            show(self._pinned)
+            self._moved = False
+        elif self._slot is not None:
+            self._slot.update(self._pinned)
 
 
-def show_pending(pending: list[dict[str, Any]], thread: str) -> None:
+def show_pending(
+    pending: list[dict[str, Any]], thread: str, place: Callable[[Any], None] | None = None
+) -> None:
     """The tool calls waiting for approval, and how to answer them."""
     lines = [f"**Waiting for your approval** (thread `{thread}`):", ""]
     for request in pending:
@@ -274,7 +345,7 @@ def show_pending(pending: list[dict[str, Any]], thread: str) -> None:
     }
     options = ", ".join(choices[d] for d in allowed if d in choices)
     lines += ["", f"Continue in a new cell with {options}."]
-    show(_Markdown("\n".join(lines), {"jupyter_deepagent": {"kind": "approval"}}))
+    (place or show)(_Markdown("\n".join(lines), {"jupyter_deepagent": {"kind": "approval"}}))
 
 
 def prompt_markdown(assembly: Any, label: str, thread: str, size: tuple[int, int]) -> _Markdown:

@@ -76,6 +76,18 @@ class RunTrace:
         """Messages of the run's warning events."""
         return [event["message"] for event in self.of_type("warning")]
 
+    # -- display: the inspector, not a dump of the state -------------------------------------------
+    def __repr__(self) -> str:
+        from jupyter_deepagent.trace.inspector_text import trace_line
+
+        return trace_line(self.events, len(self.messages))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """The inspector as static HTML and plain text (a notebook shows the live widget)."""
+        from jupyter_deepagent.trace.inspector_html import static_bundle
+
+        return static_bundle(self.events)
+
     def results_frame(self) -> Any:
         """The run's subagent tasks as a pandas DataFrame, one row per task in call order
         (see `jupyter_deepagent.trace.results.results_frame`)."""

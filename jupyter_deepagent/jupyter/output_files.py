@@ -1,0 +1,74 @@
+"""The `/outputs/` files under a cell's answer: each under a caption naming its path, in the order
+the run wrote them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from html import escape
+from typing import Any
+
+__all__ = ["show_files", "written_order"]
+
+
+def _show(obj: Any) -> None:
+    from IPython.display import display
+
+    display(obj)
+
+
+class _Caption:
+    """The line above an `/outputs/` file naming it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        html = (
+            '<div style="font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; '
+            'color: var(--jp-ui-font-color2, #5f6368); border-top: 1px solid '
+            'var(--jp-border-color2, #dadce0); padding-top: 4px; margin-top: 4px">'
+            f'<code>{escape(self.path)}</code></div>'
+        )
+        return ({"text/html": html, "text/plain": f"── {self.path} ──"},
+                {"jupyter_deepagent": {"caption": self.path}})
+
+
+def written_order(events: Iterable[dict[str, Any]], mount: str = "/outputs/") -> list[str]:
+    """Paths under `mount` in the order the run first wrote them (from `file_written` events, or
+    else from the `write_file`/`edit_file` calls in the model's replies: calls of one reply run
+    concurrently, so their order in the reply is the one that stays the same)."""
+    events = list(events)
+    written = [e.get("path") for e in events if e.get("type") == "file_written"]
+    if not written:
+        for event in events:
+            if event.get("type") != "model_call":
+                continue
+            data = (event.get("reply") or {}).get("data") or {}
+            written += [(call.get("args") or {}).get("file_path")
+                        for call in data.get("tool_calls") or []
+                        if call.get("name") in ("write_file", "edit_file")]
+    order: list[str] = []
+    for path in written:
+        if isinstance(path, str) and path.startswith(mount) and path not in order:
+            order.append(path)
+    return order
+
+
+def show_files(
+    displays: list[tuple[str, Any]],
+    *,
+    rich: bool,
+    order: Iterable[str] = (),
+    place: Callable[[Any], None] | None = None,
+) -> None:
+    """The `/outputs/` files (from `output_displays`), each under a caption naming its path, in
+    the order they were written (`order`; files not in it follow by path)."""
+    place = place or _show
+    rank = {path: index for index, path in enumerate(order)}
+    ordered = sorted(displays, key=lambda item: (rank.get(item[0], len(rank)), item[0]))
+    for path, obj in ordered:
+        if rich:
+            place(_Caption(path))
+        else:
+            print(f"── {path} ──")
+        place(obj)

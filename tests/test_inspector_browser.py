@@ -1,0 +1,201 @@
+"""The inspector as a user sees it: a real JupyterLab on localhost, Debian's Chromium driven by
+Playwright, a scripted `%%agent` cell, then the inspector opened tab by tab.
+
+Needs `playwright` (the `test` extra) and Chromium at /usr/bin/chromium (`apt-get install -y
+chromium`; Playwright's own browser download is not used). Without them the test is skipped, unless
+JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 (as `.ci/run` sets) makes that a failure. Screenshots go to
+tests/artifacts/ (ignored by git).
+
+Nothing leaves the machine: JupyterLab listens on 127.0.0.1 with news, update checks and the PyPI
+extension manager off, the browser resolves no host but 127.0.0.1 and every request elsewhere is
+aborted, and the test's own sockets may reach loopback only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_deepagent.harness.prompt import SECTION_ORDER
+
+CHROMIUM = Path("/usr/bin/chromium")
+FIXTURE = Path(__file__).parent / "fixtures" / "inspector_lab"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+REQUIRE = os.environ.get("JUPYTER_DEEPAGENT_REQUIRE_BROWSER") == "1"
+ENABLE = ("apt-get install -y chromium and pip install -e '.[test]' (playwright) to run it; "
+          "JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 makes a missing browser a failure")
+
+
+def _browser_missing() -> str | None:
+    if not CHROMIUM.exists():
+        return f"the browser test needs Chromium at {CHROMIUM}: {ENABLE}"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return f"the browser test needs playwright: {ENABLE}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def playwright_ready() -> None:
+    missing = _browser_missing()
+    if missing is None:
+        return
+    if REQUIRE:
+        pytest.fail(missing)
+    pytest.skip(missing)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:
+    """JupyterLab on a copy of the fixture folder; yields its URL and the folder."""
+    root = tmp_path / "lab"
+    shutil.copytree(FIXTURE, root)
+    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+    env.update(JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), IPYTHONDIR=str(tmp_path / "ipython"),
+               PYDEVD_DISABLE_FILE_VALIDATION="1")
+    port = _free_port()
+    log = (tmp_path / "jupyterlab.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         "--allow-root", "--ServerApp.token=", "--ServerApp.password=",
+         "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
+         "--LabApp.news_url=None", "--LabApp.extension_manager=readonly",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api", timeout=1)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"JupyterLab exited:\n{(tmp_path / 'jupyterlab.log').read_text()}")
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not answer within 60 s")
+        yield url, root
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def _idle(page: Any) -> bool:
+    status = page.evaluate(
+        "() => (document.querySelector('#jp-main-statusbar') || {}).innerText || ''")
+    prompts = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell')).map(c => "
+        "((c.querySelector('.jp-InputArea-prompt') || {}).textContent || ''))")
+    return "Idle" in status and not any("*" in p for p in prompts)
+
+
+def _wait(condition: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"timed out after {seconds:.0f} s waiting for {what}")
+
+
+def _loopback_only(route: Any) -> None:
+    if route.request.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")):
+        route.continue_()
+    else:
+        route.abort()
+
+
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_the_inspector_shows_prompt_skills_an_offloaded_artifact_and_the_gauge(
+    lab: tuple[str, Path],
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url, root = lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True,
+            args=["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 2200})
+            page.route("**/*", _loopback_only)
+            page.goto(f"{url}/lab/tree/inspector.ipynb")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+            _wait(lambda: _idle(page), 60, "the kernel to start")
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            time.sleep(1.0)
+            _wait(lambda: _idle(page), 90, "the notebook to run")
+
+            cell = page.locator(".jp-Notebook .jp-Cell").last
+            expect(cell.locator(".jp-OutputArea-output").first).to_contain_text(
+                "✓ read_file /workspace/skills/station-report/SKILL.md")
+            inspector = cell.locator(".jdi-inspector")
+            expect(inspector).to_have_count(1)
+            expect(inspector.locator(".jdi-summary")).to_contain_text("model calls")
+            expect(inspector.locator(".jdi-summary svg.jdi-gauge")).to_be_visible()
+            inspector.locator("button").first.click()  # open the tabs
+
+            sections = inspector.locator(".jdi-section")
+            expect(sections.first).to_be_visible()
+            names = sections.evaluate_all("els => els.map(e => e.dataset.section)")
+            assert {"base", "skills", "filesystem", "subagents"} <= set(names)
+            assert names == [name for name in SECTION_ORDER if name in names]  # in prompt order
+            sections.filter(has_text="skills").first.locator("summary").click()
+            expect(inspector.locator(".jdi-section[open] pre")).to_contain_text("station-report")
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-prompt.png"))
+
+            inspector.locator(".lm-TabBar-tab", has_text="Skills").click()
+            loaded = inspector.locator(".jdi-skill[data-loaded=yes]")
+            expect(loaded).to_contain_text("station-report")
+            expect(loaded).to_contain_text("loaded at step 1")
+            expect(inspector.locator(".jdi-skill[data-loaded=no]")).to_contain_text("map-making")
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-skills.png"))
+
+            inspector.locator(".lm-TabBar-tab", has_text="Files").click()
+            artifact = inspector.locator(".jdi-file[data-kind=offloaded]")
+            expect(artifact).to_contain_text("/large_tool_results/station_table-")
+            artifact.locator("summary").click()
+            expect(artifact.locator("pre")).to_contain_text("station,ground_temp_c")
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-files.png"))
+
+            inspector.locator(".lm-TabBar-tab", has_text="Context").click()
+            gauge = inspector.locator(".jdi-gaugebox svg.jdi-gauge")
+            expect(gauge).to_be_visible()
+            expect(gauge.locator(".jdi-mark-trigger")).to_have_count(1)
+            expect(inspector.locator("svg.jdi-steps .jdi-mark-offloaded").first).to_be_attached()
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-context.png"))
+
+            inspector.locator(".lm-TabBar-tab", has_text="Subagents").click()
+            expect(inspector.locator(".jdi-task")).to_contain_text("Check the station table")
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-subagents.png"))
+            cell.screenshot(path=str(ARTIFACTS / "inspector-cell.png"))
+        finally:
+            browser.close()
+    assert (root / ".deepagent").is_dir()  # the run happened in the temporary copy
