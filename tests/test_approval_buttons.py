@@ -64,7 +64,8 @@ def paused(notebook: Notebook, script: str = SCRIPT) -> tuple[Any, Prompt]:
     cell = notebook.run("%%agent -m scripted:sums.yaml --python\nadd up 0 to 9")
     assert cell.error is None, cell.error
     assert "waiting for approval" in cell.live_text
-    [bundle] = cell.bundles(WIDGET_VIEW)
+    [bundle] = [o.data[WIDGET_VIEW] for o in cell.displays if WIDGET_VIEW in o.data
+                and o.metadata.get("jupyter_deepagent", {}).get("kind") == "approval-buttons"]
     return cell, Prompt(bundle)
 
 
