@@ -238,10 +238,10 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(
     (tmp_path / "notes" / "a.md").write_text("old content\n")
     backend = DiskBackend(tmp_path)
 
-    def failing_replace(source: str, target: str) -> None:
+    def failing_rename(source: str, target: str, **fds: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "replace", failing_replace)
+    monkeypatch.setattr(os, "rename", failing_rename)
     with pytest.raises(BackendError, match="No space left"):
         backend.write("/notes/a.md", "new content\n")
     with pytest.raises(BackendError):
@@ -250,13 +250,17 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(
         backend.write("/notes/b.md", "brand new")
     assert (tmp_path / "notes" / "a.md").read_text() == "old content\n"
     assert sorted(os.listdir(tmp_path / "notes")) == ["a.md"]
+    assert sorted(os.listdir(tmp_path)) == ["notes"]
 
 
 def test_overwriting_keeps_the_file_permissions(tmp_path: Path) -> None:
-    (tmp_path / "run.sh").write_text("echo hi\n")
-    (tmp_path / "run.sh").chmod(0o750)
-    DiskBackend(tmp_path).write("/run.sh", "echo bye\n")
-    assert stat.S_IMODE((tmp_path / "run.sh").stat().st_mode) == 0o750
+    (tmp_path / "notes.md").write_text("private\n")
+    (tmp_path / "notes.md").chmod(0o600)
+    backend = DiskBackend(tmp_path)
+    backend.write("/notes.md", "still private\n")
+    assert stat.S_IMODE((tmp_path / "notes.md").stat().st_mode) == 0o600
+    backend.edit("/notes.md", "still", "very")
+    assert stat.S_IMODE((tmp_path / "notes.md").stat().st_mode) == 0o600
 
 
 def test_modified_at_comes_from_the_file_mtime(tmp_path: Path) -> None:
