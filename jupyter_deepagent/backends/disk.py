@@ -12,25 +12,24 @@ from __future__ import annotations
 
 import copy
 import errno
-import mimetypes
 import os
-import re
-import secrets
 import shutil
 import stat
-import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeAlias
 
-from jupyter_deepagent._exceptions import (
-    BackendError,
-    BinaryFile,
-    FileTooLarge,
-    InvalidPath,
-    PermissionDenied,
+from jupyter_deepagent._exceptions import BackendError, InvalidPath, PermissionDenied
+from jupyter_deepagent.backends._disk_files import (
+    existing_file,
+    is_temporary_name,
+    read_text_at,
+    refuse_executable,
+    remove_stale_temporaries,
+    replace_at,
+    too_large,
 )
 from jupyter_deepagent.backends._matching import (
     file_filter_matches,
@@ -55,30 +54,14 @@ from jupyter_deepagent.backends.protocol import (
     WriteResult,
 )
 
-__all__ = ["STALE_TEMPORARY_SECONDS", "DiskBackend", "PathGuard", "is_temporary_name"]
+__all__ = ["DiskBackend", "PathGuard"]
 
 PathGuard: TypeAlias = Callable[[str, tuple[str, ...], bool], PermissionDenied | None]
 """Decides on a path once it is resolved: called with the virtual path, its real components
 below the root (after symlinks) and whether the call would change it; returns the error that
 refuses it, or None. Listings leave out what it refuses to read."""
 
-STALE_TEMPORARY_SECONDS = 60.0
-"""A temporary file older than this is left over from a killed write, and removed at start."""
-
-_SNIFF_BYTES = 8192
-_TEMPORARY = re.compile(r"\.deepagent-[^/]*\.tmp")
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _Found: TypeAlias = tuple[str, tuple[str, ...], os.stat_result]
-
-
-def is_temporary_name(name: str) -> bool:
-    """Tell whether a file name is one of the atomic write's temporary files (never shown)."""
-    return _TEMPORARY.fullmatch(name) is not None
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
 
 
 class DiskBackend(AsyncBackendMixin):
@@ -135,30 +118,9 @@ class DiskBackend(AsyncBackendMixin):
     def remove_stale_temporaries(self) -> int:
         """Remove temporary files a killed write left in the root; return how many went.
 
-        Only files older than `STALE_TEMPORARY_SECONDS` go, so a write still running in another
-        process keeps its file. Errors are ignored: a leftover is hidden from the agent anyway.
+        Only files older than a minute go, so a write still running elsewhere keeps its file.
         """
-        try:
-            fd = self._tree.open_root()
-        except OSError:
-            return 0
-        removed = 0
-        try:
-            now = time.time()
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    if not is_temporary_name(entry.name):
-                        continue
-                    with suppress(OSError):
-                        st = entry.stat(follow_symlinks=False)
-                        if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_TEMPORARY_SECONDS:
-                            os.unlink(entry.name, dir_fd=fd)
-                            removed += 1
-        except OSError:
-            pass
-        finally:
-            close_quietly(fd)
-        return removed
+        return remove_stale_temporaries(self._tree)
 
     # -- deciding --------------------------------------------------------------------------------
 
@@ -176,15 +138,8 @@ class DiskBackend(AsyncBackendMixin):
     def _allowed(self, virtual: str, real: tuple[str, ...]) -> bool:
         return self.guard is None or self.guard(virtual, real, False) is None
 
-    @staticmethod
-    def _refuse_executable(virtual: str, st: os.stat_result) -> None:
-        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o111:
-            msg = (
-                f"Cannot change {virtual}: it is an executable file (mode "
-                f"{stat.S_IMODE(st.st_mode):04o}). An executable can run without anyone reading "
-                "it, so the agent never replaces, edits or deletes one. Ask the user to change it."
-            )
-            raise PermissionDenied(msg, path=virtual)
+    def _changeable(self, virtual: str, real: tuple[str, ...]) -> bool:
+        return self.guard is None or self.guard(virtual, real, True) is None
 
     @contextmanager
     def _located(
@@ -338,49 +293,6 @@ class DiskBackend(AsyncBackendMixin):
             real = spot.real
         return virtual, list(self._walk(real, virtual))
 
-    def _read_at(self, virtual: str, spot: Spot, *, change: bool = False) -> tuple[str, int]:
-        """The text of the file at `spot` and its permission bits (refused if executable and
-        about to change)."""
-        if spot.name is None:
-            raise IsADirectoryError
-        fd = os.open(spot.name, _READ_FLAGS, dir_fd=spot.folder_fd)
-        with os.fdopen(fd, "rb") as handle:
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError
-            if not stat.S_ISREG(st.st_mode):
-                msg = (
-                    f"{virtual} is not a regular file (a device, pipe or socket); it cannot be "
-                    "read."
-                )
-                raise InvalidPath(msg, path=virtual)
-            if change:
-                self._refuse_executable(virtual, st)
-            if st.st_size > self.max_file_bytes:
-                raise self._too_large(virtual, st.st_size)
-            data = handle.read(self.max_file_bytes + 1)
-        if len(data) > self.max_file_bytes:
-            raise self._too_large(virtual, len(data))
-        try:
-            if b"\x00" in data[:_SNIFF_BYTES]:
-                raise UnicodeError
-            return data.decode("utf-8"), stat.S_IMODE(st.st_mode)
-        except UnicodeError:
-            mime = mimetypes.guess_type(virtual)[0] or "application/octet-stream"
-            msg = (
-                f"{virtual} is a binary file ({len(data):,} bytes, {mime}); it cannot be read as "
-                "text. Open it with a tool that understands this format."
-            )
-            raise BinaryFile(msg, path=virtual) from None
-
-    def _too_large(self, path: str, size: int) -> FileTooLarge:
-        msg = (
-            f"{path} is {_megabytes(size)}, over this folder's limit of "
-            f"{_megabytes(self.max_file_bytes)} (max_file_bytes). Work on a smaller file, or "
-            "raise max_file_bytes."
-        )
-        return FileTooLarge(msg, path=path)
-
     def _encode(self, path: str, text: str) -> bytes:
         try:
             data = text.encode("utf-8")
@@ -388,61 +300,8 @@ class DiskBackend(AsyncBackendMixin):
             msg = f"Cannot write {path}: the text holds characters UTF-8 cannot store ({exc})."
             raise BackendError(msg, path=path) from exc
         if len(data) > self.max_file_bytes:
-            raise self._too_large(path, len(data))
+            raise too_large(path, len(data), self.max_file_bytes)
         return data
-
-    def _existing(self, virtual: str, spot: Spot) -> os.stat_result | None:
-        """The file a write would replace (None if there is none); refused if it cannot be."""
-        if spot.name is None:
-            raise IsADirectoryError
-        try:
-            st = os.stat(spot.name, dir_fd=spot.folder_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError
-        if stat.S_ISLNK(st.st_mode):
-            raise OSError(errno.ELOOP, "swapped for a symlink")
-        if not stat.S_ISREG(st.st_mode):
-            msg = (
-                f"{virtual} is not a regular file (a device, pipe or socket); it cannot be "
-                "written."
-            )
-            raise InvalidPath(msg, path=virtual)
-        self._refuse_executable(virtual, st)
-        return st
-
-    def _replace(self, spot: Spot, data: bytes, mode: int | None) -> None:
-        """Atomically put `data` at `spot`: a temporary file in the root (in the folder itself
-        across a mount point), fsync, rename. `mode` None keeps the umask's `0o666` mode."""
-        root_fd = self._tree.open_root()
-        try:
-            try:
-                self._replace_via(root_fd, spot, data, mode)
-            except OSError as exc:
-                if exc.errno != errno.EXDEV:
-                    raise
-                self._replace_via(spot.folder_fd, spot, data, mode)
-        finally:
-            close_quietly(root_fd)
-
-    @staticmethod
-    def _replace_via(temporary_fd: int, spot: Spot, data: bytes, mode: int | None) -> None:
-        assert spot.name is not None
-        temporary = f".deepagent-{secrets.token_hex(8)}.tmp"
-        fd = os.open(temporary, _CREATE_FLAGS, 0o666, dir_fd=temporary_fd)
-        try:
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-                stream.flush()
-                if mode is not None:
-                    os.fchmod(stream.fileno(), mode & 0o666)
-                os.fsync(stream.fileno())
-            os.rename(temporary, spot.name, src_dir_fd=temporary_fd, dst_dir_fd=spot.folder_fd)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(temporary, dir_fd=temporary_fd)
-            raise
 
     def _guarded_inside(self, real: tuple[str, ...], virtual: str) -> list[str]:
         """What a delete of a folder would take with it that the agent may not change (<= 5)."""
@@ -459,7 +318,7 @@ class DiskBackend(AsyncBackendMixin):
             for name, st in listed:
                 child_real, child_virtual = (*real_dir, name), folder_prefix(virtual_dir) + name
                 shown = child_virtual[len(folder_prefix(virtual)) :]
-                if self.guard is not None and self.guard(child_virtual, child_real, True) is not None:
+                if not self._changeable(child_virtual, child_real):
                     found.append(shown)
                 elif stat.S_ISREG(st.st_mode) and st.st_mode & 0o111:
                     found.append(f"{shown} (executable)")
@@ -485,7 +344,7 @@ class DiskBackend(AsyncBackendMixin):
         """Read `limit` lines of a text file starting at 0-based line `offset`."""
         virtual = normalize_virtual_path(path)
         with self._located(virtual, "read", change=False) as spot:
-            text, _ = self._read_at(virtual, spot)
+            text, _ = read_text_at(virtual, spot, self.max_file_bytes)
         return ReadResult.from_text(virtual, text, offset, limit)
 
     def write(self, path: str, content: str) -> WriteResult:
@@ -496,17 +355,18 @@ class DiskBackend(AsyncBackendMixin):
             raise TypeError(msg)
         data = self._encode(virtual, content)
         with self._located(virtual, "write", change=True, make_folders=True) as spot:
-            existing = self._existing(virtual, spot)
-            self._replace(spot, data, None if existing is None else stat.S_IMODE(existing.st_mode))
+            existing = existing_file(virtual, spot)
+            mode = None if existing is None else stat.S_IMODE(existing.st_mode)
+            replace_at(self._tree, spot, data, mode)
         return WriteResult(path=virtual, size=len(data), created=existing is None)
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
         """Replace exact text; `old` must occur exactly once unless `replace_all`."""
         virtual = self._writable(path)
         with self._located(virtual, "edit", change=True) as spot:
-            text, mode = self._read_at(virtual, spot, change=True)
+            text, mode = read_text_at(virtual, spot, self.max_file_bytes, change=True)
             text, count = replace_exact(virtual, text, old, new, replace_all)
-            self._replace(spot, self._encode(virtual, text), mode)
+            replace_at(self._tree, spot, self._encode(virtual, text), mode)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
@@ -528,7 +388,7 @@ class DiskBackend(AsyncBackendMixin):
                     raise PermissionDenied(msg, path=virtual)
                 shutil.rmtree(spot.name, dir_fd=spot.folder_fd)
             else:
-                self._refuse_executable(virtual, st)
+                refuse_executable(virtual, st)
                 os.unlink(spot.name, dir_fd=spot.folder_fd)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
@@ -549,7 +409,7 @@ class DiskBackend(AsyncBackendMixin):
                     continue  # filtered here, before the file is read, not again in grep_texts
                 try:
                     with self._located(virtual, "read", change=False, real=real) as spot:
-                        text, _ = self._read_at(virtual, spot)
+                        text, _ = read_text_at(virtual, spot, self.max_file_bytes)
                 except BackendError:
                     continue
                 yield virtual, text
