@@ -35,6 +35,7 @@ from jupyter_deepagent.backends.protocol import (
 )
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
+from jupyter_deepagent.harness.tools.harness_folders import HARNESS_FOLDERS
 from jupyter_deepagent.jupyter.config import (
     CONFIG_FILE_NAMES,
     DEFAULT_HIDDEN_PATHS,
@@ -50,7 +51,7 @@ __all__ = [
     "notebook_prompt",
 ]
 
-ARTIFACT_MOUNTS = ("large_tool_results", "conversation_history", "subagents")
+ARTIFACT_MOUNTS = tuple(folder.strip("/") for folder in HARNESS_FOLDERS)
 """Folders the harness writes to, kept on disk under `<state_dir>/artifacts/`."""
 
 _Listed = TypeVar("_Listed", FileInfo, GrepMatch)
