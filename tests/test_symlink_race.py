@@ -1,10 +1,12 @@
-"""A local process flips symlinks inside the workspace while the agent's /workspace/ backend reads
+"""Another thread flips symlinks inside the workspace while the agent's /workspace/ backend reads
 and writes through them: nothing is read from or written outside, the settings file is never
 written, and every failure is one of this project's errors."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -21,44 +23,65 @@ SETTINGS = "workspace_read_only = true\n"
 OPERATIONS = 2_000
 
 
-def flip(links: dict[Path, tuple[str, str]], stop: threading.Event) -> None:
-    """Swap each link between its two targets atomically (a new link renamed over it), in turn,
-    until stopped."""
-    turn = 0
+def swap_link(link: Path, target: str) -> None:
+    """Point `link` at `target` in one step (a new link renamed over the old entry)."""
+    spare = link.with_name(link.name + ".next")
+    os.symlink(target, spare)
+    os.replace(spare, link)
+
+
+def swap_file(path: Path, text: str) -> None:
+    """Make `path` a regular file holding `text`, in one step."""
+    spare = path.with_name(path.name + ".next")
+    spare.write_text(text)
+    os.replace(spare, path)
+
+
+def flip(workspace: Path, outside: Path, stop: threading.Event) -> None:
+    """Until stopped, flip each racing entry between something inside and something outside:
+    a link's target, a real folder and a link to an outside folder, a real file and a link to an
+    outside file or to the settings file."""
+    box, parked = workspace / "box", workspace / "box.parked"
     while not stop.is_set():
-        for link, targets in links.items():
-            spare = link.with_name(link.name + ".next")
-            os.symlink(targets[turn % 2], spare)
-            os.replace(spare, link)
-        turn += 1
+        swap_link(workspace / "folder", str(outside))
+        swap_file(workspace / "file", "inside\n")
+        swap_link(workspace / "settings", ".deepagent.toml")
+        box.rename(parked)
+        with contextlib.suppress(FileExistsError):  # a write may have made a new `box` folder
+            box.symlink_to(outside, target_is_directory=True)
+        swap_link(workspace / "folder", str(workspace / "inside"))
+        swap_link(workspace / "file", str(outside / "passwd"))
+        swap_file(workspace / "settings", "inside\n")
+        while parked.exists():  # writes may keep making a new `box` folder: clear it and retry
+            with contextlib.suppress(OSError):
+                if box.is_symlink():
+                    box.unlink()
+                elif box.exists():
+                    shutil.rmtree(box)
+                parked.rename(box)
 
 
 @pytest.fixture
 def racing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[GuardedFolder, Path, Path]]:
-    """The guarded workspace with three links flipping between inside and outside targets.
+    """The guarded workspace with four entries flipping between inside and outside.
 
     fsync is skipped (it flushes the temporary file, which is not what is raced here) so that
     thousands of writes take seconds, not minutes."""
     monkeypatch.setattr(os, "fsync", lambda fd: None)
     workspace, outside = tmp_path / "workspace", tmp_path / "outside"
-    (workspace / "inside").mkdir(parents=True)
-    outside.mkdir()
+    for folder in (workspace / "inside", workspace / "box", outside):
+        folder.mkdir(parents=True)
+    for folder in (workspace / "inside", workspace / "box", outside):
+        (folder / "data.txt").write_text(PASSWD if folder == outside else "inside\n")
     (outside / "passwd").write_text(PASSWD)
-    (outside / "data.txt").write_text(PASSWD)
-    (workspace / "inside" / "data.txt").write_text("inside\n")
-    (workspace / "notes.txt").write_text("inside\n")
+    (workspace / "file").write_text("inside\n")
     (workspace / ".deepagent.toml").write_text(SETTINGS)
-    links = {
-        workspace / "folder": (str(workspace / "inside"), str(outside)),
-        workspace / "file": ("notes.txt", str(outside / "passwd")),
-        workspace / "settings": ("notes.txt", ".deepagent.toml"),
-    }
-    for link, targets in links.items():
-        link.symlink_to(targets[0])
+    (workspace / "folder").symlink_to(workspace / "inside")
+    (workspace / "settings").symlink_to("file")
     stop = threading.Event()
-    flipper = threading.Thread(target=flip, args=(links, stop), daemon=True)
+    flipper = threading.Thread(target=flip, args=(workspace, outside, stop), daemon=True)
     flipper.start()
     try:
         yield GuardedFolder(DiskBackend(workspace)), workspace, outside
@@ -86,7 +109,7 @@ def test_reads_through_flipping_links_never_return_outside_content(
     racing: tuple[GuardedFolder, Path, Path],
 ) -> None:
     guarded, _, _ = racing
-    paths = ("/folder/data.txt", "/file", "/settings")
+    paths = ("/folder/data.txt", "/box/data.txt", "/file", "/settings")
 
     def read(i: int) -> str:
         return "\n".join(guarded.read(paths[i % len(paths)]).lines)
@@ -103,7 +126,7 @@ def test_writes_through_flipping_links_never_land_outside_or_on_the_settings(
     racing: tuple[GuardedFolder, Path, Path],
 ) -> None:
     guarded, workspace, outside = racing
-    paths = ("/folder/new.txt", "/folder/data.txt", "/file", "/settings")
+    paths = ("/folder/new.txt", "/box/data.txt", "/box/new.txt", "/file", "/settings")
 
     def write(i: int) -> str:
         path = paths[i % len(paths)]
