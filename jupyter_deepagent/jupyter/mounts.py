@@ -13,9 +13,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -74,22 +75,32 @@ def _key(real: str) -> str:
     return os.path.normcase(real).casefold()
 
 
-def _matching(patterns: tuple[str, ...], folded: list[str]) -> str | None:
-    """The first pattern naming the path or a folder above it (`folded`: its names, casefolded).
+class _PathPatterns:
+    """Names (`.git`, `*.pth`: at any depth) and paths from the top (`tools/deploy.sh`), matched
+    without regard to case against a path or any folder above it; compiled once."""
 
-    A pattern without `/` is a name at any depth (`.git`, `*.pth`); one with `/` is a path from
-    the top (`tools/deploy.sh`).
-    """
-    for pattern in patterns:
-        wanted = pattern.strip("/").casefold()
-        if not wanted:
-            continue
-        if "/" in wanted:
-            if any(fnmatchcase("/".join(folded[:n]), wanted) for n in range(1, len(folded) + 1)):
-                return pattern
-        elif any(fnmatchcase(name, wanted) for name in folded):
-            return pattern
-    return None
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.patterns = tuple(patterns)
+        wanted = [(p, p.strip("/").casefold()) for p in self.patterns if p.strip("/")]
+        self._names = [(p, w) for p, w in wanted if "/" not in w]
+        self._paths = [(p, w) for p, w in wanted if "/" in w]
+        self._any_name = _one_regex(w for _, w in self._names)
+        self._any_path = _one_regex(w for _, w in self._paths)
+
+    def first(self, folded: list[str]) -> str | None:
+        """The first pattern naming the path (`folded`: its names, casefolded), or None."""
+        if self._any_name is not None and any(self._any_name.match(n) for n in folded):
+            return next(p for p, w in self._names if any(fnmatchcase(n, w) for n in folded))
+        if self._any_path is not None:
+            above = ["/".join(folded[:n]) for n in range(1, len(folded) + 1)]
+            if any(self._any_path.match(path) for path in above):
+                return next(p for p, w in self._paths if any(fnmatchcase(a, w) for a in above))
+        return None
+
+
+def _one_regex(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    translated = [translate(pattern) for pattern in patterns]
+    return re.compile("|".join(translated)) if translated else None
 
 
 class GuardedFolder(AsyncBackendMixin):
@@ -128,6 +139,8 @@ class GuardedFolder(AsyncBackendMixin):
         self.hidden = tuple(_key(os.path.realpath(path)) for path in hidden)
         self.hidden_paths = tuple(hidden_paths)
         self.protected_paths = tuple(protected_paths)
+        self._hidden_patterns = _PathPatterns(self.hidden_paths)
+        self._protected_patterns = _PathPatterns(self.protected_paths)
         self.backend = backend.with_guard(self.refusal)
         self.redact = redact
 
@@ -146,7 +159,7 @@ class GuardedFolder(AsyncBackendMixin):
         real = _key(os.path.join(self.root, *parts))
         if (
             any(_is_secret_name(name) for name in folded)
-            or _matching(self.hidden_paths, folded) is not None
+            or self._hidden_patterns.first(folded) is not None
             or any(_same_or_within(real, hidden) for hidden in self.hidden)
         ):
             msg = (
@@ -162,7 +175,7 @@ class GuardedFolder(AsyncBackendMixin):
                 "user can change settings (in the file, or with %agent config). Ask the user."
             )
             return PermissionDenied(msg, path=virtual)
-        pattern = _matching(self.protected_paths, folded)
+        pattern = self._protected_patterns.first(folded)
         if pattern is not None:
             msg = (
                 f"Cannot change {virtual}: it is a protected path ({pattern}), where a change "
