@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import InvalidPath
 
-__all__ = ["MAX_SYMLINKS", "RootedTree", "Spot", "close_quietly"]
+__all__ = ["MAX_SYMLINKS", "HeldFolder", "RootedTree", "Spot", "close_quietly"]
 
 MAX_SYMLINKS = 40
 """Symlinks followed while resolving one path before it counts as a loop (Linux's own limit)."""
@@ -188,6 +188,33 @@ class RootedTree:
             if fd >= 0:
                 close_quietly(fd)
             raise
+
+
+class HeldFolder:
+    """The folder of the files being read, kept open while consecutive files share it."""
+
+    def __init__(self, tree: RootedTree) -> None:
+        self._tree = tree
+        self._real: tuple[str, ...] | None = None
+        self._fd = -1
+
+    def open(self, real: tuple[str, ...]) -> int:
+        """A descriptor of the real folder (valid until the next call or `close`).
+
+        Raises:
+            OSError: The folder cannot be opened without following a symlink.
+        """
+        if real != self._real:
+            self.close()
+            self._fd = self._tree.open_folder(real)
+            self._real = real
+        return self._fd
+
+    def close(self) -> None:
+        """Close the folder held open, if any."""
+        if self._fd >= 0:
+            close_quietly(self._fd)
+        self._fd, self._real = -1, None
 
 
 def _link_target(folder_fd: int, name: str) -> str | None:

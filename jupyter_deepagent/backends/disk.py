@@ -43,7 +43,7 @@ from jupyter_deepagent.backends._paths import (
     not_found,
     parent_folder,
 )
-from jupyter_deepagent.backends._rooted_tree import RootedTree, Spot, close_quietly
+from jupyter_deepagent.backends._rooted_tree import HeldFolder, RootedTree, Spot, close_quietly
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,
@@ -402,16 +402,21 @@ class DiskBackend(AsyncBackendMixin):
     ) -> list[GrepMatch]:
         """Lines of text files under `path` containing `pattern`; binary and huge files skipped."""
         root, files = self._scope(path)
+        folders = HeldFolder(self._tree)
 
         def texts() -> Iterator[tuple[str, str]]:
             for virtual, real, _ in files:
                 if glob and not file_filter_matches(glob, virtual, root):
                     continue  # filtered here, before the file is read, not again in grep_texts
-                try:
-                    with self._located(virtual, "read", change=False, real=real) as spot:
-                        text, _ = read_text_at(virtual, spot, self.max_file_bytes)
-                except BackendError:
+                try:  # the walk already judged these real paths; each is opened without following
+                    spot = Spot(folders.open(real[:-1]), real[-1], real[:-1])
+                    text, _ = read_text_at(virtual, spot, self.max_file_bytes)
+                except (OSError, BackendError):
                     continue
                 yield virtual, text
 
-        return grep_texts(pattern, texts(), root, regex=regex)
+        try:
+            return grep_texts(pattern, texts(), root, regex=regex)
+        finally:
+            folders.close()
+
