@@ -118,9 +118,7 @@ class RootedTree:
         )
         return InvalidPath(msg, path=virtual)
 
-    def _resolve(
-        self, virtual: str, *, follow_last: bool, make_folders: bool
-    ) -> tuple[int, Spot]:
+    def _resolve(self, virtual: str, *, follow_last: bool, make_folders: bool) -> tuple[int, Spot]:
         pending = deque(part for part in virtual.split("/") if part)
         real: list[str] = []
         hops = 0

@@ -129,8 +129,7 @@ class DiskBackend(AsyncBackendMixin):
         virtual = normalize_virtual_path(path)
         if self.read_only:
             msg = (
-                f"Cannot change {virtual}: this folder is mounted read-only. "
-                "Write somewhere else."
+                f"Cannot change {virtual}: this folder is mounted read-only. Write somewhere else."
             )
             raise PermissionDenied(msg, path=virtual)
         return virtual
@@ -419,4 +418,3 @@ class DiskBackend(AsyncBackendMixin):
             return grep_texts(pattern, texts(), root, regex=regex)
         finally:
             folders.close()
-

@@ -41,7 +41,6 @@ from jupyter_deepagent.harness.tools._format import (
 )
 from jupyter_deepagent.harness.tools.harness_folders import refuse_harness_folder
 
-
 __all__ = [
     "FILESYSTEM_TOOL_NAMES",
     "READ_LIMIT",
