@@ -200,13 +200,14 @@ def test_places_where_a_write_runs_as_code_are_read_only(notebook: Notebook, pat
 
 
 def test_a_link_to_a_protected_place_is_judged_by_where_it_leads(notebook: Notebook) -> None:
-    startup = notebook.folder / ".ipython" / "profile_default" / "startup"
-    startup.mkdir(parents=True)
-    os.symlink(".ipython/profile_default/startup", notebook.folder / "scripts")
+    profile = notebook.folder / ".ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    os.symlink(".ipython/profile_default", notebook.folder / "profile")
     fs = workspace(notebook)
-    with pytest.raises(PermissionDenied, match=r"protected path \(\.ipython\)"):
-        fs.write("/workspace/scripts/run.py", "import os\n")
-    assert list(startup.iterdir()) == []
+    for path in ("/workspace/profile/run.py", "/workspace/profile/startup/run.py"):
+        with pytest.raises(PermissionDenied, match=r"protected path \(\.ipython\)"):
+            fs.write(path, "import os\n")
+    assert list(profile.iterdir()) == []  # not even the startup folder was made
 
 
 def test_the_user_chooses_the_protected_and_hidden_paths(notebook: Notebook) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
@@ -91,7 +91,12 @@ class RootedTree:
 
     @contextmanager
     def locate(
-        self, virtual: str, *, follow_last: bool = True, make_folders: bool = False
+        self,
+        virtual: str,
+        *,
+        follow_last: bool = True,
+        make_folders: bool = False,
+        before_making: Callable[[tuple[str, ...]], None] | None = None,
     ) -> Iterator[Spot]:
         """Resolve a normalized virtual path; the folder stays open while the block runs.
 
@@ -100,12 +105,16 @@ class RootedTree:
             follow_last: Follow a symlink in the final component (False for delete, which
                 removes the link itself).
             make_folders: Create the missing folders on the way (and the root), for a write.
+            before_making: Called with a folder's real components before it is created; raise
+                to refuse it.
 
         Raises:
             InvalidPath: A symlink on the way leads outside the root, or symlinks loop.
             OSError: A component is missing (except the last), a file, or cannot be opened.
         """
-        fd, spot = self._resolve(virtual, follow_last=follow_last, make_folders=make_folders)
+        fd, spot = self._resolve(
+            virtual, follow_last=follow_last, make_folders=make_folders, before_making=before_making
+        )
         try:
             yield spot
         finally:
@@ -118,7 +127,14 @@ class RootedTree:
         )
         return InvalidPath(msg, path=virtual)
 
-    def _resolve(self, virtual: str, *, follow_last: bool, make_folders: bool) -> tuple[int, Spot]:
+    def _resolve(
+        self,
+        virtual: str,
+        *,
+        follow_last: bool,
+        make_folders: bool,
+        before_making: Callable[[tuple[str, ...]], None] | None,
+    ) -> tuple[int, Spot]:
         pending = deque(part for part in virtual.split("/") if part)
         real: list[str] = []
         hops = 0
@@ -146,6 +162,8 @@ class RootedTree:
                         return fd, Spot(fd, name, tuple(real))
                     if not make_folders:
                         raise
+                    if before_making is not None:
+                        before_making((*real, name))
                     with suppress(FileExistsError):
                         os.mkdir(name, 0o777, dir_fd=fd)
                     pending.appendleft(name)

@@ -137,6 +137,13 @@ class DiskBackend(AsyncBackendMixin):
     def _allowed(self, virtual: str, real: tuple[str, ...]) -> bool:
         return self.guard is None or self.guard(virtual, real, False) is None
 
+    def _refuse(self, virtual: str, real: tuple[str, ...], change: bool) -> None:
+        """Raise the guard's refusal of a resolved path, if it has one."""
+        if self.guard is not None:
+            refusal = self.guard(virtual, real, change)
+            if refusal is not None:
+                raise refusal
+
     def _changeable(self, virtual: str, real: tuple[str, ...]) -> bool:
         return self.guard is None or self.guard(virtual, real, True) is None
 
@@ -158,7 +165,12 @@ class DiskBackend(AsyncBackendMixin):
         lookup = virtual if real is None else "/" + "/".join(real)
         with (
             self._os_errors(virtual, action),
-            self._tree.locate(lookup, follow_last=follow_last, make_folders=make_folders) as spot,
+            self._tree.locate(
+                lookup,
+                follow_last=follow_last,
+                make_folders=make_folders,
+                before_making=lambda folder: self._refuse(virtual, folder, change),
+            ) as spot,
         ):
             if spot.name is not None and is_temporary_name(spot.name):
                 if not change:
@@ -168,10 +180,7 @@ class DiskBackend(AsyncBackendMixin):
                     "temporary files of writes. Use another name."
                 )
                 raise InvalidPath(msg, path=virtual)
-            if self.guard is not None:
-                refusal = self.guard(virtual, spot.real, change)
-                if refusal is not None:
-                    raise refusal
+            self._refuse(virtual, spot.real, change)
             yield spot
 
     @contextmanager
