@@ -141,3 +141,90 @@ def test_a_read_or_grep_gathers_the_secret_values_once(tmp_path: Path) -> None:
     matches = guarded.grep("line", "/")
     assert asked == [1, 1]
     assert {match.line.split(" ", 2)[2] for match in matches} == {"***"}
+
+
+def test_version_control_internals_are_hidden_even_as_a_worktree_file(notebook: Notebook) -> None:
+    folder = notebook.folder
+    (folder / ".git" / "hooks").mkdir(parents=True)
+    (folder / ".git" / "config").write_text("[core]\n")
+    (folder / "sub").mkdir()
+    (folder / "sub" / ".git").write_text("gitdir: ../.git/worktrees/sub\n")  # a worktree
+    (folder / ".hg").mkdir()
+    (folder / "notes.txt").write_text("core notes\n")
+    fs = workspace(notebook)
+    for path in ("/workspace/.git/config", "/workspace/.Git/config", "/workspace/sub/.git",
+                 "/workspace/.hg"):
+        with pytest.raises(PermissionDenied, match="off limits"):
+            fs.read(path)
+    with pytest.raises(PermissionDenied, match="off limits"):
+        fs.ls("/workspace/.git/")
+    assert {i.path for i in fs.ls("/workspace/")} == {"/workspace/notes.txt", "/workspace/sub/"}
+    assert {i.path for i in fs.glob("**", "/workspace/")} == {"/workspace/notes.txt"}
+    assert [m.path for m in fs.grep("core", "/workspace/")] == ["/workspace/notes.txt"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".ipython/profile_default/startup/00.py",
+        ".jupyter/jupyter_server_config.py",
+        ".venv/bin/activate",
+        "venv/lib/python3.11/site-packages/x.py",
+        "lib/python/evil.pth",
+        "sitecustomize.py",
+        ".envrc",
+        ".vscode/tasks.json",
+        ".pre-commit-config.yaml",
+        ".github/workflows/ci.yml",
+        ".config/git/config",
+        "deep/down/.VSCode/settings.json",
+    ],
+)
+def test_places_where_a_write_runs_as_code_are_read_only(notebook: Notebook, path: str) -> None:
+    target = notebook.folder / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("original = 1\n")
+    fs = workspace(notebook)
+    if not path.startswith(".env"):  # .envrc is hidden, as every .env* file is
+        assert fs.read(f"/workspace/{path}").lines == ["original = 1"]
+    for change in (
+        lambda: fs.write(f"/workspace/{path}", "import os\n"),
+        lambda: fs.edit(f"/workspace/{path}", "original", "changed"),
+        lambda: fs.delete(f"/workspace/{path}"),
+        lambda: fs.write(f"/workspace/{path.upper()}", "import os\n"),
+    ):
+        with pytest.raises(PermissionDenied, match="protected path|off limits"):
+            change()
+    assert target.read_text() == "original = 1\n"
+    assert not (notebook.folder / path.upper()).exists()
+
+
+def test_a_link_to_a_protected_place_is_judged_by_where_it_leads(notebook: Notebook) -> None:
+    profile = notebook.folder / ".ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    os.symlink(".ipython/profile_default", notebook.folder / "profile")
+    fs = workspace(notebook)
+    for path in ("/workspace/profile/run.py", "/workspace/profile/startup/run.py"):
+        with pytest.raises(PermissionDenied, match=r"protected path \(\.ipython\)"):
+            fs.write(path, "import os\n")
+    assert list(profile.iterdir()) == []  # not even the startup folder was made
+
+
+def test_the_user_chooses_the_protected_and_hidden_paths(notebook: Notebook) -> None:
+    (notebook.folder / ".deepagent.toml").write_text(
+        'protected_paths = ["tools/deploy.sh"]\nhidden_paths = ["private"]\n'
+    )
+    (notebook.folder / "private").mkdir()
+    (notebook.folder / "private" / "a.txt").write_text("mine\n")
+    fs = workspace(notebook)
+    assert fs.write("/workspace/.vscode/tasks.json", "{}").created  # no longer protected
+    fs.write("/workspace/other/tools/deploy.sh", "echo\n")  # anchored at the top only
+    with pytest.raises(PermissionDenied, match="protected path"):
+        fs.write("/workspace/tools/deploy.sh", "echo\n")
+    with pytest.raises(PermissionDenied, match="off limits"):
+        fs.read("/workspace/private/a.txt")
+    with pytest.raises(PermissionDenied, match="only the user can change settings"):
+        fs.write("/workspace/.deepagent.toml", "protected_paths = []\n")
+    notebook.run("%agent config protected_paths=")
+    notebook.run("%agent config hidden_paths=")
+    assert workspace(notebook).read("/workspace/private/a.txt").lines == ["mine"]

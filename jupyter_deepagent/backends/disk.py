@@ -1,22 +1,25 @@
 """Real files under one folder on disk, sandboxed: no path, `..` or symlink leads out of it.
 
-Every virtual path is normalized, joined to the root, resolved with its symlinks and checked to
-lie inside the resolved root before any file is touched. Writes are atomic (temporary file,
-fsync, rename), so a failed write leaves the old file as it was.
+Every virtual path is normalized, then opened one component at a time relative to the folder
+holding it, never following a symlink on its own (see `_rooted_tree`): what is checked is what is
+used, so a symlink flipped by another process between two steps cannot lead a read or a write out
+of the folder. Writes are atomic (a temporary `.deepagent-*.tmp` file, fsync, rename), so a failed
+write leaves the old file as it was; the temporary files are never shown, and ones left behind by
+a killed process are removed when the backend starts. Every `OSError` becomes a `BackendError`.
 """
 
 from __future__ import annotations
 
+import copy
 import errno
-import mimetypes
 import os
 import shutil
 import stat
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeAlias
 
 from jupyter_deepagent._exceptions import (
     BackendError,
@@ -24,6 +27,16 @@ from jupyter_deepagent._exceptions import (
     FileTooLarge,
     InvalidPath,
     PermissionDenied,
+)
+from jupyter_deepagent.backends._disk_files import (
+    existing_file,
+    is_temporary_name,
+    megabytes,
+    read_text_at,
+    refuse_executable,
+    remove_stale_temporaries,
+    replace_at,
+    too_large,
 )
 from jupyter_deepagent.backends._matching import (
     file_filter_matches,
@@ -37,6 +50,7 @@ from jupyter_deepagent.backends._paths import (
     not_found,
     parent_folder,
 )
+from jupyter_deepagent.backends._rooted_tree import HeldFolder, RootedTree, Spot, close_quietly
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,
@@ -48,22 +62,14 @@ from jupyter_deepagent.backends.protocol import (
 )
 from jupyter_deepagent.backends.skipped_files import note_skipped_file
 
-__all__ = ["DiskBackend"]
+__all__ = ["DiskBackend", "PathGuard"]
 
-_SNIFF_BYTES = 8192
+PathGuard: TypeAlias = Callable[[str, tuple[str, ...], bool], PermissionDenied | None]
+"""Decides on a path once it is resolved: called with the virtual path, its real components
+below the root (after symlinks) and whether the call would change it; returns the error that
+refuses it, or None. Listings leave out what it refuses to read."""
 
-
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_NEW_FILE_MODE = 0o666 & ~_read_umask()
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
+_Found: TypeAlias = tuple[str, tuple[str, ...], os.stat_result]
 
 
 class DiskBackend(AsyncBackendMixin):
@@ -71,12 +77,15 @@ class DiskBackend(AsyncBackendMixin):
 
     Symlinks are followed only while they stay inside `root`: one pointing out is refused by
     read/write/edit/delete/ls, and skipped by listings and searches (symlinked folders are
-    listed but not descended into by glob and grep).
+    listed but not descended into by glob and grep). Files are never made executable: a new
+    file gets the mode `0o666` less the umask, and an existing file with any execute bit is
+    never replaced, edited or deleted.
 
     Args:
         root: The folder to expose (created on first write if missing).
         read_only: Refuse write, edit and delete with PermissionDenied.
         max_file_bytes: Largest file read or written, in bytes.
+        guard: Decides on each resolved path (see `PathGuard`); None allows every path.
 
     Raises:
         ValueError: If `root` exists and is not a folder.
@@ -87,6 +96,7 @@ class DiskBackend(AsyncBackendMixin):
         root: str | os.PathLike[str],
         read_only: bool = False,
         max_file_bytes: int = 10_000_000,
+        guard: PathGuard | None = None,
     ) -> None:
         self._root = os.path.realpath(os.fspath(root))
         if os.path.exists(self._root) and not os.path.isdir(self._root):
@@ -94,6 +104,10 @@ class DiskBackend(AsyncBackendMixin):
             raise ValueError(msg)
         self.read_only = read_only
         self.max_file_bytes = max_file_bytes
+        self.guard = guard
+        self._tree = RootedTree(self._root)
+        if not read_only:
+            self.remove_stale_temporaries()
 
     def __repr__(self) -> str:
         return f"DiskBackend(root={self._root!r}, read_only={self.read_only})"
@@ -103,41 +117,79 @@ class DiskBackend(AsyncBackendMixin):
         """The resolved folder that virtual `/` maps onto."""
         return Path(self._root)
 
-    # -- paths ---------------------------------------------------------------------------------
+    def with_guard(self, guard: PathGuard | None) -> DiskBackend:
+        """The same folder and settings, deciding on every resolved path with `guard`."""
+        twin = copy.copy(self)
+        twin.guard = guard
+        return twin
 
-    def _inside(self, real: str) -> bool:
-        return os.path.commonpath([self._root, real]) == self._root
+    def remove_stale_temporaries(self) -> int:
+        """Remove temporary files a killed write left in the root; return how many went.
 
-    def _resolve(self, path: str) -> tuple[str, str]:
-        """Return `(virtual, real)` for a path, refusing anything that resolves outside root."""
-        virtual = normalize_virtual_path(path)
-        lexical = os.path.join(self._root, *virtual.split("/")[1:])
-        try:
-            real = os.fspath(Path(lexical).resolve(strict=False))
-        except RuntimeError as exc:
-            msg = f"{virtual} cannot be resolved: it goes through a symlink loop. Use another path."
-            raise InvalidPath(msg, path=virtual) from exc
-        except OSError as exc:
-            msg = f"{virtual} cannot be resolved: {exc.strerror}. Use another path."
-            raise InvalidPath(msg, path=virtual) from exc
-        if not self._inside(real):
-            msg = (
-                f"{virtual} leads outside this folder through a symlink; only files inside it "
-                "can be used."
-            )
-            raise InvalidPath(msg, path=virtual)
-        return virtual, real
+        Only files older than a minute go, so a write still running elsewhere keeps its file.
+        """
+        return remove_stale_temporaries(self._tree)
 
-    def _resolve_writable(self, path: str) -> tuple[str, str]:
-        """`_resolve` for a path about to change, refused first if this folder is read-only."""
+    # -- deciding --------------------------------------------------------------------------------
+
+    def _writable(self, path: str) -> str:
+        """The normalized path of a change, refused first if this folder is read-only."""
         virtual = normalize_virtual_path(path)
         if self.read_only:
             msg = (
-                f"Cannot change {virtual}: this folder is mounted read-only. "
-                "Write somewhere else."
+                f"Cannot change {virtual}: this folder is mounted read-only. Write somewhere else."
             )
             raise PermissionDenied(msg, path=virtual)
-        return self._resolve(virtual)
+        return virtual
+
+    def _allowed(self, virtual: str, real: tuple[str, ...]) -> bool:
+        return self.guard is None or self.guard(virtual, real, False) is None
+
+    def _refuse(self, virtual: str, real: tuple[str, ...], change: bool) -> None:
+        """Raise the guard's refusal of a resolved path, if it has one."""
+        if self.guard is not None:
+            refusal = self.guard(virtual, real, change)
+            if refusal is not None:
+                raise refusal
+
+    def _changeable(self, virtual: str, real: tuple[str, ...]) -> bool:
+        return self.guard is None or self.guard(virtual, real, True) is None
+
+    @contextmanager
+    def _located(
+        self,
+        virtual: str,
+        action: str,
+        *,
+        change: bool,
+        follow_last: bool = True,
+        make_folders: bool = False,
+        real: tuple[str, ...] | None = None,
+    ) -> Iterator[Spot]:
+        """Resolve a path (or real components) and hold its folder open, after the guard agreed.
+
+        Errors raised in the block are turned into the BackendError family too.
+        """
+        lookup = virtual if real is None else "/" + "/".join(real)
+        with (
+            self._os_errors(virtual, action),
+            self._tree.locate(
+                lookup,
+                follow_last=follow_last,
+                make_folders=make_folders,
+                before_making=lambda folder: self._refuse(virtual, folder, change),
+            ) as spot,
+        ):
+            if spot.name is not None and is_temporary_name(spot.name):
+                if not change:
+                    raise not_found(virtual)
+                msg = (
+                    f"Cannot {action} {virtual}: names like .deepagent-*.tmp are kept for the "
+                    "temporary files of writes. Use another name."
+                )
+                raise InvalidPath(msg, path=virtual)
+            self._refuse(virtual, spot.real, change)
+            yield spot
 
     @contextmanager
     def _os_errors(self, path: str, action: str) -> Iterator[None]:
@@ -158,7 +210,13 @@ class DiskBackend(AsyncBackendMixin):
             msg = f"Cannot {action} {path}: a part of the path is a file, not a folder."
             raise InvalidPath(msg, path=path) from exc
         except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+            if exc.errno == errno.ELOOP:
+                msg = (
+                    f"Cannot {action} {path}: it was swapped for a symlink while being opened. "
+                    "Try again, or use another path."
+                )
+                raise InvalidPath(msg, path=path) from exc
+            if exc.errno == errno.ENAMETOOLONG:
                 msg = f"Cannot {action} {path}: {exc.strerror}. Use another path."
                 raise InvalidPath(msg, path=path) from exc
             msg = f"Cannot {action} {path}: {exc.strerror or exc}."
@@ -173,141 +231,137 @@ class DiskBackend(AsyncBackendMixin):
             return FileInfo(path=folder_prefix(path), modified_at=modified, is_dir=True)
         return FileInfo(path=path, size=st.st_size, modified_at=modified)
 
-    def _entry_stat(self, entry: os.DirEntry[str]) -> os.stat_result | None:
-        """Stat a folder entry, or None to hide it (outside symlink, broken, special file)."""
+    def _follow(self, real: tuple[str, ...]) -> tuple[tuple[str, ...], os.stat_result] | None:
+        """Where an in-root symlink leads and what is there, or None (outside, broken, loop)."""
         try:
-            entry.name.encode("utf-8")
-            if entry.is_symlink():
-                if not self._inside(os.path.realpath(entry.path)):
+            with self._tree.locate("/" + "/".join(real)) as spot:
+                if spot.name is None:
+                    return spot.real, os.fstat(spot.folder_fd)
+                if is_temporary_name(spot.name):
                     return None
-                st = os.stat(entry.path)
-            else:
-                st = entry.stat(follow_symlinks=False)
-        except (OSError, UnicodeEncodeError):
+                st = os.stat(spot.name, dir_fd=spot.folder_fd, follow_symlinks=False)
+                return spot.real, st
+        except (OSError, BackendError):
             return None
-        return st if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode) else None
 
-    def _walk(self, real: str, virtual: str) -> Iterator[tuple[str, str, os.stat_result]]:
-        """Yield `(virtual, real, stat)` of every file under a folder, not entering symlinks."""
+    def _scan(
+        self, fd: int, real: tuple[str, ...], virtual: str
+    ) -> Iterator[tuple[str, tuple[str, ...], os.stat_result, bool]]:
+        """The listable entries of an open folder: `(virtual, real target, stat, is_symlink)`.
+
+        In-root symlinks are followed; outside or broken ones, special files, temporary files
+        and whatever the guard hides are left out.
+
+        Raises:
+            OSError: The folder cannot be listed.
+        """
+        with os.scandir(fd) as entries:
+            listed = list(entries)
+        for entry in listed:
+            name = entry.name
+            try:
+                name.encode("utf-8")
+                st = entry.stat(follow_symlinks=False)
+            except (OSError, UnicodeEncodeError):
+                continue
+            child_virtual, child_real = folder_prefix(virtual) + name, (*real, name)
+            if is_temporary_name(name) or not self._allowed(child_virtual, child_real):
+                continue
+            linked = stat.S_ISLNK(st.st_mode)
+            if linked:
+                followed = self._follow(child_real)
+                if followed is None or not self._allowed(child_virtual, followed[0]):
+                    continue
+                child_real, st = followed
+            if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+                yield child_virtual, child_real, st, linked
+
+    def _walk(self, real: tuple[str, ...], virtual: str) -> Iterator[_Found]:
+        """Every file under a folder as `(virtual, real, stat)`, not entering symlinked folders."""
         pending = [(real, virtual)]
         while pending:
             real_dir, virtual_dir = pending.pop()
             try:
-                entries = list(os.scandir(real_dir))
+                fd = self._tree.open_folder(real_dir)
             except OSError:
                 continue
-            for entry in entries:
-                st = self._entry_stat(entry)
-                if st is None:
-                    continue
-                child = folder_prefix(virtual_dir) + entry.name
+            try:
+                entries = list(self._scan(fd, real_dir, virtual_dir))
+            except OSError:
+                continue
+            finally:
+                close_quietly(fd)
+            for child_virtual, child_real, st, linked in entries:
                 if not stat.S_ISDIR(st.st_mode):
-                    yield child, entry.path, st
-                elif not entry.is_symlink():
-                    pending.append((entry.path, child))
+                    yield child_virtual, child_real, st
+                elif not linked:
+                    pending.append((child_real, child_virtual))
 
-    def _scope(self, path: str) -> tuple[str, list[tuple[str, str, os.stat_result]]]:
+    def _scope(self, path: str) -> tuple[str, list[_Found]]:
         """The folder searched from and its files (a file path searches only itself)."""
-        virtual, real = self._resolve(path)
-        if virtual == "/" and not os.path.exists(real):
+        virtual = normalize_virtual_path(path)
+        if virtual == "/" and not os.path.isdir(self._root):
             return virtual, []
-        with self._os_errors(virtual, "search"):
-            st = os.stat(real)
-        if stat.S_ISDIR(st.st_mode):
-            return virtual, list(self._walk(real, virtual))
-        return parent_folder(virtual), [(virtual, real, st)]
+        with self._located(virtual, "search", change=False) as spot:
+            if spot.name is not None:
+                st = os.stat(spot.name, dir_fd=spot.folder_fd, follow_symlinks=False)
+                return parent_folder(virtual), [(virtual, spot.real, st)]
+            real = spot.real
+        return virtual, list(self._walk(real, virtual))
 
-    def _read_text(self, path: str, real: str) -> str:
-        with self._os_errors(path, "read"):
-            st = os.stat(real)
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError
-            if not stat.S_ISREG(st.st_mode):
-                msg = f"{path} is not a regular file (a device, pipe or socket); it cannot be read."
-                raise InvalidPath(msg, path=path)
-            if st.st_size > self.max_file_bytes:
-                raise self._too_large(path, st.st_size)
-            with open(real, "rb") as handle:
-                data = handle.read(self.max_file_bytes + 1)
-        if len(data) > self.max_file_bytes:
-            raise self._too_large(path, len(data))
+    def _encode(self, path: str, text: str) -> bytes:
         try:
-            if b"\x00" in data[:_SNIFF_BYTES]:
-                raise UnicodeError
-            return data.decode("utf-8")
-        except UnicodeError:
-            mime = mimetypes.guess_type(path)[0] or "application/octet-stream"
-            msg = (
-                f"{path} is a binary file ({len(data):,} bytes, {mime}); it cannot be read as "
-                "text. Open it with a tool that understands this format."
-            )
-            raise BinaryFile(msg, path=path) from None
-
-    def _too_large(self, path: str, size: int) -> FileTooLarge:
-        msg = (
-            f"{path} is {_megabytes(size)}, over this folder's limit of "
-            f"{_megabytes(self.max_file_bytes)} (max_file_bytes). Work on a smaller file, or "
-            "raise max_file_bytes."
-        )
-        return FileTooLarge(msg, path=path)
-
-    @staticmethod
-    def _encode(path: str, text: str) -> bytes:
-        try:
-            return text.encode("utf-8")
+            data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
             msg = f"Cannot write {path}: the text holds characters UTF-8 cannot store ({exc})."
             raise BackendError(msg, path=path) from exc
-
-    def _write_bytes(self, path: str, real: str, data: bytes) -> None:
-        """Atomically replace `real`: temporary file in the same folder, fsync, rename."""
         if len(data) > self.max_file_bytes:
-            raise self._too_large(path, len(data))
-        with self._os_errors(path, "write"):
-            if os.path.isdir(real):
-                raise IsADirectoryError
-            folder = os.path.dirname(real)
-            os.makedirs(folder, exist_ok=True)
+            raise too_large(path, len(data), self.max_file_bytes)
+        return data
+
+    def _guarded_inside(self, real: tuple[str, ...], virtual: str) -> list[str]:
+        """What a delete of a folder would take with it that the agent may not change (<= 5)."""
+        found: list[str] = []
+        pending = [(real, virtual)]
+        while pending and len(found) < 5:
+            real_dir, virtual_dir = pending.pop()
+            fd = self._tree.open_folder(real_dir)
             try:
-                mode = stat.S_IMODE(os.stat(real).st_mode)
-            except FileNotFoundError:
-                mode = _NEW_FILE_MODE
-            handle, temporary = tempfile.mkstemp(prefix=".deepagent-", suffix=".tmp", dir=folder)
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(data)
-                    stream.flush()
-                    os.fsync(stream.fileno())
-                os.chmod(temporary, mode)
-                os.replace(temporary, real)
-            except BaseException:
-                with suppress(OSError):
-                    os.unlink(temporary)
-                raise
+                with os.scandir(fd) as entries:
+                    listed = [(entry.name, entry.stat(follow_symlinks=False)) for entry in entries]
+            finally:
+                close_quietly(fd)
+            for name, st in listed:
+                child_real, child_virtual = (*real_dir, name), folder_prefix(virtual_dir) + name
+                shown = child_virtual[len(folder_prefix(virtual)) :]
+                if not self._changeable(child_virtual, child_real):
+                    found.append(shown)
+                elif stat.S_ISREG(st.st_mode) and st.st_mode & 0o111:
+                    found.append(f"{shown} (executable)")
+                elif stat.S_ISDIR(st.st_mode):
+                    pending.append((child_real, child_virtual))
+        return sorted(found)[:5]
 
     # -- the protocol --------------------------------------------------------------------------
 
     def ls(self, path: str = "/") -> list[FileInfo]:
         """List the direct children of a folder (or the file itself), sorted by path."""
-        virtual, real = self._resolve(path)
-        if virtual == "/" and not os.path.exists(real):
+        virtual = normalize_virtual_path(path)
+        if virtual == "/" and not os.path.isdir(self._root):
             return []
-        with self._os_errors(virtual, "list"):
-            st = os.stat(real)
-            if not stat.S_ISDIR(st.st_mode):
+        with self._located(virtual, "list", change=False) as spot:
+            if spot.name is not None:
+                st = os.stat(spot.name, dir_fd=spot.folder_fd, follow_symlinks=False)
                 return [self._info(virtual, st)]
-            entries = list(os.scandir(real))
-        infos = []
-        for entry in entries:
-            entry_stat = self._entry_stat(entry)
-            if entry_stat is not None:
-                infos.append(self._info(folder_prefix(virtual) + entry.name, entry_stat))
-        return sorted(infos, key=lambda info: info.path)
+            found = list(self._scan(spot.folder_fd, spot.real, virtual))
+        return sorted((self._info(v, st) for v, _, st, _ in found), key=lambda i: i.path)
 
     def read(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
         """Read `limit` lines of a text file starting at 0-based line `offset`."""
-        virtual, real = self._resolve(path)
-        return ReadResult.from_text(virtual, self._read_text(virtual, real), offset, limit)
+        virtual = normalize_virtual_path(path)
+        with self._located(virtual, "read", change=False) as spot:
+            text, _ = read_text_at(virtual, spot, self.max_file_bytes)
+        return ReadResult.from_text(virtual, text, offset, limit)
 
     def read_text(self, path: str) -> str:
         """The whole text of a file, exactly as stored (line endings kept).
@@ -317,40 +371,54 @@ class DiskBackend(AsyncBackendMixin):
             FileNotFound: If the file does not exist.
             BackendError: If the file is too large or binary (`FileTooLarge`, `BinaryFile`).
         """
-        virtual, real = self._resolve(path)
-        return self._read_text(virtual, real)
+        virtual = normalize_virtual_path(path)
+        with self._located(virtual, "read", change=False) as spot:
+            text, _ = read_text_at(virtual, spot, self.max_file_bytes)
+        return text
 
     def write(self, path: str, content: str) -> WriteResult:
         """Create or overwrite a text file atomically (parent folders are created)."""
-        virtual, real = self._resolve_writable(path)
+        virtual = self._writable(path)
         if not isinstance(content, str):
             msg = f"content must be a str, not {type(content).__name__}"
             raise TypeError(msg)
         data = self._encode(virtual, content)
-        existed = os.path.lexists(real)
-        self._write_bytes(virtual, real, data)
-        return WriteResult(path=virtual, size=len(data), created=not existed)
+        with self._located(virtual, "write", change=True, make_folders=True) as spot:
+            existing = existing_file(virtual, spot)
+            mode = None if existing is None else stat.S_IMODE(existing.st_mode)
+            replace_at(self._tree, spot, data, mode)
+        return WriteResult(path=virtual, size=len(data), created=existing is None)
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
         """Replace exact text; `old` must occur exactly once unless `replace_all`."""
-        virtual, real = self._resolve_writable(path)
-        text, count = replace_exact(virtual, self._read_text(virtual, real), old, new, replace_all)
-        self._write_bytes(virtual, real, self._encode(virtual, text))
+        virtual = self._writable(path)
+        with self._located(virtual, "edit", change=True) as spot:
+            text, mode = read_text_at(virtual, spot, self.max_file_bytes, change=True)
+            text, count = replace_exact(virtual, text, old, new, replace_all)
+            replace_at(self._tree, spot, self._encode(virtual, text), mode)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
         """Delete a file, or a folder with everything under it (a symlink, not its target)."""
-        virtual, _ = self._resolve_writable(path)
+        virtual = self._writable(path)
         if virtual == "/":
             msg = "Cannot delete /, the root folder; delete the files or folders under it."
             raise PermissionDenied(msg, path=virtual)
-        _, real_parent = self._resolve(parent_folder(virtual))
-        target = os.path.join(real_parent, virtual.rsplit("/", 1)[1])
-        with self._os_errors(virtual, "delete"):
-            if os.path.islink(target) or not os.path.isdir(target):
-                os.unlink(target)
+        with self._located(virtual, "delete", change=True, follow_last=False) as spot:
+            assert spot.name is not None
+            st = os.stat(spot.name, dir_fd=spot.folder_fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                guarded = self._guarded_inside(spot.real, virtual)
+                if guarded:
+                    msg = (
+                        f"Cannot delete {virtual}: it holds files the agent may not change or see "
+                        f"({', '.join(guarded)}). Delete the other files in it one by one instead."
+                    )
+                    raise PermissionDenied(msg, path=virtual)
+                shutil.rmtree(spot.name, dir_fd=spot.folder_fd)
             else:
-                shutil.rmtree(target)
+                refuse_executable(virtual, st)
+                os.unlink(spot.name, dir_fd=spot.folder_fd)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
         """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`)."""
@@ -364,22 +432,27 @@ class DiskBackend(AsyncBackendMixin):
         """Lines of text files under `path` containing `pattern`; binary files are skipped, and
         files too large or unreadable are skipped and noted (see `note_skipped_file`)."""
         root, files = self._scope(path)
+        folders = HeldFolder(self._tree)
 
         def texts() -> Iterator[tuple[str, str]]:
             for virtual, real, st in files:
                 if glob and not file_filter_matches(glob, virtual, root):
                     continue  # filtered here, before the file is read, not again in grep_texts
-                try:
-                    text = self._read_text(virtual, real)
+                try:  # the walk already judged these real paths; each is opened without following
+                    spot = Spot(folders.open(real[:-1]), real[-1], real[:-1])
+                    text, _ = read_text_at(virtual, spot, self.max_file_bytes)
                 except BinaryFile:
                     continue
                 except FileTooLarge:
-                    limit = _megabytes(self.max_file_bytes)
-                    note_skipped_file(virtual, f"{_megabytes(st.st_size)}, over the {limit} limit")
+                    limit = megabytes(self.max_file_bytes)
+                    note_skipped_file(virtual, f"{megabytes(st.st_size)}, over the {limit} limit")
                     continue
-                except BackendError:
+                except (OSError, BackendError):
                     note_skipped_file(virtual, "it could not be read")
                     continue
                 yield virtual, text
 
-        return grep_texts(pattern, texts(), root, regex=regex)
+        try:
+            return grep_texts(pattern, texts(), root, regex=regex)
+        finally:
+            folders.close()

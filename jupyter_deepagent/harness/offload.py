@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.tokens import approx_tokens
+from jupyter_deepagent.harness.tools.harness_folders import HISTORY_DIR, LARGE_RESULTS_DIR
 
 __all__ = [
     "HISTORY_DIR",
@@ -34,11 +35,6 @@ __all__ = [
     "sniff_extension",
 ]
 
-LARGE_RESULTS_DIR = "/large_tool_results/"
-"""Where large and consumed tool results are written."""
-
-HISTORY_DIR = "/conversation_history/"
-"""Where long human messages and the summarization transcripts are written."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_LIMIT = 24

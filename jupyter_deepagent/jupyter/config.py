@@ -6,8 +6,12 @@
 4. `%agent config key=value` in this kernel.
 
 The files are re-read at every run, so an edit takes effect without restarting the kernel. The
-agent cannot change them: `/workspace/` refuses writes to `.deepagent.toml` and `pyproject.toml`.
-Values from files are checked exactly like `%agent config` values.
+agent cannot change them: `/workspace/` refuses writes to `.deepagent.toml` and `pyproject.toml`
+anywhere in it. Values from files are checked exactly like `%agent config` values.
+
+`hidden_paths` and `protected_paths` list names (`.git`, `*.pth`: any file or folder of that name,
+at any depth) or paths from the workspace's top (`tools/deploy.sh`), compared without regard to
+case; a folder covers everything under it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from jupyter_deepagent.jupyter.options import check_variable_name
 
 __all__ = [
     "CONFIG_FILE_NAMES",
+    "DEFAULT_HIDDEN_PATHS",
+    "DEFAULT_PROTECTED_PATHS",
     "LOCAL_CONFIG_FILE",
     "AgentConfig",
     "ConfigLayer",
@@ -35,6 +41,42 @@ LOCAL_CONFIG_FILE = ".deepagent.toml"
 _PYPROJECT_TABLE = "jupyter-deepagent"
 CONFIG_FILE_NAMES = (LOCAL_CONFIG_FILE, "pyproject.toml")
 """Files whose settings every run reads; only the user may change them."""
+
+DEFAULT_HIDDEN_PATHS = (".git", ".hg", ".svn")
+"""Version-control internals: hidden from the agent (and so never changed by it). A write to
+`.git/config` or `.git/hooks/` runs a command at the user's next `git status` or `git commit`."""
+
+DEFAULT_PROTECTED_PATHS = (
+    # Python and Jupyter start-up: run when a kernel or an interpreter starts
+    ".ipython",
+    ".jupyter",
+    ".venv",
+    "venv",
+    ".local",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+    # shells, git and tools that run what these files say, without asking
+    ".envrc",
+    ".direnv",
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".config",
+    ".ssh",
+    ".gitconfig",
+    ".gitattributes",
+    ".gitmodules",
+    ".pre-commit-config.yaml",
+    # editors and CI: tasks, extensions and workflows that run on open or on push
+    ".vscode",
+    ".idea",
+    ".github",
+)
+"""Places where a write becomes code that runs without the user reading it: readable, but the
+agent never writes, edits or deletes there."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +115,10 @@ class AgentConfig:
     """Ask before each python call runs (false: run without asking)."""
     python_timeout: int | None = 60
     """Seconds one python call may run before it is stopped (none: no limit)."""
+    hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS
+    """Names or paths in /workspace/ the agent can neither see nor change (besides .env*)."""
+    protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS
+    """Names or paths in /workspace/ the agent may read but never write, edit or delete."""
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(AgentConfig)}

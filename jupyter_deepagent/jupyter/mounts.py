@@ -4,7 +4,7 @@
 |---|---|
 | `/notebook/` | `NotebookBackend`: cells, outputs and variables of the live notebook (read-only) |
 | `/outputs/` | `OutputsBackend`: this cell's files, displayed when the run ends |
-| `/workspace/` | `GuardedFolder`: the notebook's folder, `.env*` and state hidden, settings read-only |
+| `/workspace/` | `GuardedFolder`: the notebook's folder; `.env*`, `.git`, state hidden; some read-only |
 | `/memories/` | `StoreBackend` on the session's SQLite store (survives restarts) |
 | `/large_tool_results/`, `/conversation_history/`, `/subagents/` | disk, under `.deepagent/artifacts/` |
 | anything else | `StateBackend`: the thread's scratch files, checkpointed |
@@ -13,11 +13,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from fnmatch import fnmatchcase, translate
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jupyter_deepagent._exceptions import BackendError, PermissionDenied
+from jupyter_deepagent._exceptions import BackendError, BinaryFile, FileTooLarge, PermissionDenied
 from jupyter_deepagent.backends._matching import file_filter_matches
 from jupyter_deepagent.backends._paths import normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
@@ -32,9 +35,15 @@ from jupyter_deepagent.backends.protocol import (
     ReadResult,
     WriteResult,
 )
+from jupyter_deepagent.backends.skipped_files import note_skipped_file
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
-from jupyter_deepagent.jupyter.config import CONFIG_FILE_NAMES
+from jupyter_deepagent.harness.tools.harness_folders import HARNESS_FOLDERS
+from jupyter_deepagent.jupyter.config import (
+    CONFIG_FILE_NAMES,
+    DEFAULT_HIDDEN_PATHS,
+    DEFAULT_PROTECTED_PATHS,
+)
 from jupyter_deepagent.jupyter.masked_files import MaskedTexts, masked_grep
 from jupyter_deepagent.jupyter.redaction import Redactor
 
@@ -46,7 +55,7 @@ __all__ = [
     "notebook_prompt",
 ]
 
-ARTIFACT_MOUNTS = ("large_tool_results", "conversation_history", "subagents")
+ARTIFACT_MOUNTS = tuple(folder.strip("/") for folder in HARNESS_FOLDERS)
 """Folders the harness writes to, kept on disk under `<state_dir>/artifacts/`."""
 
 _Listed = TypeVar("_Listed", FileInfo, GrepMatch)
@@ -69,15 +78,47 @@ def _key(real: str) -> str:
     return os.path.normcase(real).casefold()
 
 
+class _PathPatterns:
+    """Names (`.git`, `*.pth`: at any depth) and paths from the top (`tools/deploy.sh`), matched
+    without regard to case against a path or any folder above it; compiled once."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.patterns = tuple(patterns)
+        wanted = [(p, p.strip("/").casefold()) for p in self.patterns if p.strip("/")]
+        self._names = [(p, w) for p, w in wanted if "/" not in w]
+        self._paths = [(p, w) for p, w in wanted if "/" in w]
+        self._any_name = _one_regex(w for _, w in self._names)
+        self._any_path = _one_regex(w for _, w in self._paths)
+
+    def first(self, folded: list[str]) -> str | None:
+        """The first pattern naming the path (`folded`: its names, casefolded), or None."""
+        if self._any_name is not None and any(self._any_name.match(n) for n in folded):
+            return next(p for p, w in self._names if any(fnmatchcase(n, w) for n in folded))
+        if self._any_path is not None:
+            above = ["/".join(folded[:n]) for n in range(1, len(folded) + 1)]
+            if any(self._any_path.match(path) for path in above):
+                return next(p for p, w in self._paths if any(fnmatchcase(a, w) for a in above))
+        return None
+
+
+def _one_regex(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    translated = [translate(pattern) for pattern in patterns]
+    return re.compile("|".join(translated)) if translated else None
+
+
 class GuardedFolder(AsyncBackendMixin):
     """A folder on disk with some paths hidden from the agent and some it may not change.
 
     Hidden (refused by read, write, edit and delete; left out of ls, glob and grep): any `.env*`
-    file or `.deepagent` folder, and the real paths in `hidden` (the configured env file and
-    state folder). Protected (readable, but never written, edited or deleted): `.deepagent.toml`
-    and `pyproject.toml`, whose settings every run reads. Both are decided on the real path, after
-    symlinks, and without regard to case, so `config.txt -> .env` or `.ENV` stays hidden; a folder
-    holding a hidden or protected file cannot be deleted.
+    file or `.deepagent` folder, the names in `hidden_paths` (version-control internals by
+    default), and the real paths in `hidden` (the configured env file and state folder).
+    Protected (readable, but never written, edited or deleted): `.deepagent.toml` and
+    `pyproject.toml`, whose settings every run reads, and the names in `protected_paths` (places
+    where a write becomes code that runs unread, see `DEFAULT_PROTECTED_PATHS`). Both are decided
+    on the path as written and again on the real path the `DiskBackend` resolved and is about to
+    use (so a symlink swapped in between cannot dodge them), without regard to case: a link
+    `config.txt -> .env` or `.ENV` stays hidden, and a folder holding a hidden or protected file
+    cannot be deleted.
 
     Secrets are masked with `redact`, and the agent only ever works on the masked text: read
     pages it, grep matches and counts in it, and an edit finds its text in it and is refused
@@ -89,6 +130,8 @@ class GuardedFolder(AsyncBackendMixin):
         hidden: Real paths (files or folders) to hide besides the `.env*` and `.deepagent` names.
         redact: Masks secrets (a `Redactor` masks exactly the secret; any other function masks
             whole lines it would change).
+        hidden_paths: Names (at any depth) or paths from the top to hide.
+        protected_paths: Names (at any depth) or paths from the top the agent may only read.
     """
 
     def __init__(
@@ -96,77 +139,75 @@ class GuardedFolder(AsyncBackendMixin):
         backend: DiskBackend,
         hidden: tuple[str | os.PathLike[str], ...] = (),
         redact: Callable[[str], str] | None = None,
+        *,
+        hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
+        protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS,
     ) -> None:
-        self.backend = backend
         self.root = os.path.realpath(backend.root)
         self.hidden = tuple(_key(os.path.realpath(path)) for path in hidden)
+        self.hidden_paths = tuple(hidden_paths)
+        self.protected_paths = tuple(protected_paths)
+        self._hidden_patterns = _PathPatterns(self.hidden_paths)
+        self._protected_patterns = _PathPatterns(self.protected_paths)
+        self.backend = backend.with_guard(self.refusal)
         self.redact = redact
         self._masked = MaskedTexts()
 
     # -- deciding --------------------------------------------------------------------------------
-    def _real(self, virtual: str) -> str:
-        return os.path.realpath(os.path.join(self.root, *virtual.split("/")[1:]))
+    def refusal(
+        self, virtual: str, parts: tuple[str, ...], change: bool
+    ) -> PermissionDenied | None:
+        """Why the agent may not use a path (None if it may); see `PathGuard`.
 
-    def _names(self, virtual: str) -> list[str]:
-        """The names along the path as written and along its real path inside the folder."""
-        names = [part for part in virtual.split("/") if part]
-        real = self._real(virtual)
-        if _same_or_within(real, self.root):
-            names += [part for part in real[len(self.root) :].split(os.sep) if part]
-        return names
-
-    def _is_hidden(self, path: str) -> bool:
-        virtual = normalize_virtual_path(path)
-        if any(_is_secret_name(name) for name in self._names(virtual)):
-            return True
-        real = _key(self._real(virtual))
-        return any(_same_or_within(real, hidden) for hidden in self.hidden)
-
-    def _check(self, path: str) -> str:
-        if self._is_hidden(path):
-            shown = normalize_virtual_path(path)
+        Args:
+            virtual: The path as the agent wrote it, for the message.
+            parts: The names of the path below the folder (as written, or real after symlinks).
+            change: The call would write, edit or delete it.
+        """
+        folded = [part.casefold() for part in parts]
+        real = _key(os.path.join(self.root, *parts))
+        if (
+            any(_is_secret_name(name) for name in folded)
+            or self._hidden_patterns.first(folded) is not None
+            or any(_same_or_within(real, hidden) for hidden in self.hidden)
+        ):
             msg = (
-                f"{shown} is off limits: .env files and the agent's own state folder are hidden "
-                "from the agent."
+                f"{virtual} is off limits: .env files, version-control folders such as .git, and "
+                "the agent's own state folder are hidden from the agent (setting: hidden_paths)."
             )
-            raise PermissionDenied(msg, path=shown)
-        return path
-
-    def _check_change(self, path: str) -> str:
-        self._check(path)
-        virtual = normalize_virtual_path(path)
-        if self._protected_file(virtual):
+            return PermissionDenied(msg, path=virtual)
+        if not change:
+            return None
+        if folded and folded[-1] in PROTECTED_NAMES:
             msg = (
                 f"Cannot change {virtual}: it holds the notebook agent's settings, and only the "
                 "user can change settings (in the file, or with %agent config). Ask the user."
             )
-            raise PermissionDenied(msg, path=virtual)
+            return PermissionDenied(msg, path=virtual)
+        pattern = self._protected_patterns.first(folded)
+        if pattern is not None:
+            msg = (
+                f"Cannot change {virtual}: it is a protected path ({pattern}), where a change "
+                "could run as code on the user's machine without them reading it. You may read "
+                "it; ask the user to make the change (only they can change the protected_paths "
+                "setting)."
+            )
+            return PermissionDenied(msg, path=virtual)
+        return None
+
+    def _check(self, path: str, *, change: bool = False) -> str:
+        virtual = normalize_virtual_path(path)
+        refusal = self.refusal(virtual, tuple(part for part in virtual.split("/") if part), change)
+        if refusal is not None:
+            raise refusal
         return path
 
-    def _protected_file(self, virtual: str) -> bool:
-        written = virtual.rsplit("/", 1)[-1]
-        real = os.path.basename(self._real(virtual))
-        return written.casefold() in PROTECTED_NAMES or real.casefold() in PROTECTED_NAMES
+    def _check_change(self, path: str) -> str:
+        return self._check(path, change=True)
 
-    def _guarded_inside(self, virtual: str) -> list[str]:
-        """What a delete of folder `virtual` would take with it that the agent may not touch."""
-        real = self._real(virtual)
-        if os.path.islink(os.path.join(self.root, *virtual.split("/")[1:])) or not os.path.isdir(
-            real
-        ):
-            return []
-        found = [
-            os.path.relpath(hidden, _key(real)) for hidden in self.hidden
-            if _same_or_within(hidden, _key(real))
-        ]
-        for folder, folders, files in os.walk(real):
-            for name in [*folders, *files]:
-                if _is_secret_name(name) or name.casefold() in PROTECTED_NAMES:
-                    found.append(os.path.relpath(os.path.join(folder, name), real))
-            folders[:] = [name for name in folders if not _is_secret_name(name)]
-            if len(found) >= 5:
-                break
-        return sorted(set(found))
+    def _is_hidden(self, path: str) -> bool:
+        parts = tuple(part for part in path.split("/") if part)
+        return self.refusal(path, parts, False) is not None
 
     def _visible(self, items: list[_Listed]) -> list[_Listed]:
         hidden: dict[str, bool] = {}  # one check per file, however many lines of it matched
@@ -213,17 +254,7 @@ class GuardedFolder(AsyncBackendMixin):
 
     def delete(self, path: str) -> None:
         """Delete a file or folder unless it is, or holds, something hidden or protected."""
-        self._check_change(path)
-        virtual = normalize_virtual_path(path)
-        guarded = self._guarded_inside(virtual)
-        if guarded:
-            listed = ", ".join(guarded[:5])
-            msg = (
-                f"Cannot delete {virtual}: it holds files only the user may change or see "
-                f"({listed}). Delete the other files in it one by one instead."
-            )
-            raise PermissionDenied(msg, path=virtual)
-        self.backend.delete(path)
+        self.backend.delete(self._check_change(path))
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
         """Matching files, hidden ones left out."""
@@ -247,8 +278,12 @@ class GuardedFolder(AsyncBackendMixin):
                     continue
                 try:
                     yield info.path, self.backend.read_text(info.path)
-                except BackendError:  # binary or huge files are skipped, as grep does
+                except BinaryFile:
                     continue
+                except FileTooLarge:
+                    note_skipped_file(info.path, f"{info.size / 1_000_000:.1f} MB, over the size limit")
+                except BackendError:
+                    note_skipped_file(info.path, "it could not be read")
 
         def mask(file_path: str, raw: str) -> str:
             return self._masked.get(file_path, raw, redact).text
@@ -266,18 +301,24 @@ def notebook_filesystem(
     store: Any,
     env_file: Path | None = None,
     redact: Callable[[str], str] | None = None,
+    hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
+    protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS,
 ) -> CompositeBackend:
     """Mount the notebook's backends into the one tree the agent sees (see the module table).
 
-    In `/workspace/`, the state folder and `env_file` are hidden wherever they are, and text read
-    there passes through `redact`.
+    In `/workspace/`, the state folder and `env_file` are hidden wherever they are, so are
+    `hidden_paths`, `protected_paths` are read-only, and text read there passes through `redact`.
     """
     hidden = (state_dir, *([env_file] if env_file is not None else []))
     routes: dict[str, BackendProtocol] = {
         "/notebook/": notebook,
         "/outputs/": outputs,
         "/workspace/": GuardedFolder(
-            DiskBackend(workspace, read_only=workspace_read_only), hidden=hidden, redact=redact
+            DiskBackend(workspace, read_only=workspace_read_only),
+            hidden=hidden,
+            redact=redact,
+            hidden_paths=hidden_paths,
+            protected_paths=protected_paths,
         ),
         "/memories/": StoreBackend(store, namespace=("memories",)),
     }

@@ -256,6 +256,8 @@ class Session:
             store=self.storage.store,
             env_file=self.notebook_dir / settings.env_file,
             redact=notebook.redact,
+            hidden_paths=settings.hidden_paths,
+            protected_paths=settings.protected_paths,
         )
 
     def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 
 Every call runs inside `bind_state_files(state["files"])`, so a `StateBackend` works on the
 thread's files; when the call changed them, the tool returns a `Command` that updates the graph
-state's `files` channel along with its message. Failures the model can fix (a missing file, an
+state's `files` channel along with its message. `write_file`, `edit_file` and `delete` refuse the
+harness's own folders (`harness_folders`). Failures the model can fix (a missing file, an
 ambiguous edit, a negative offset) come back as an error `ToolMessage`, never as an exception.
 """
 
@@ -39,6 +40,7 @@ from jupyter_deepagent.harness.tools._format import (
     format_read,
     format_write,
 )
+from jupyter_deepagent.harness.tools.harness_folders import refuse_harness_folder
 
 __all__ = [
     "FILESYSTEM_TOOL_NAMES",
@@ -84,6 +86,7 @@ def _plan_read_file(file_path: str, offset: int = 0, limit: int = READ_LIMIT) ->
 
 
 def _plan_write_file(file_path: str, content: str) -> _Plan:
+    refuse_harness_folder(file_path)
     return _Plan(
         lambda b: b.write(file_path, content),
         lambda b: b.awrite(file_path, content),
@@ -94,6 +97,7 @@ def _plan_write_file(file_path: str, content: str) -> _Plan:
 def _plan_edit_file(
     file_path: str, old_string: str, new_string: str, replace_all: bool = False
 ) -> _Plan:
+    refuse_harness_folder(file_path)
     _require(old_string != "", "old_string is empty; give the exact text to replace.")
     _require(
         old_string != new_string,
@@ -107,6 +111,7 @@ def _plan_edit_file(
 
 
 def _plan_delete(file_path: str) -> _Plan:
+    refuse_harness_folder(file_path)
     return _Plan(
         lambda b: b.delete(file_path),
         lambda b: b.adelete(file_path),
