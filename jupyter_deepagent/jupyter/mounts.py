@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from fnmatch import fnmatchcase, translate
 from pathlib import Path
 from typing import Any, TypeVar
