@@ -105,7 +105,8 @@ def run(
     from langchain_core.messages import HumanMessage
 
     notes = settle(plan)
-    message = {"messages": [HumanMessage(content=prompt)]}
+    turn = plan.config.get("metadata", {}).get("agent_turn")  # its id tells a rewind where it is
+    message = {"messages": [HumanMessage(content=prompt, id=turn)]}
     outcome = execute(plan, message, on_event, on_token, redact=redact)
     outcome.notes[:0] = notes
     return outcome

@@ -35,6 +35,7 @@ from jupyter_deepagent.jupyter.render import (
     show_pending,
 )
 from jupyter_deepagent.jupyter.session import RunOutcome, RunPlan, Session
+from jupyter_deepagent.jupyter.turns import CellAddress, cell_address
 
 __all__ = ["AgentMagics", "get_session"]
 
@@ -46,12 +47,18 @@ def _brief(exc: BaseException, text: str | None = None) -> BaseException:
     return exc
 
 
+def _parent(shell: Any) -> dict[str, Any]:
+    """The execute request being run (empty outside a kernel, e.g. terminal IPython)."""
+    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
+    parent = get_parent() if callable(get_parent) else None
+    return parent if isinstance(parent, dict) else {}
+
+
 def cell_id(shell: Any) -> str | None:
     """The running cell's id (JupyterLab sends it), else the execute request's id (nbclient)."""
-    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
-    if not callable(get_parent):
+    parent = _parent(shell)
+    if not parent:
         return None
-    parent = get_parent() or {}
     return parent.get("metadata", {}).get("cellId") or parent.get("header", {}).get("msg_id")
 
 
@@ -98,7 +105,12 @@ class AgentMagics(Magics):
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         session = self.session
-        plan = self._plan(options)
+        address = cell_address(_parent(self.shell), line, cell)  # now: later it may be another's
+        plan = self._plan(options, address)
+        try:
+            session.rewind(plan)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         notes = session.settle(plan)
         view = self._view(plan, notes)
         outcome = self._drive(
@@ -106,9 +118,9 @@ class AgentMagics(Magics):
         )
         self._show_outcome(view, outcome)
 
-    def _plan(self, options: RunOptions) -> RunPlan:
+    def _plan(self, options: RunOptions, cell: CellAddress | None = None) -> RunPlan:
         try:
-            return self.session.plan(options, cell_id=cell_id(self.shell))
+            return self.session.plan(options, cell_id=cell_id(self.shell), cell=cell)
         except ResearchAssistantError as exc:
             raise _brief(exc) from None
         except ValueError as exc:

@@ -30,6 +30,13 @@ from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
 from jupyter_deepagent.jupyter.session_models import SessionModels, model_label
 from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo
+from jupyter_deepagent.jupyter.turns import (
+    CELL_METADATA_KEY,
+    TURN_METADATA_KEY,
+    CellAddress,
+    new_turn_id,
+    rewind_to_turn,
+)
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
@@ -275,8 +282,13 @@ class Session:
             "interrupt_on": dict.fromkeys(settings.interrupt_on, True) or None,
         }
 
-    def plan(self, options: RunOptions, *, cell_id: str | None = None) -> RunPlan:
+    def plan(
+        self, options: RunOptions, *, cell_id: str | None = None, cell: CellAddress | None = None
+    ) -> RunPlan:
         """Decide the thread, model, filesystem and agent of a run, without running it.
+
+        `cell` (an `%%agent` cell's address) makes the run a turn of that cell: its checkpoints
+        carry the cell's key, so a later re-run of the cell can rewind to it (`rewind`).
 
         Raises:
             MissingAPIKey: The model's provider needs a key that is not set.
@@ -310,6 +322,9 @@ class Session:
         metadata = {"thread": thread}
         if cell_id:
             metadata["cell_id"] = cell_id
+        if cell is not None:
+            metadata[CELL_METADATA_KEY] = cell.key
+            metadata[TURN_METADATA_KEY] = new_turn_id()
         return RunPlan(
             thread=thread,
             new_thread=new_thread,
@@ -323,6 +338,18 @@ class Session:
         )
 
     # -- running (see `execution`) ----------------------------------------------------------------
+    def rewind(self, plan: RunPlan) -> str | None:
+        """Fork the plan's thread from before the cell's earlier turn, if it has one on the
+        current branch (see `rewind_to_turn`); returns that turn's id, or None.
+
+        Raises:
+            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
+        """
+        key = plan.config.get("metadata", {}).get(CELL_METADATA_KEY)
+        if not key:
+            return None
+        return rewind_to_turn(plan.agent, self.storage.checkpointer, plan.config, key)
+
     def settle(self, plan: RunPlan) -> list[str]:
         """Answer tool calls the thread left without results (see `settle_thread`)."""
         return execution.settle(plan)
