@@ -48,6 +48,8 @@ class RunPlan:
     context: Mapping[str, str]
     config: dict[str, Any]
     stop_button: Any
+    recording: Any = None
+    """The cell's `RunRecording` (research log), or None when the run is not a cell's turn."""
 
 
 @dataclass
@@ -58,6 +60,8 @@ class RunOutcome:
     trace: Any
     outputs: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    """The run's summary in the research log (run id, model, calls, tokens, replayed or live)."""
 
     @property
     def pending(self) -> list[dict[str, Any]]:

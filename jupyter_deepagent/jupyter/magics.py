@@ -128,13 +128,17 @@ class AgentMagics(Magics):
 
     def _view(self, plan: RunPlan, notes: list[str], action: str = "") -> CellView:
         view = CellView(rich=not is_terminal(self.shell), quiet=plan.settings.quiet)
-        new = " (new)" if plan.new_thread else ""
-        header = f"agent{action} · thread {plan.thread}{new} · {plan.model_label}"
+        header = self._header(plan, action)
         keys = self.session.keys
         notes = [*keys.notes, *notes]
         keys.notes.clear()
         view.start(header, notes)
         return view
+
+    @staticmethod
+    def _header(plan: RunPlan, action: str = "") -> str:
+        new = " (new)" if plan.new_thread else ""
+        return f"agent{action} · thread {plan.thread}{new} · {plan.model_label}"
 
     def _drive(
         self, view: CellView, plan: RunPlan, run: Callable[[], RunOutcome]
@@ -150,6 +154,7 @@ class AgentMagics(Magics):
             )
             raise _brief(KeyboardInterrupt(text)) from None
         except Exception as exc:
+            self._retitle(view, plan)
             view.end(f"failed: {type(exc).__name__}")
             self._publish()
             if isinstance(exc, ResearchAssistantError):
@@ -165,8 +170,9 @@ class AgentMagics(Magics):
         finished = outcome.trace.of_type("subagent_finished")
         if finished:
             self._warn_if_overwriting(view, into)
+        self._retitle(view, outcome.plan)
         view.end("waiting for approval" if pending else "done")
-        view.answer("" if pending else outcome.trace.final_text)
+        view.answer("" if pending else outcome.trace.final_text, outcome.provenance)
         show_files(output_displays(outcome.outputs), rich=view.rich)
         if pending:
             show_pending(pending, outcome.plan.thread)
@@ -175,6 +181,14 @@ class AgentMagics(Magics):
             self.shell.user_ns[into] = frame
             show(frame)
         self._publish()
+
+    def _retitle(self, view: CellView, plan: RunPlan) -> None:
+        """Say in the header whether the model's answers came from the research log."""
+        if plan.recording is None:
+            return
+        outcome = plan.recording.ledger.outcome
+        if outcome != "none":
+            view.retitle(f"{self._header(plan)} · {outcome}")
 
     def _warn_if_overwriting(self, view: CellView, into: str) -> None:
         """Say so when the results replace a variable of the user's that was not a result table."""

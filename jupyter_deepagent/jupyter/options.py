@@ -35,7 +35,7 @@ __all__ = [
 
 CELL_USAGE = """\
 usage: %%agent [-m MODEL] [-t NAME | --new] [--system TEXT] [--skills DIR]... [--memory FILE]...
-               [--into VAR] [--context KEY=VALUE]... [--quiet] [--help]
+               [--into VAR] [--context KEY=VALUE]... [--replay auto|strict|off] [--quiet] [--help]
        <your request on the following lines; {name} inserts a variable, {{ and }} are braces>"""
 
 LINE_USAGE = """\
@@ -61,6 +61,8 @@ Options of %%agent:
   --memory FILE          an AGENTS.md-style memory file (repeatable); relative as above
   --into VAR             variable for this run's subagent results (default agent_results)
   --context KEY=VALUE    runtime context for tools, never shown to the model (repeatable)
+  --replay MODE          auto (recorded answers from the notebook's research log, live calls
+                         for what changed), strict (a change is an error) or off (always live)
   --quiet                show only the answer and the /outputs/ files, not the live steps
 
 {LINE_USAGE}
@@ -96,6 +98,7 @@ class RunOptions:
     context: Mapping[str, str] = field(default_factory=dict)
     quiet: bool = False
     help: bool = False
+    replay: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ def _cell_parser() -> _Parser:
     parser.add_argument("--into")
     parser.add_argument("--context", action="append", default=[])
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--replay", choices=("auto", "strict", "off"))
     parser.add_argument("-h", "--help", action="store_true")
     return parser
 
@@ -224,6 +228,7 @@ def parse_run_options(line: str) -> RunOptions:
         context=context,
         quiet=namespace.quiet,
         help=namespace.help,
+        replay=namespace.replay,
     )
 
 

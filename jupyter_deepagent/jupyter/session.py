@@ -300,7 +300,11 @@ class Session:
         from jupyter_deepagent.jupyter.stop_button import StopButton, StopButtonMiddleware
 
         settings = self._settings(options)
-        model = self._models.get(settings.model, self.notebook_dir, settings.env_file)
+        recording = self._recording(settings, options, cell)
+        if recording is not None:
+            model = recording.model
+        else:
+            model = self._models.get(settings.model, self.notebook_dir, settings.env_file)
         new_thread = options.new
         if options.new:
             self._thread = self._fresh_thread()
@@ -335,7 +339,31 @@ class Session:
             context=dict(options.context),
             config={"configurable": {"thread_id": thread}, "metadata": metadata},
             stop_button=stop_button,
+            recording=recording,
         )
+
+    def _recording(
+        self, settings: AgentConfig, options: RunOptions, cell: CellAddress | None
+    ) -> Any:
+        """The research-log recording of a cell's run; None outside a known notebook."""
+        path = self.notebook_path
+        if cell is None or path is None:
+            return None
+        from jupyter_deepagent.jupyter.recording import replay_mode, start_recording
+
+        try:
+            return start_recording(
+                notebook=path,
+                address=cell,
+                mode=replay_mode(options.replay, settings.replay),
+                make_model=lambda: self._models.get(
+                    settings.model, self.notebook_dir, settings.env_file
+                ),
+                redact=self.redactor(),
+            )
+        except OSError as exc:
+            msg = f"cannot read the research log beside {path.name}: {exc}"
+            raise ValueError(msg) from None
 
     # -- running (see `execution`) ----------------------------------------------------------------
     def rewind(self, plan: RunPlan) -> str | None:
@@ -405,9 +433,26 @@ class Session:
             outcome = run()
         except BaseException as exc:
             self.last_trace = getattr(exc, "trace", None)
+            self._record(plan, self.last_trace, exc)
             raise
         self.last_trace = outcome.trace
+        outcome.provenance = self._record(plan, outcome.trace, None)
+        mismatch = plan.recording.ledger.mismatch if plan.recording is not None else None
+        if mismatch is not None:  # raised inside a subagent, which reported it as its failure
+            raise mismatch
         return outcome
+
+    def _record(self, plan: RunPlan, trace: Any, error: BaseException | None) -> dict[str, Any]:
+        """Append the run to the notebook's research log (when it is a cell's turn)."""
+        if plan.recording is None:
+            return {}
+        try:
+            return plan.recording.finish(trace, plan.thread, error)
+        except OSError as exc:
+            if error is None:
+                msg = f"the run finished but the research log could not be written: {exc}"
+                raise ValueError(msg) from None
+            return {}
 
     # -- inspecting ------------------------------------------------------------------------------
     def prompt_for(self, thread: str | None = None) -> tuple[Any, str]:

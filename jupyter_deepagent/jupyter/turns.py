@@ -47,6 +47,8 @@ class CellAddress:
 
     cell_id: str | None
     source_key: str
+    title: str = ""
+    """The first line of the cell's request, to name the cell in messages."""
 
     @property
     def key(self) -> str:
@@ -60,8 +62,9 @@ def cell_address(parent: Any, line: str, cell: str) -> CellAddress:
     magic starts: from another thread the kernel's parent is whatever request is current)."""
     metadata = parent.get("metadata") if isinstance(parent, dict) else None
     cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
+    title = next((text.strip() for text in cell.splitlines() if text.strip()), "")
     return CellAddress(cell_id if isinstance(cell_id, str) and cell_id else None,
-                       source_key(line, cell))
+                       source_key(line, cell), title)
 
 
 def new_turn_id() -> str:
