@@ -112,10 +112,13 @@ def start_recording(
     notebook: Path,
     address: CellAddress,
     mode: str,
+    spec: Any,
     make_model: Callable[[], Any],
     redact: Callable[[str], str],
 ) -> RunRecording:
     """Open the notebook's log, find the cell's recording and wrap the live model for the run.
+
+    `spec` is the configured model ("provider:model" or a chat model); `make_model` makes it.
 
     A model that cannot be made (no API key) is tolerated when the cell has a recording to
     replay: a request that differs then fails with the reason.
@@ -147,7 +150,8 @@ def start_recording(
         model_name, params = model_label(inner), _model_params(inner)
         profile = getattr(inner, "profile", None)
     else:
-        model_name = str(recorded.get("model", "unknown")) if recorded else "unknown"
+        # the configured model, named as it would name itself: a change of model is a change
+        model_name = model_label(spec) if isinstance(spec, str) else str(recorded.get("model"))
         params, profile = dict(recorded.get("params") or {}), recorded.get("profile")
     wrapper = ReplayChatModel(
         inner=inner, ledger=ledger, label=model_name, params=params, redact=redact,

@@ -356,6 +356,7 @@ class Session:
                 notebook=path,
                 address=cell,
                 mode=replay_mode(options.replay, settings.replay),
+                spec=settings.model,
                 make_model=lambda: self._models.get(
                     settings.model, self.notebook_dir, settings.env_file
                 ),
