@@ -12,8 +12,11 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+# the quickstart notebook replayed offline from its research log, in a scratch copy (build/demo)
 demo: $(VENV)/.installed
-	$(PY) examples/scripted_research.py
+	rm -rf build/demo && mkdir -p build && cp -r notebooks build/demo && rm -rf build/demo/.deepagent
+	$(VENV)/bin/jupyter-deepagent run build/demo/quickstart.ipynb --replay strict
+	$(VENV)/bin/jupyter-deepagent log build/demo/quickstart.ipynb
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
