@@ -146,3 +146,17 @@ def test_run_all_twice_in_one_kernel_builds_the_first_passs_conversation(
 
     assert first.count("('human'") == 1 and first.count("('tool'") == 5
     assert second == first
+
+
+def test_the_shipped_quickstart_replays_strictly_offline_and_verifies(tmp_path: Path) -> None:
+    folder = tmp_path / "notebooks"
+    shutil.copytree(EXAMPLE.parent, folder, ignore=shutil.ignore_patterns(".deepagent"))
+    notebook = folder / "quickstart.ipynb"
+
+    verified = _cli(tmp_path, "verify", str(notebook))
+    replayed = _cli(tmp_path, "run", str(notebook), "--replay", "strict", "--no-progress")
+
+    assert verified.returncode == 0, verified.stdout
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert replayed.stdout.count(" replayed ") == 3
+    assert "3 agent cells (3 replayed)" in replayed.stdout
