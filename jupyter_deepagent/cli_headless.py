@@ -118,7 +118,8 @@ def run_notebook(
     agents = {cell.index: cell for cell in agent_cells(notebook)}
     report = RunReport(cells=[CellReport(c.index, c.title) for c in agents.values()])
     by_index = {r.index: r for r in report.cells}
-    bar = tqdm(total=len(notebook.cells), desc=path.name, unit="cell", disable=not progress,
+    code_cells = sum(1 for cell in notebook.cells if cell.get("cell_type") == "code")
+    bar = tqdm(total=code_cells, desc=path.name, unit="cell", disable=not progress,
                leave=False)
     state: dict[str, Any] = {"cell_id": None, "started": 0.0}
 
