@@ -81,13 +81,12 @@ class RunRecording:
             calls=self.ledger.calls,
             cell_id=self.address.cell_id,
             source_key=self.address.source_key,
-            cell_index=None,
             thread=thread,
             mode=self.mode,
             outcome=self.ledger.outcome,
             model=self.model.label,
             profile=self.profile,
-            redact=self.redact,
+            redact=getattr(self.redact, "frozen", lambda: self.redact)(),  # values gathered once
         )
         record["params"] = self.params
         if isinstance(error, ReplayMismatch) or self.ledger.mismatch is not None:
