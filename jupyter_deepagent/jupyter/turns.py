@@ -34,8 +34,8 @@ TURN_METADATA_KEY = "agent_turn"
 def source_key(line: str, cell: str) -> str:
     """A key for an `%%agent` cell from its text (magic line options and body), spaces trimmed.
 
-    The same for the cell as IPython runs it and as nbformat stores it (see `notebook_cell_keys`
-    in the research log's command line).
+    The same for the cell as IPython runs it and as nbformat stores it (the command line's
+    `agent_cells` computes it from the notebook file).
     """
     text = line.strip() + "\n" + cell.strip()
     return "source:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

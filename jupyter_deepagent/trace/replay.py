@@ -13,6 +13,7 @@ computes its fingerprint (`fingerprint`) and asks the run's `CallLedger`:
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import deque
@@ -260,8 +261,6 @@ class ReplayChatModel(BaseChatModel):
 
 
 def _as_chunk(message: BaseMessage) -> AIMessageChunk:
-    import json
-
     calls = getattr(message, "tool_calls", None) or []
     return AIMessageChunk(
         content=message.content,
