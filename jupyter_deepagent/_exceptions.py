@@ -13,6 +13,7 @@ ResearchAssistantError
  │    └── MissingAPIKey            the provider needs a key that is not set
  ├── ModelCallFailed               a model call failed (network, provider); secrets masked
  ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
+ ├── ReplayMismatch                a request differs from the notebook's research log
  ├── ContextOverflow               the conversation does not fit the window, even compressed
  ├── StateDamaged                  a state folder's database is damaged; carries .path
  └── ThreadBusy                    another process runs the thread; carries .thread, .pid
@@ -36,6 +37,7 @@ __all__ = [
     "ModelCallFailed",
     "ModelConfigurationError",
     "PermissionDenied",
+    "ReplayMismatch",
     "ResearchAssistantError",
     "ScriptError",
     "StateDamaged",
@@ -111,6 +113,20 @@ class ModelCallFailed(ResearchAssistantError):
 
 class ScriptError(ResearchAssistantError):
     """A ScriptedChatModel script is malformed, or the run asked for more replies than it has."""
+
+
+class ReplayMismatch(ResearchAssistantError):
+    """A model request differs from what the notebook's research log recorded for its cell.
+
+    Attributes:
+        cell: The cell, as the message names it.
+        step: The model call of the run (1-based) that differed.
+    """
+
+    def __init__(self, message: str, *, cell: str = "", step: int = 0) -> None:
+        super().__init__(message)
+        self.cell = cell
+        self.step = step
 
 
 class ContextOverflow(ResearchAssistantError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -146,7 +147,8 @@ def test_missing_tool_call_ids_are_generated_and_unique() -> None:
         rules=[{"when": "again", "reply": step, "repeat": True}],
     )
 
-    ids = [model.invoke(text).tool_calls[0]["id"] for text in ("go", "again", "again", "go")]
+    texts = ("go", "again", "again?", "go on")
+    ids = [model.invoke(text).tool_calls[0]["id"] for text in texts]
 
     assert ids == ["call_1", "call_2", "call_3", "mine"]
 
@@ -234,7 +236,7 @@ def test_from_file_accepts_a_bare_list(tmp_path: Path) -> None:
 
     model = ScriptedChatModel.from_file(path)
 
-    assert [model.invoke("x").content for _ in range(2)] == ["hello", "bye"]
+    assert [model.invoke(f"x{i}").content for i in range(2)] == ["hello", "bye"]
 
 
 @pytest.mark.parametrize(
@@ -287,7 +289,7 @@ def test_parallel_callers_each_get_a_distinct_step() -> None:
 
     def worker() -> None:
         for _ in range(10):
-            text = str(model.invoke("go").content)
+            text = str(model.invoke(f"go {threading.get_ident()} {time.perf_counter_ns()}").content)
             with lock:
                 replies.append(text)
 
@@ -363,6 +365,23 @@ def test_structured_output_through_a_tool_call() -> None:
     assert direct == Answer(value=5, reason="2 + 3")
     assert result["structured_response"] == Answer(value=5, reason="2 + 3")
     assert "Answer" in model.requests[1].tool_names
+
+
+def test_a_conversation_answered_before_gets_the_same_reply_as_a_rewound_notebook_needs() -> None:
+    step = {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 2}}]}
+    model = ScriptedChatModel(script=[step, "3", "only once"])
+    first = model.invoke([HumanMessage("add 1 and 2")])
+    result = ToolMessage("3", tool_call_id=first.tool_calls[0]["id"], name="add")
+    second = model.invoke([HumanMessage("add 1 and 2"), first, result])
+
+    again = model.invoke([HumanMessage("add 1 and 2")])  # the thread was rewound
+    changed = ToolMessage("3 (recomputed)", tool_call_id=again.tool_calls[0]["id"], name="add")
+    again_second = model.invoke([HumanMessage("add 1 and 2"), again, changed])
+
+    assert again.tool_calls == first.tool_calls  # the same step, the same call id
+    assert again_second.content == second.content == "3"
+    assert model.remaining == 1
+    assert model.invoke([HumanMessage("something new")]).content == "only once"
 
 
 def test_public_surface_is_the_model_and_its_request_record() -> None:

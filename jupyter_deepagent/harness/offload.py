@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.events import first_in_run
 from jupyter_deepagent.harness.tokens import approx_tokens
 from jupyter_deepagent.harness.tools.harness_folders import HISTORY_DIR, LARGE_RESULTS_DIR
 
@@ -99,13 +100,30 @@ def _exists(backend: BackendProtocol, path: str) -> bool:
     return True
 
 
-def _free_path(backend: BackendProtocol, folder: str, stem: str, ext: str) -> str:
+def _holds(backend: BackendProtocol, path: str, text: str) -> bool:
+    """Tell whether the file at `path` already holds `text` (a re-run offloading it again)."""
+    wanted = text.splitlines()
+    try:
+        page = backend.read(path, 0, max(len(wanted), 1))
+    except BackendError:
+        return False
+    return page.total_lines == len(wanted) and page.lines == wanted
+
+
+def _free_path(
+    backend: BackendProtocol, folder: str, stem: str, ext: str, text: str
+) -> tuple[str, bool]:
+    """The first free name `<stem>[-n].<ext>`, or the first one an earlier run left holding
+    `text` (so a notebook re-run sends the model the same path); and whether the file is
+    already there. Within one run (`trace_run`) a name is never given twice."""
     path = f"{folder}{stem}.{ext}"
     number = 1
     while _exists(backend, path):
+        if _holds(backend, path, text) and first_in_run(("offload", path), otherwise=False):
+            return path, True
         number += 1
         path = f"{folder}{stem}-{number}.{ext}"
-    return path
+    return path, False
 
 
 @dataclass(frozen=True)
@@ -119,13 +137,16 @@ class Offloaded:
 
 
 def persist_text(backend: BackendProtocol, folder: str, stem: str, text: str) -> Offloaded:
-    """Write `text` to a new file `<folder><stem>.<sniffed ext>` (never overwriting one).
+    """Write `text` to a new file `<folder><stem>.<sniffed ext>` (never overwriting one; a file
+    of that name already holding `text` is reused).
 
     Raises:
         BackendError: the backend refused the write (read-only mount, file too large...).
     """
-    path = _free_path(backend, folder, stem, sniff_extension(text))
-    backend.write(path, text)
+    path, present = _free_path(backend, folder, stem, sniff_extension(text), text)
+    if not present:
+        backend.write(path, text)
+        first_in_run(("offload", path), otherwise=False)  # this run's own: not to be reused
     return Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
 
 

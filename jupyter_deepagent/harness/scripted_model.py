@@ -2,12 +2,14 @@
 
 `ScriptedChatModel` answers each call with the next step of its script, unless a rule matches the
 conversation first, and records every request it was sent in `.requests`, so a test can assert on
-exactly what the model saw. It binds tools, streams word by word, reports approximate token usage,
+exactly what the model saw. A conversation it has answered before gets the same answer again, so a
+notebook re-run from a rewound thread (Run All twice, a restart) plays the same steps. It binds tools, streams word by word, reports approximate token usage,
 and can raise a provider's context-overflow error on cue.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -69,6 +71,21 @@ class ScriptedRequest:
         return [tool.get("function", tool).get("name", "") for tool in self.tools]
 
 
+def _conversation_key(messages: Sequence[BaseMessage]) -> str:
+    """What makes two requests "the same conversation" for a scripted model: the user's and the
+    assistant's turns with their tool calls, the system prompt, and which tools answered (not
+    what they returned, which may differ on a re-run)."""
+    turns = []
+    for message in messages:
+        if message.type == "tool":
+            turns.append(["tool", getattr(message, "name", None)])
+            continue
+        calls = [[c["name"], c["args"]] for c in getattr(message, "tool_calls", None) or []]
+        turns.append([message.type, message.content, calls])
+    text = json.dumps(turns, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _chars(message: BaseMessage) -> int:
     content = message.content
     size = len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
@@ -80,8 +97,11 @@ def _chars(message: BaseMessage) -> int:
 class ScriptedChatModel(BaseChatModel):
     """A chat model that replies from a script and records what it was sent.
 
-    Each call uses the first unused rule whose `when` occurs in the last message (and whose
-    `when_system` occurs in the system message), else the next script step. A step is a string,
+    The step is chosen from the conversation: a conversation answered before (the same system
+    prompt, user and assistant turns and tool calls; tool results may differ) gets the same
+    reply again, ids included. Otherwise the first unused rule whose `when` occurs in the last
+    message (and whose `when_system` occurs in the system message) answers, else the next script
+    step. A step is a string,
     an `AIMessage`, `{"content": ..., "tool_calls": [{"name", "args", "id"?}]}`, or
     `{"raise": "context_overflow" | "error" | "rate_limit" | "timeout", "message": ...}`.
     Missing tool-call ids become `call_1`, `call_2`, ... in the order replies are made.
@@ -104,6 +124,7 @@ class ScriptedChatModel(BaseChatModel):
     _next: int = PrivateAttr(default=0)
     _ids: int = PrivateAttr(default=0)
     _requests: list[ScriptedRequest] = PrivateAttr(default_factory=list)
+    _answered: dict[str, AIMessage] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -165,17 +186,23 @@ class ScriptedChatModel(BaseChatModel):
         request = ScriptedRequest(
             list(messages), list(kwargs.get("tools") or []), kwargs.get("tool_choice")
         )
+        key = _conversation_key(messages)
         with self._lock:
             self._requests.append(request)
             call = len(self._requests)
-            step = self._pick(request)
-            if step is None:
-                raise self._exhausted(call, request)
-            if step.error is not None:
-                raise step.error(step.error_message)
-            assert step.reply is not None  # a step is a reply or an error
-            calls = [self._with_id(tool_call) for tool_call in step.reply.tool_calls]
-        reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
+            known = self._answered.get(key)
+            if known is not None:
+                reply = known.model_copy(deep=True)
+            else:
+                step = self._pick(request)
+                if step is None:
+                    raise self._exhausted(call, request)
+                if step.error is not None:
+                    raise step.error(step.error_message)
+                assert step.reply is not None  # a step is a reply or an error
+                calls = [self._with_id(tool_call) for tool_call in step.reply.tool_calls]
+                reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
+                self._answered[key] = reply.model_copy(deep=True)
         sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
         usage = {"input_tokens": math.ceil(sent / 4), "output_tokens": math.ceil(_chars(reply) / 4)}
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]

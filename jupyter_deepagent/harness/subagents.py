@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
+import re
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -126,13 +127,19 @@ class _Limiter:
             yield
 
 
+_RANDOM_IDS = re.compile(r":[0-9a-fA-F-]{32,36}")
+
+
 def _task_id(name: str, runtime: ToolRuntime) -> str:
-    """Short and path-safe; the same when a paused run resumes the same call, so the task keeps
-    its id and transcript path."""
+    """Short and path-safe; the same when a paused run resumes the same call, and when a notebook
+    re-run replays it (thread, nesting without LangGraph's random task ids, position in the
+    conversation, call id), so the task keeps its id and transcript path."""
     configurable = (runtime.config or {}).get("configurable", {})
-    namespace = str(configurable.get("checkpoint_ns") or "")
-    seed = f"{namespace}|{runtime.tool_call_id or ''}"
-    if not namespace or not runtime.tool_call_id:
+    namespace = _RANDOM_IDS.sub("", str(configurable.get("checkpoint_ns") or ""))
+    depth = len((runtime.state or {}).get("messages", []) or [])
+    thread = configurable.get("thread_id") or ""
+    seed = f"{thread}|{namespace}|{depth}|{runtime.tool_call_id or ''}"
+    if not runtime.tool_call_id:
         seed += uuid.uuid4().hex
     return f"{name}-{hashlib.sha1(seed.encode()).hexdigest()[:8]}"
 

@@ -119,6 +119,8 @@ class AgentConfig:
     """Names or paths in /workspace/ the agent can neither see nor change (besides .env*)."""
     protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS
     """Names or paths in /workspace/ the agent may read but never write, edit or delete."""
+    replay: str = "auto"
+    """The research log's replay mode: auto, strict or off (see `jupyter.recording`)."""
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(AgentConfig)}
@@ -165,6 +167,11 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
         if not isinstance(value, str) and source == "%agent config":
             return value  # a chat model object, given from Python
         msg = f"{source}: model must be \"provider:model\" text, got {value!r}"
+        raise ValueError(msg)
+    if name == "replay" and isinstance(value, str) and value.strip() in ("auto", "strict", "off"):
+        return value.strip()
+    if name == "replay":
+        msg = f"{source}: replay must be auto, strict or off, got {value!r}"
         raise ValueError(msg)
     if name == "into" and isinstance(value, str):
         return check_variable_name(value.strip(), f"{source}: into")

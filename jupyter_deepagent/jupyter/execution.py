@@ -49,6 +49,8 @@ class RunPlan:
     context: Mapping[str, str]
     config: dict[str, Any]
     stop_button: Any
+    recording: Any = None
+    """The cell's `RunRecording` (research log), or None when the run is not a cell's turn."""
 
 
 @dataclass
@@ -59,6 +61,8 @@ class RunOutcome:
     trace: Any
     outputs: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    """The run's summary in the research log (run id, model, calls, tokens, replayed or live)."""
 
     @property
     def pending(self) -> list[dict[str, Any]]:
@@ -108,7 +112,8 @@ def run(
     from langchain_core.messages import HumanMessage
 
     notes = settle(plan)
-    message = {"messages": [HumanMessage(content=prompt, id=uuid.uuid4().hex)]}
+    turn = plan.config.get("metadata", {}).get("agent_turn")  # its id tells a rewind where it is
+    message = {"messages": [HumanMessage(content=prompt, id=turn or uuid.uuid4().hex)]}
     outcome = execute(plan, message, on_event, on_token, redact=redact)
     outcome.notes[:0] = notes
     return outcome

@@ -37,6 +37,7 @@ from jupyter_deepagent.jupyter.render import (
     written_order,
 )
 from jupyter_deepagent.jupyter.session import RunOutcome, RunPlan, Session
+from jupyter_deepagent.jupyter.turns import CellAddress, cell_address
 
 __all__ = ["AgentMagics", "get_session"]
 
@@ -48,12 +49,18 @@ def _brief(exc: BaseException, text: str | None = None) -> BaseException:
     return exc
 
 
+def _parent(shell: Any) -> dict[str, Any]:
+    """The execute request being run (empty outside a kernel, e.g. terminal IPython)."""
+    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
+    parent = get_parent() if callable(get_parent) else None
+    return parent if isinstance(parent, dict) else {}
+
+
 def cell_id(shell: Any) -> str | None:
     """The running cell's id (JupyterLab sends it), else the execute request's id (nbclient)."""
-    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
-    if not callable(get_parent):
+    parent = _parent(shell)
+    if not parent:
         return None
-    parent = get_parent() or {}
     return parent.get("metadata", {}).get("cellId") or parent.get("header", {}).get("msg_id")
 
 
@@ -109,8 +116,13 @@ class AgentMagics(Magics):
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         session = self.session
-        plan = self._plan(options)
+        address = cell_address(_parent(self.shell), line, cell)  # now: later it may be another's
+        plan = self._plan(options, address)
         self._answered(plan.thread, "no longer waiting: a new %%agent request was sent")
+        try:
+            session.rewind(plan)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         notes = session.settle(plan)
         view = self._view(plan, notes)
         on_event = self._watch(view, plan)
@@ -126,9 +138,11 @@ class AgentMagics(Magics):
 
         return masked_interpolation(path, value, self.session.redactor())
 
-    def _plan(self, options: RunOptions, cell: str | None = None) -> RunPlan:
+    def _plan(
+        self, options: RunOptions, address: CellAddress | None = None, cell: str | None = None
+    ) -> RunPlan:
         try:
-            return self.session.plan(options, cell_id=cell or cell_id(self.shell))
+            return self.session.plan(options, cell_id=cell or cell_id(self.shell), cell=address)
         except ResearchAssistantError as exc:
             raise _brief(exc) from None
         except ValueError as exc:
@@ -136,8 +150,7 @@ class AgentMagics(Magics):
 
     def _view(self, plan: RunPlan, notes: list[str], action: str = "") -> CellView:
         view = CellView(rich=not is_terminal(self.shell), quiet=plan.settings.quiet)
-        new = " (new)" if plan.new_thread else ""
-        header = f"agent{action} · thread {plan.thread}{new} · {plan.model_label}"
+        header = self._header(plan, action)
         keys = self.session.keys
         notes = [*keys.notes, *notes]
         keys.notes.clear()
@@ -161,6 +174,11 @@ class AgentMagics(Magics):
 
         return on_event
 
+    @staticmethod
+    def _header(plan: RunPlan, action: str = "") -> str:
+        new = " (new)" if plan.new_thread else ""
+        return f"agent{action} · thread {plan.thread}{new} · {plan.model_label}"
+
     def _drive(
         self, view: CellView, plan: RunPlan, run: Callable[[], RunOutcome]
     ) -> RunOutcome:
@@ -176,6 +194,7 @@ class AgentMagics(Magics):
             )
             raise _brief(KeyboardInterrupt(text)) from None
         except Exception as exc:
+            self._retitle(view, plan)
             view.end(f"failed: {type(exc).__name__}")
             self._publish(plan)
             view.close()
@@ -192,9 +211,10 @@ class AgentMagics(Magics):
         finished = outcome.trace.of_type("subagent_finished")
         if finished:
             self._warn_if_overwriting(view, into)
+        self._retitle(view, outcome.plan)
         view.end("waiting for approval" if pending else "done",
                  todos=outcome.trace.state.get("todos"))
-        view.answer("" if pending else outcome.trace.final_text)
+        view.answer("" if pending else outcome.trace.final_text, outcome.provenance)
         show_files(output_displays(outcome.outputs), rich=view.rich,
                    order=written_order(outcome.trace.events), place=view.below)
         if pending:
@@ -205,6 +225,14 @@ class AgentMagics(Magics):
             view.below(frame)
         self._publish(outcome.plan)
         view.close()
+
+    def _retitle(self, view: CellView, plan: RunPlan) -> None:
+        """Say in the header whether the model's answers came from the research log."""
+        if plan.recording is None:
+            return
+        outcome = plan.recording.ledger.outcome
+        if outcome != "none":
+            view.retitle(f"{self._header(plan)} · {outcome}")
 
     def _warn_if_overwriting(self, view: CellView, into: str) -> None:
         """Say so when the results replace a variable of the user's that was not a result table."""
@@ -366,7 +394,7 @@ class AgentMagics(Magics):
         from jupyter_deepagent.jupyter.thread_state import pending_requests
 
         session = self.session
-        plan = self._plan(session.resume_options(command.thread), cell)
+        plan = self._plan(session.resume_options(command.thread), cell=cell)
         try:
             if shown is not None:
                 still_waiting(plan.agent, plan.config, shown)

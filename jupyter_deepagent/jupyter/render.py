@@ -136,6 +136,11 @@ class CellView:
                 if key.startswith("note:"):
                     print(line)
 
+    def retitle(self, header: str) -> None:
+        """Replace the header line (the run's end says whether it was replayed or live)."""
+        with self._lock:
+            self._header = header
+
     def note(self, text: str) -> None:
         """Add a line such as "the interrupted call was marked as not completed"."""
         self._add(f"note:{len(self._lines)}", f"  ! {text}", final=True)
@@ -280,8 +285,9 @@ class CellView:
             self._stream_refresh = now
             self._stream_handle.update(_Markdown(escape_raw_html(self._streamed)))
 
-    def answer(self, text: str) -> None:
-        """Show the final answer as Markdown, in place of the streamed text if there was one."""
+    def answer(self, text: str, provenance: dict[str, Any] | None = None) -> None:
+        """Show the final answer as Markdown, in place of the streamed text if there was one;
+        `provenance` (the run's research-log summary) goes into its output metadata."""
         if not self.rich:
             if self._streamed and text.strip() == self._streamed.strip():
                 if self._midline:
@@ -291,7 +297,10 @@ class CellView:
                 self._print(text)
             return
         answer = escape_raw_html(text or self._streamed)  # the agent's HTML must not run
-        final = _Markdown(answer, {"jupyter_deepagent": {"kind": "answer"}})
+        meta: dict[str, Any] = {"kind": "answer"}
+        if provenance:
+            meta["run"] = provenance
+        final = _Markdown(answer, {"jupyter_deepagent": meta})
         if self._stream_handle is not None:
             self._stream_handle.update(final)
         elif text.strip():

@@ -30,6 +30,13 @@ from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
 from jupyter_deepagent.jupyter.session_models import SessionModels, model_label
 from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo, open_storage
+from jupyter_deepagent.jupyter.turns import (
+    CELL_METADATA_KEY,
+    TURN_METADATA_KEY,
+    CellAddress,
+    new_turn_id,
+    rewind_to_turn,
+)
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
@@ -277,8 +284,13 @@ class Session:
             "interrupt_on": {**dict.fromkeys(settings.interrupt_on, True), **approvals} or None,
         }
 
-    def plan(self, options: RunOptions, *, cell_id: str | None = None) -> RunPlan:
+    def plan(
+        self, options: RunOptions, *, cell_id: str | None = None, cell: CellAddress | None = None
+    ) -> RunPlan:
         """Decide the thread, model, filesystem and agent of a run, without running it.
+
+        `cell` (an `%%agent` cell's address) makes the run a turn of that cell: its checkpoints
+        carry the cell's key, so a later re-run of the cell can rewind to it (`rewind`).
 
         Raises:
             MissingAPIKey: The model's provider needs a key that is not set.
@@ -292,7 +304,11 @@ class Session:
         from jupyter_deepagent.jupyter.stop_button import StopButton, StopButtonMiddleware
 
         settings = self._settings(options)
-        model = self._models.get(settings.model, self.notebook_dir, settings.env_file)
+        recording = self._recording(settings, options, cell)
+        if recording is not None:
+            model = recording.model
+        else:
+            model = self._models.get(settings.model, self.notebook_dir, settings.env_file)
         new_thread = options.new
         if options.new:
             self._thread = self._fresh_thread()
@@ -316,6 +332,9 @@ class Session:
         metadata = {"thread": thread}
         if cell_id:
             metadata["cell_id"] = cell_id
+        if cell is not None:
+            metadata[CELL_METADATA_KEY] = cell.key
+            metadata[TURN_METADATA_KEY] = new_turn_id()
         return RunPlan(
             thread=thread,
             new_thread=new_thread,
@@ -326,6 +345,7 @@ class Session:
             context=dict(options.context),
             config={"configurable": {"thread_id": thread}, "metadata": metadata},
             stop_button=stop_button,
+            recording=recording,
         )
 
     def resume_options(self, thread: str | None = None) -> RunOptions:
@@ -334,7 +354,50 @@ class Session:
         name = thread or self.thread
         return self._run_options.get(name) or RunOptions(thread=name)
 
+    def _recording(
+        self, settings: AgentConfig, options: RunOptions, cell: CellAddress | None
+    ) -> Any:
+        """The research-log recording of a cell's run; None outside a known notebook."""
+        path = self.notebook_path
+        if cell is None or path is None:
+            return None
+        from jupyter_deepagent.jupyter.recording import replay_mode, start_recording
+
+        try:
+            return start_recording(
+                notebook=path,
+                address=cell,
+                mode=replay_mode(options.replay, settings.replay),
+                spec=settings.model,
+                make_model=lambda: self._models.get(
+                    settings.model, self.notebook_dir, settings.env_file
+                ),
+                redact=self.redactor(),
+            )
+        except OSError as exc:
+            msg = f"cannot read the research log beside {path.name}: {exc}"
+            raise ValueError(msg) from None
+
     # -- running (see `execution`) ----------------------------------------------------------------
+    def rewind(self, plan: RunPlan) -> str | None:
+        """Fork the plan's thread from before the cell's earlier turn, if it has one on the
+        current branch (see `rewind_to_turn`); returns that turn's id, or None.
+
+        Does nothing while another process runs the thread (the run then says so).
+
+        Raises:
+            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
+            StateDamaged: A database of the state folder is damaged.
+        """
+        key = plan.config.get("metadata", {}).get(CELL_METADATA_KEY)
+        if not key:
+            return None
+        try:
+            with self.storage.writing(plan.thread):
+                return rewind_to_turn(plan.agent, self.storage.checkpointer, plan.config, key)
+        except ThreadBusy:
+            return None
+
     def settle(self, plan: RunPlan) -> list[str]:
         """Answer tool calls the thread left without results (see `settle_thread`).
 
@@ -404,11 +467,13 @@ class Session:
         ))
 
     def _traced(self, plan: RunPlan, run: Callable[[], RunOutcome]) -> RunOutcome:
-        """Run holding the thread's lock; keep the trace, also of a run that failed.
+        """Run holding the thread's lock; keep the trace, also of a run that failed, and append
+        the run to the notebook's research log.
 
         Raises:
             ThreadBusy: Another process is running the thread; nothing was run.
             StateDamaged: A database of the state folder turned out damaged.
+            ReplayMismatch: Under strict replay, a request differed from the research log.
         """
         with self.storage.writing(plan.thread):
             self.last_thread = plan.thread
@@ -416,9 +481,26 @@ class Session:
                 outcome = run()
             except BaseException as exc:
                 self.last_trace = getattr(exc, "trace", None)
+                self._record(plan, self.last_trace, exc)
                 raise
             self.last_trace = outcome.trace
+            outcome.provenance = self._record(plan, outcome.trace, None)
+            mismatch = plan.recording.ledger.mismatch if plan.recording is not None else None
+            if mismatch is not None:  # raised inside a subagent, which reported it as its failure
+                raise mismatch
             return outcome
+
+    def _record(self, plan: RunPlan, trace: Any, error: BaseException | None) -> dict[str, Any]:
+        """Append the run to the notebook's research log (when it is a cell's turn)."""
+        if plan.recording is None:
+            return {}
+        try:
+            return plan.recording.finish(trace, plan.thread, error)
+        except OSError as exc:
+            if error is None:
+                msg = f"the run finished but the research log could not be written: {exc}"
+                raise ValueError(msg) from None
+            return {}
 
     # -- inspecting ------------------------------------------------------------------------------
     def prompt_for(self, thread: str | None = None) -> tuple[Any, str]:

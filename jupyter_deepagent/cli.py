@@ -1,0 +1,114 @@
+"""`jupyter-deepagent` (also `jupyter deepagent`): run, read and check notebooks' research logs.
+
+    jupyter-deepagent run NOTEBOOK [--replay strict|auto|off] [--output OUT.ipynb]
+    jupyter-deepagent log NOTEBOOK [--format text|markdown|json]
+    jupyter-deepagent verify NOTEBOOK
+
+`run` exits 1 when a strict replay finds a request that differs from the log, 2 when a cell
+fails otherwise; `verify` exits 1 when the log's hash chain is broken or an agent cell has no
+complete recording.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jupyter-deepagent",
+        description="Run notebooks with agent cells headless, replaying their research logs.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="execute a notebook headless (nbclient)")
+    run.add_argument("notebook", type=Path)
+    run.add_argument("--replay", choices=("strict", "auto", "off"), default="auto",
+                     help="strict: a changed request is an error; auto: ask the live model "
+                          "for what changed; off: always live (default auto)")
+    run.add_argument("--output", type=Path, help="write the executed notebook here")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    log = commands.add_parser("log", help="the research log as a timeline")
+    log.add_argument("notebook", type=Path)
+    log.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    verify = commands.add_parser("verify", help="check the hash chain and every agent cell")
+    verify.add_argument("notebook", type=Path)
+    return parser
+
+
+def _read_notebook(path: Path) -> object:
+    import nbformat
+
+    try:
+        return nbformat.read(path, as_version=4)
+    except (OSError, ValueError) as exc:
+        msg = f"cannot read the notebook {path}: {exc}"
+        raise SystemExit(msg) from None
+
+
+def _tokens(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from jupyter_deepagent.cli_headless import run_notebook
+
+    if not args.notebook.is_file():
+        print(f"no notebook at {args.notebook}", file=sys.stderr)
+        return 2
+    report = run_notebook(args.notebook, replay=args.replay, output=args.output,
+                          progress=not args.no_progress)
+    print(f"{'cell':>4}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} {'seconds':>7}")
+    for row in report.cells:
+        title = row.title if len(row.title) <= 44 else row.title[:43] + "…"
+        print(f"{row.index + 1:>4}  {title:<44} {row.outcome:<9} {row.calls:>5} "
+              f"{_tokens(row.tokens):>7} {row.seconds:>7.2f}")
+    replayed = sum(1 for row in report.cells if row.outcome == "replayed")
+    print(f"{len(report.cells)} agent cells ({replayed} replayed) · {report.seconds:.1f} s in all")
+    if report.error:
+        print(f"stopped: {report.error}", file=sys.stderr)
+        for row in report.cells:
+            if row.error:
+                print(row.error, file=sys.stderr)
+    return report.exit_code
+
+
+def _log(args: argparse.Namespace) -> int:
+    from jupyter_deepagent.cli_log import format_timeline
+    from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+
+    log = ResearchLog(log_path_for(args.notebook))
+    if not log.exists():
+        print(f"no research log beside {args.notebook} ({log.path.name})", file=sys.stderr)
+        return 1
+    print(format_timeline(log.records(), args.format), end="")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from jupyter_deepagent.cli_notebook import agent_cells, check_recordings
+
+    notebook = _read_notebook(args.notebook)
+    problems = check_recordings(args.notebook, notebook)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{args.notebook}: {len(problems)} problem(s) in its research log")
+        return 1
+    print(f"{args.notebook}: the research log is intact and all "
+          f"{len(agent_cells(notebook))} agent cells have a complete recording")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    command = {"run": _run, "log": _log, "verify": _verify}[args.command]
+    return command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""`jupyter-deepagent run`: execute a notebook headless with nbclient, cell by cell, and report
+each agent cell (replayed, live, mixed or mismatch; model calls, tokens, seconds).
+
+The kernel is told which notebook it runs (`JPY_SESSION_NAME`), so it finds the research log
+and the thread; each execute request carries the cell's id in its metadata (`cellId`, as
+JupyterLab sends it), so a recording made in JupyterLab replays here and the reverse; and the
+replay mode goes in `JUPYTER_DEEPAGENT_REPLAY`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CellReport", "RunReport", "run_notebook"]
+
+
+@dataclass
+class CellReport:
+    """How one agent cell went."""
+
+    index: int
+    title: str
+    outcome: str = "not run"
+    """replayed, live, mixed, mismatch, error, or not run."""
+    calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass
+class RunReport:
+    """How the whole notebook went."""
+
+    cells: list[CellReport] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str = ""
+    """The first cell error ("" when every cell ran)."""
+    mismatch: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every cell ran, 1 on a replay mismatch, 2 on any other cell error."""
+        if self.mismatch:
+            return 1
+        return 2 if self.error else 0
+
+
+def _execute_with_cell_id(kc: Any, current: Callable[[], str | None]) -> Callable[..., str]:
+    """`kc.execute`, but the request's metadata carries the running cell's id."""
+
+    def execute(code: str, silent: bool = False, store_history: bool = True,
+                user_expressions: dict[str, Any] | None = None, allow_stdin: bool | None = None,
+                stop_on_error: bool = True) -> str:
+        content = {
+            "code": code, "silent": silent, "store_history": store_history,
+            "user_expressions": user_expressions or {},
+            "allow_stdin": kc.allow_stdin if allow_stdin is None else allow_stdin,
+            "stop_on_error": stop_on_error,
+        }
+        cell_id = current()
+        message = kc.session.msg(
+            "execute_request", content, metadata={"cellId": cell_id} if cell_id else {}
+        )
+        kc.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
+
+    return execute
+
+
+def _summary(cell: Any) -> dict[str, Any] | None:
+    for output in cell.get("outputs", []):
+        run = output.get("metadata", {}).get("jupyter_deepagent", {}).get("run")
+        if isinstance(run, dict):
+            return run
+    return None
+
+
+def _error(cell: Any) -> tuple[str, str] | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return str(output.get("ename", "")), str(output.get("evalue", ""))
+    return None
+
+
+def run_notebook(
+    path: Path,
+    *,
+    replay: str,
+    output: Path | None = None,
+    progress: bool = True,
+    timeout: int = 600,
+) -> RunReport:
+    """Execute the notebook at `path` in a fresh kernel and report its agent cells.
+
+    Stops at the first cell error (the rest is not run). The executed notebook is written to
+    `output` when given, also after an error.
+
+    Raises:
+        OSError: The notebook cannot be read, or `output` cannot be written.
+        nbformat.ValidationError: The file is not a valid notebook.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    from tqdm import tqdm
+
+    from jupyter_deepagent.cli_notebook import agent_cells
+    from jupyter_deepagent.jupyter.recording import REPLAY_ENV
+
+    path = path.resolve()
+    notebook = nbformat.read(path, as_version=4)
+    agents = {cell.index: cell for cell in agent_cells(notebook)}
+    report = RunReport(cells=[CellReport(c.index, c.title) for c in agents.values()])
+    by_index = {r.index: r for r in report.cells}
+    code_cells = sum(1 for cell in notebook.cells if cell.get("cell_type") == "code")
+    bar = tqdm(total=code_cells, desc=path.name, unit="cell", disable=not progress,
+               leave=False)
+    state: dict[str, Any] = {"cell_id": None, "started": 0.0}
+
+    def on_start(cell: Any, cell_index: int, **_: Any) -> None:
+        state["cell_id"], state["started"] = cell.get("id"), time.perf_counter()
+
+    def on_executed(cell: Any, cell_index: int, **_: Any) -> None:
+        bar.update(1)
+        row = by_index.get(cell_index)
+        if row is None:
+            return
+        row.seconds = time.perf_counter() - state["started"]
+        summary, error = _summary(cell), _error(cell)
+        if summary:
+            row.outcome = str(summary.get("replay"))
+            row.calls = int(summary.get("calls") or 0)
+            row.tokens = int(summary.get("tokens_in") or 0) + int(summary.get("tokens_out") or 0)
+        if error is not None:
+            row.outcome = "mismatch" if error[0] == "ReplayMismatch" else "error"
+            row.error = f"{error[0]}: {error[1]}"
+
+    class Client(NotebookClient):
+        async def async_start_new_kernel_client(self) -> Any:
+            kc = await super().async_start_new_kernel_client()
+            kc.execute = _execute_with_cell_id(kc, lambda: state["cell_id"])
+            return kc
+
+    env = {**os.environ, "JPY_SESSION_NAME": str(path), REPLAY_ENV: replay,
+           "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    client = Client(notebook, timeout=timeout, kernel_name="python3",
+                    resources={"metadata": {"path": str(path.parent)}},
+                    on_cell_start=on_start, on_cell_executed=on_executed)
+    started = time.perf_counter()
+    try:
+        client.execute(env=env)
+    except CellExecutionError as exc:
+        report.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+        bar.update(0)
+    finally:
+        bar.close()
+        report.seconds = time.perf_counter() - started
+    report.mismatch = any(r.outcome == "mismatch" for r in report.cells)
+    if report.error and not report.mismatch and "ReplayMismatch" in report.error:
+        report.mismatch = True
+    if output is not None:
+        nbformat.write(notebook, output)
+    return report

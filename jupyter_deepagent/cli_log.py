@@ -1,0 +1,92 @@
+"""`jupyter-deepagent log`: a research log as a readable timeline (text, Markdown or JSON)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+__all__ = ["format_timeline", "timeline"]
+
+
+def _tokens(count: Any) -> str:
+    count = int(count or 0)
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+def _when(record: dict[str, Any]) -> str:
+    started = next((e.get("time") for e in record.get("events", []) if e.get("time")), None)
+    if not isinstance(started, (int, float)):
+        return "?"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started))
+
+
+def _args(args: Any) -> str:
+    if not isinstance(args, dict):
+        return ""
+    parts = []
+    for key, value in args.items():
+        if isinstance(value, dict) and "chars" in value:
+            value = f"({value['chars']} chars)"
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        parts.append(f"{key}={text}")
+    line = " ".join(parts)
+    return line if len(line) <= 70 else line[:69] + "…"
+
+
+def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per run: when, which cell, model, replayed or live, calls, tokens, status and
+    its tool calls in order."""
+    entries = []
+    for number, record in enumerate(records, 1):
+        if record.get("kind") != "run":
+            continue
+        events = record.get("events", [])
+        title = next((e.get("input") for e in events if e.get("type") == "run_started"), "")
+        entries.append({
+            "number": number,
+            "when": _when(record),
+            "cell": record.get("cell_id") or record.get("source_key"),
+            "request": " ".join(str(title or "").split())[:80],
+            "thread": record.get("thread"),
+            "model": record.get("model"),
+            "replay": record.get("replay"),
+            "status": record.get("status"),
+            "calls": len(record.get("calls", [])),
+            "tokens_in": record.get("tokens_in", 0),
+            "tokens_out": record.get("tokens_out", 0),
+            "tools": [
+                ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
+                + f"{e.get('tool')} {_args(e.get('args'))}".rstrip()
+                for e in events if e.get("type") == "tool_call"
+            ],
+        })
+    return entries
+
+
+def format_timeline(records: list[dict[str, Any]], style: str = "text") -> str:
+    """The timeline of `records` as "text", "markdown" or "json".
+
+    Raises:
+        ValueError: An unknown style.
+    """
+    entries = timeline(records)
+    if style == "json":
+        return json.dumps(entries, indent=2, ensure_ascii=False)
+    if style not in ("text", "markdown"):
+        msg = f"unknown format {style!r}: use text, markdown or json"
+        raise ValueError(msg)
+    lines = ["# Research log", ""] if style == "markdown" else []
+    for entry in entries:
+        head = (f"{entry['when']} · {entry['model']} · {entry['replay']} · {entry['calls']} "
+                f"model calls · {_tokens(entry['tokens_in'])} tokens in · {entry['status']}")
+        if style == "markdown":
+            lines += [f"## {entry['number']}. {entry['request']}", "", f"*{head}*", ""]
+            lines += [f"- `{tool}`" for tool in entry["tools"]] + [""]
+        else:
+            lines.append(f"#{entry['number']} {head}")
+            lines.append(f"   {entry['request']}")
+            lines += [f"     · {tool}" for tool in entry["tools"]]
+    if not entries:
+        lines.append("The research log has no runs yet.")
+    return "\n".join(lines).rstrip() + "\n"

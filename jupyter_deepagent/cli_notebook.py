@@ -1,0 +1,66 @@
+"""A notebook's agent cells as the command line sees them: which cells run `%%agent`, the keys
+their research-log records carry, and whether each has a complete recording."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jupyter_deepagent.jupyter.turns import source_key
+from jupyter_deepagent.trace.research_log import LogProblem, ResearchLog, log_path_for
+
+__all__ = ["AgentCell", "agent_cells", "check_recordings"]
+
+
+@dataclass(frozen=True)
+class AgentCell:
+    """One `%%agent` cell of a notebook file."""
+
+    index: int
+    """Position among all the notebook's cells (0-based)."""
+    cell_id: str | None
+    source_key: str
+    title: str
+
+
+def agent_cells(notebook: Any) -> list[AgentCell]:
+    """The `%%agent` cells of an nbformat notebook, in order."""
+    cells = []
+    for index, cell in enumerate(notebook.cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if not source.lstrip().startswith("%%agent"):
+            continue
+        first, _, body = source.lstrip().partition("\n")
+        line = first[len("%%agent"):]
+        title = next((text.strip() for text in body.splitlines() if text.strip()), "")
+        cells.append(AgentCell(index, cell.get("id"), source_key(line, body), title))
+    return cells
+
+
+def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
+    """Problems of a notebook's research log: its hash chain, and any agent cell without a
+    complete recording (a finished run whose every model call has its response).
+
+    Raises:
+        OSError: The log exists but cannot be read.
+    """
+    log = ResearchLog(log_path_for(path))
+    problems = log.verify()
+    if problems and not log.exists():
+        return problems
+    for cell in agent_cells(notebook):
+        record = log.latest_for(cell.cell_id, cell.source_key)
+        name = f'cell {cell.index + 1} ("{cell.title[:40]}")'
+        if record is None:
+            problems.append(LogProblem(0, f"{name} has no complete recording: run it once "
+                                          "with a model (replay auto) to record it"))
+            continue
+        calls = record.get("calls", [])
+        made = [e for e in record.get("events", []) if e.get("type") == "model_call"]
+        if any(not call.get("response") for call in calls) or len(calls) < len(made):
+            problems.append(LogProblem(0, f"{name}: its recording lacks model responses "
+                                          f"({len(calls)} recorded for {len(made)} calls)"))
+    return problems

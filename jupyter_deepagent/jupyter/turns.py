@@ -1,0 +1,107 @@
+"""Cell-addressed turns: a notebook's conversation is the sequence of its agent cells as last run.
+
+Each `%%agent` run is one turn of its thread, tagged with the cell it came from (the frontend's
+`cellId`, or a key from the cell's text where no id is sent: nbclient, papermill, terminal
+IPython). Re-running a cell that already has a turn on the thread's current branch forks the
+thread from the checkpoint where that turn began (a LangGraph fork), so the turns after it drop
+off the branch while staying in the checkpoint history. Run All twice, or a restart and Run All,
+thus rebuilds the first pass's conversation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CELL_METADATA_KEY",
+    "TURN_METADATA_KEY",
+    "CellAddress",
+    "cell_address",
+    "new_turn_id",
+    "rewind_to_turn",
+    "source_key",
+]
+
+CELL_METADATA_KEY = "agent_cell"
+"""Checkpoint metadata key holding the cell a turn came from."""
+TURN_METADATA_KEY = "agent_turn"
+"""Checkpoint metadata key holding the turn's id (also the id of its user message)."""
+
+
+def source_key(line: str, cell: str) -> str:
+    """A key for an `%%agent` cell from its text (magic line options and body), spaces trimmed.
+
+    The same for the cell as IPython runs it and as nbformat stores it (the command line's
+    `agent_cells` computes it from the notebook file).
+    """
+    text = line.strip() + "\n" + cell.strip()
+    return "source:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class CellAddress:
+    """Which cell a run came from: its frontend id (if sent) and its text's key."""
+
+    cell_id: str | None
+    source_key: str
+    title: str = ""
+    """The first line of the cell's request, to name the cell in messages."""
+
+    @property
+    def key(self) -> str:
+        """The id turns are tagged with: `cell:<id>` when the frontend sent one, else the
+        source key."""
+        return f"cell:{self.cell_id}" if self.cell_id else self.source_key
+
+
+def cell_address(parent: Any, line: str, cell: str) -> CellAddress:
+    """The address of the running cell, from the execute request `parent` (read it when the
+    magic starts: from another thread the kernel's parent is whatever request is current)."""
+    metadata = parent.get("metadata") if isinstance(parent, dict) else None
+    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
+    title = next((text.strip() for text in cell.splitlines() if text.strip()), "")
+    return CellAddress(cell_id if isinstance(cell_id, str) and cell_id else None,
+                       source_key(line, cell), title)
+
+
+def new_turn_id() -> str:
+    """A fresh turn id (it names the turn's user message; never sent to the model)."""
+    return f"turn-{uuid.uuid4().hex}"
+
+
+def _head_message_ids(agent: Any, config: dict[str, Any]) -> set[str]:
+    try:
+        state = agent.get_state(config)
+    except Exception:  # noqa: BLE001 - an unreadable thread has no turn to rewind to
+        return set()
+    messages = state.values.get("messages", []) if state is not None else []
+    return {m.id for m in messages if getattr(m, "id", None)}
+
+
+def rewind_to_turn(agent: Any, checkpointer: Any, config: dict[str, Any], key: str) -> str | None:
+    """Fork the thread of `config` from where the cell `key`'s turn began, if it has one.
+
+    The turn is found among the thread's input checkpoints tagged with `key` whose user message
+    is still on the current branch; the earliest such is taken. Returns the turn's old id, or
+    None when the cell has no turn on the branch (nothing changes).
+    """
+    thread_config = {"configurable": dict(config.get("configurable", {}))}
+    thread_config["configurable"].pop("checkpoint_id", None)
+    try:
+        candidates = list(
+            checkpointer.list(thread_config, filter={"source": "input", CELL_METADATA_KEY: key})
+        )
+    except Exception:  # noqa: BLE001 - a checkpointer without metadata filters: no rewinds
+        return None
+    if not candidates:
+        return None
+    on_branch = _head_message_ids(agent, thread_config)
+    turns = [c for c in candidates if c.metadata.get(TURN_METADATA_KEY) in on_branch]
+    if not turns:
+        return None
+    earliest = min(turns, key=lambda c: c.config["configurable"]["checkpoint_id"])
+    agent.update_state(earliest.config, None, as_node="__copy__")
+    return str(earliest.metadata.get(TURN_METADATA_KEY))
