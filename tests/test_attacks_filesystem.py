@@ -41,12 +41,13 @@ def run_attack(notebook: Notebook, *attempts: dict[str, Any]) -> list[str]:
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file under `folder` (links not followed, the agent's state folder left out) with its
-    bytes and permission bits."""
+    """Every file under `folder` (links not followed, the agent's state folder and the research
+    log its runs append to left out) with its bytes and permission bits."""
     seen = {}
     for path in sorted(folder.rglob("*")):
         name = str(path.relative_to(folder))
-        if path.is_file() and not path.is_symlink() and not name.startswith(".deepagent"):
+        ours = name.startswith(".deepagent") or name.endswith(".agentlog.jsonl")
+        if path.is_file() and not path.is_symlink() and not ours:
             seen[name] = (path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
     return seen
 
@@ -157,3 +158,19 @@ def test_the_harness_folders_are_read_only_to_the_agent(notebook: Notebook) -> N
     assert all("written by the harness only" in text for text in results)
     assert snapshot(artifacts) == before
     assert fs.read("/large_tool_results/fetch-abc123.txt").lines == ["a large result"]
+
+
+def test_the_research_log_cannot_be_rewritten_by_the_agent(notebook: Notebook) -> None:
+    notebook.session.configure(model=scripted("Hello."))
+    assert notebook.run("%%agent\nSay hello.").error is None  # a first run starts the log
+    [log] = notebook.folder.glob("*.agentlog.jsonl")
+    first_run = log.read_bytes()
+    name = f"/workspace/{log.name}"
+    results = run_attack(
+        notebook,
+        call("write_file", file_path=name, content='{"forged": true}\n'),
+        call("edit_file", file_path=name, old_string='"status":"ok"', new_string='"status":"x"'),
+        call("delete", file_path=name),
+    )
+    assert all("research log" in text for text in results)
+    assert log.read_bytes().startswith(first_run)  # the runs only appended to it

@@ -30,12 +30,13 @@ def _script(**fields: Any) -> ScriptedChatModel:
 
 
 def _shown(run: Any) -> list[Any]:
-    """The cell's displays as a notebook saves them, with durations and the header's replay
-    word taken out (they are the only parts that may differ)."""
+    """The cell's displays as a notebook saves them, with durations, the header's replay word and
+    the live inspector's widget id taken out (they are the only parts that may differ)."""
     shown = []
     for display in run.displays:
         data = {k: re.sub(r"\d+(\.\d+)? (ms|s)\b", "T", str(v)) for k, v in display.data.items()}
         data = {k: re.sub(r" · (live|replayed|mixed)\n", "\n", v) for k, v in data.items()}
+        data.pop("application/vnd.jupyter.widget-view+json", None)  # a new widget id each run
         metadata = json.loads(json.dumps(display.metadata))
         metadata.get("jupyter_deepagent", {}).pop("run", None)
         shown.append((data, metadata))

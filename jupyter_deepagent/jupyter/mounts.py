@@ -45,6 +45,7 @@ from jupyter_deepagent.jupyter.config import (
 )
 from jupyter_deepagent.jupyter.masked_files import MaskedTexts, masked_grep
 from jupyter_deepagent.jupyter.redaction import Redactor
+from jupyter_deepagent.trace.research_log import LOG_SUFFIX
 
 __all__ = [
     "ARTIFACT_MOUNTS",
@@ -181,6 +182,12 @@ class GuardedFolder(AsyncBackendMixin):
             msg = (
                 f"Cannot change {virtual}: it holds the notebook agent's settings, and only the "
                 "user can change settings (in the file, or with %agent config). Ask the user."
+            )
+            return PermissionDenied(msg, path=virtual)
+        if folded and folded[-1].endswith(LOG_SUFFIX):
+            msg = (
+                f"Cannot change {virtual}: it is a notebook's research log, the record of every "
+                "agent run; only the notebook's runs append to it."
             )
             return PermissionDenied(msg, path=virtual)
         pattern = self._protected_patterns.first(folded)

@@ -84,16 +84,16 @@ def _head_message_ids(agent: Any, config: dict[str, Any]) -> set[str]:
 def rewind_to_turn(agent: Any, checkpointer: Any, config: dict[str, Any], key: str) -> str | None:
     """Fork the thread of `config` from where the cell `key`'s turn began, if it has one.
 
-    The turn is found among the thread's input checkpoints tagged with `key` whose user message
-    is still on the current branch; the earliest such is taken. Returns the turn's old id, or
-    None when the cell has no turn on the branch (nothing changes).
+    The turn is found among the thread's checkpoints tagged with `key` whose user message is
+    still on the current branch; the earliest such is taken. Where it began is its input
+    checkpoint, or (runs save only their end: LangGraph's "exit" durability) the checkpoint its
+    first saved state grew from, the previous turn's end; a thread's first turn began empty.
+    Returns the turn's old id, or None when the cell has no turn on the branch (nothing changes).
     """
     thread_config = {"configurable": dict(config.get("configurable", {}))}
     thread_config["configurable"].pop("checkpoint_id", None)
     try:
-        candidates = list(
-            checkpointer.list(thread_config, filter={"source": "input", CELL_METADATA_KEY: key})
-        )
+        candidates = list(checkpointer.list(thread_config, filter={CELL_METADATA_KEY: key}))
     except Exception:  # noqa: BLE001 - a checkpointer without metadata filters: no rewinds
         return None
     if not candidates:
@@ -103,5 +103,22 @@ def rewind_to_turn(agent: Any, checkpointer: Any, config: dict[str, Any], key: s
     if not turns:
         return None
     earliest = min(turns, key=lambda c: c.config["configurable"]["checkpoint_id"])
-    agent.update_state(earliest.config, None, as_node="__copy__")
+    began = earliest.config if earliest.metadata.get("source") == "input" else earliest.parent_config
+    if began is None:
+        _fork_empty(checkpointer, thread_config)
+    else:
+        agent.update_state(began, None, as_node="__copy__")
     return str(earliest.metadata.get(TURN_METADATA_KEY))
+
+
+def _fork_empty(checkpointer: Any, thread_config: dict[str, Any]) -> None:
+    """Make an empty checkpoint the thread's head, a child of the current head (which stays in
+    the history): the thread then continues as if new."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    head = checkpointer.get_tuple(thread_config)
+    if head is None:
+        return
+    parent = {"configurable": {**head.config["configurable"]}}
+    parent["configurable"].setdefault("checkpoint_ns", "")
+    checkpointer.put(parent, empty_checkpoint(), {"source": "fork", "step": -1, "parents": {}}, {})

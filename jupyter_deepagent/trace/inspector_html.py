@@ -14,7 +14,7 @@ all text from the run is escaped.
 
 from __future__ import annotations
 
-import uuid
+import hashlib
 from html import escape
 from typing import Any
 
@@ -144,14 +144,18 @@ PANELS = (
 def static_html(snap: dict[str, Any], *, open_: bool = False) -> str:
     """The whole inspector as one static HTML block: the summary line, which expands to the tabs
     (CSS only, no script), for saved notebooks and viewers without widgets."""
-    uid = uuid.uuid4().hex[:8]
-    tabs, panels = [], []
-    for index, (title, render) in enumerate(PANELS):
+    panels = [
+        f'<div class="jdi-panel jdi-panel-{title.lower()}">'
+        f"<h4 class='jdi-static-title'>{title}</h4>{render(snap)}</div>"
+        for title, render in PANELS
+    ]
+    # The tabs' ids come from what they show, so a replayed run saves the very same HTML.
+    uid = hashlib.sha256("".join(panels).encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    tabs = []
+    for index, (title, _) in enumerate(PANELS):
         checked = " checked" if index == 0 else ""
         tabs.append(f'<input type="radio" name="jdi-{uid}" id="jdi-{uid}-{index}"{checked}>'
                     f'<label for="jdi-{uid}-{index}">{title}</label>')
-        panels.append(f'<div class="jdi-panel jdi-panel-{title.lower()}">'
-                      f"<h4 class='jdi-static-title'>{title}</h4>{render(snap)}</div>")
     return (f"<style>{STYLE}</style>"
             f'<details class="jdi jdi-static"{" open" if open_ else ""}>'
             f"<summary>{summary_html(snap)}</summary>"
