@@ -15,9 +15,9 @@ from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, ToolMessage, message_to_dict
 from langgraph.types import Command
 
-from jupyter_deepagent.harness.events import emit_event, run_step, summarize_args
-from jupyter_deepagent.harness.model_label import model_label
-from jupyter_deepagent.harness.tokens import messages_tokens
+from jupyter_deepagent.harness.compression.tokens import messages_tokens
+from jupyter_deepagent.harness.event_stream import emit_event, run_step, summarize_args
+from jupyter_deepagent.harness.models.label import model_label
 
 __all__ = ["RunEventsMiddleware"]
 

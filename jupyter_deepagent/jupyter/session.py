@@ -409,7 +409,7 @@ class Session:
         Raises:
             ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
         """
-        from jupyter_deepagent.harness.tokens import messages_tokens
+        from jupyter_deepagent.harness.compression.tokens import messages_tokens
 
         saved = self.storage.checkpointer.get_tuple(
             {"configurable": {"thread_id": thread or self.thread}}

@@ -50,7 +50,7 @@ class SessionModels:
             ValueError: The env file cannot be read.
         """
         from jupyter_deepagent._exceptions import MissingAPIKey
-        from jupyter_deepagent.harness.model_resolution import resolve_model
+        from jupyter_deepagent.harness.models.resolution import resolve_model
 
         self.keys.load(notebook_dir / env_file, env_file)
         if not isinstance(spec, str):
@@ -61,7 +61,7 @@ class SessionModels:
         key = spec if spec.startswith("scripted:") else (spec, hash(frozenset(os.environ.items())))
         if key not in self._models:
             try:
-                self._models[key] = resolve_model(spec, env_file=None)
+                self._models[key] = resolve_model(spec)
             except MissingAPIKey as exc:
                 broken = [name for name in self.keys.malformed if name in exc.variables]
                 if not broken:

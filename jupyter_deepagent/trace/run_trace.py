@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_deepagent.harness.events import RunEvent, emit_event, event_sink, run_scope
-from jupyter_deepagent.harness.prompt import PromptAssembly
+from jupyter_deepagent.harness.event_stream import RunEvent, emit_event, event_sink, run_scope
+from jupyter_deepagent.harness.prompt.sections import PromptAssembly
 
 __all__ = ["RunTrace", "trace_run"]
 
@@ -186,7 +186,7 @@ def _thread_id(config: dict[str, Any] | None) -> str | None:
 
 def _model_label(agent: Any) -> str | None:
     """The main model's label, as `create_research_agent` put it in the graph's config metadata."""
-    from jupyter_deepagent.harness.model_label import MODEL_METADATA_KEY
+    from jupyter_deepagent.harness.models.label import MODEL_METADATA_KEY
 
     metadata = (getattr(agent, "config", None) or {}).get("metadata") or {}
     label = metadata.get(MODEL_METADATA_KEY)

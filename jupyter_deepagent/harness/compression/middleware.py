@@ -34,27 +34,32 @@ from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files
-from jupyter_deepagent.harness.compact_tool import compact_conversation_tool
-from jupyter_deepagent.harness.compression_state import (
+from jupyter_deepagent.harness.compression.compact_tool import compact_conversation_tool
+from jupyter_deepagent.harness.compression.offload import safe_name
+from jupyter_deepagent.harness.compression.overflow import (
+    gave_up,
+    is_context_overflow,
+    learned_window,
+)
+from jupyter_deepagent.harness.compression.result_offload import offload_tool_result
+from jupyter_deepagent.harness.compression.state import (
     COMPRESSION_KEY,
     CompressionSettings,
     CompressionState,
 )
-from jupyter_deepagent.harness.context_view import ContextView
-from jupyter_deepagent.harness.view_entries import SummaryJob, ViewCache
-from jupyter_deepagent.harness.events import current_agent, emit_event, first_in_run, run_step
-from jupyter_deepagent.harness.model_label import model_label
-from jupyter_deepagent.harness.offload import HISTORY_DIR, safe_name
-from jupyter_deepagent.harness.overflow import gave_up, is_context_overflow, learned_window
-from jupyter_deepagent.harness.result_offload import offload_tool_result
-from jupyter_deepagent.harness.summarize import asummarize, summarize
-from jupyter_deepagent.harness.tokens import (
+from jupyter_deepagent.harness.compression.summarize import asummarize, summarize
+from jupyter_deepagent.harness.compression.tokens import (
     ContextWindow,
     calibration_factor,
     messages_tokens,
     request_tokens,
     resolve_context_window,
 )
+from jupyter_deepagent.harness.compression.view import ContextView
+from jupyter_deepagent.harness.compression.view_entries import SummaryJob, ViewCache
+from jupyter_deepagent.harness.event_stream import current_agent, emit_event, first_in_run, run_step
+from jupyter_deepagent.harness.folders import HISTORY_FOLDER
+from jupyter_deepagent.harness.models.label import model_label
 
 __all__ = ["ContextCompressionMiddleware"]
 
@@ -93,7 +98,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         super().__init__()
         settings = settings or CompressionSettings()
         if isinstance(settings.summarizer, str):
-            from jupyter_deepagent.harness.model_resolution import resolve_model
+            from jupyter_deepagent.harness.models.resolution import resolve_model
 
             settings = replace(settings, summarizer=resolve_model(settings.summarizer))
         self.backend, self.model, self.settings = backend, model, settings
@@ -244,7 +249,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
             _, task_id = current_agent()
             thread = f"{thread}-{task_id}" if thread and task_id else thread
             thread = str(thread) if thread else f"session-{uuid.uuid4().hex[:8]}"
-        return f"{HISTORY_DIR}{safe_name(str(thread), 'session', 80)}.md"
+        return f"{HISTORY_FOLDER}{safe_name(str(thread), 'session', 80)}.md"
 
     def _summarize(self, call: _Call, request: ModelRequest, job: SummaryJob) -> tuple[str, Any]:
         """The effect that summarizes `job`: `summarize`'s arguments, for either driver."""
@@ -301,7 +306,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         if call.record.get("compact"):
             update["compact"] = False
         if not call.record.get("thread"):
-            update["thread"] = view.transcript[len(HISTORY_DIR):-len(".md")]
+            update["thread"] = view.transcript[len(HISTORY_FOLDER):-len(".md")]
         state_update: dict[str, Any] = {COMPRESSION_KEY: update}
         if changes:
             state_update["files"] = dict(changes)

@@ -19,11 +19,9 @@ from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.tokens import approx_tokens
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
 
 __all__ = [
-    "HISTORY_DIR",
-    "LARGE_RESULTS_DIR",
     "Offloaded",
     "aged_pointer_text",
     "persist_text",
@@ -33,12 +31,6 @@ __all__ = [
     "short_id",
     "sniff_extension",
 ]
-
-LARGE_RESULTS_DIR = "/large_tool_results/"
-"""Where large and consumed tool results are written."""
-
-HISTORY_DIR = "/conversation_history/"
-"""Where long human messages and the summarization transcripts are written."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_LIMIT = 24

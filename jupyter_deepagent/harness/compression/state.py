@@ -16,7 +16,7 @@ from typing import Annotated, Any, NotRequired
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
-from jupyter_deepagent.harness.tokens import ContextWindow
+from jupyter_deepagent.harness.compression.tokens import ContextWindow
 
 __all__ = [
     "COMPRESSION_KEY",

@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN
+from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN
 
 __all__ = [
     "SUMMARY_MARKER",

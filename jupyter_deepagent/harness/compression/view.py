@@ -17,17 +17,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.compression_state import CompressionSettings
-from jupyter_deepagent.harness.conversation_history import (
+from jupyter_deepagent.harness.compression.history import (
     append_transcript,
     find_cutoff,
     summary_content,
     transcript_section,
 )
-from jupyter_deepagent.harness.input_offload import cut_file_arguments, long_file_writes
-from jupyter_deepagent.harness.offload import (
-    HISTORY_DIR,
-    LARGE_RESULTS_DIR,
+from jupyter_deepagent.harness.compression.input_offload import cut_file_arguments, long_file_writes
+from jupyter_deepagent.harness.compression.offload import (
     Offloaded,
     aged_pointer_text,
     persist_text,
@@ -35,8 +32,19 @@ from jupyter_deepagent.harness.offload import (
     safe_name,
     short_id,
 )
-from jupyter_deepagent.harness.tokens import ContextWindow, approx_tokens, message_tokens
-from jupyter_deepagent.harness.view_entries import Entry, SummaryJob, ViewCache, message_key
+from jupyter_deepagent.harness.compression.state import CompressionSettings
+from jupyter_deepagent.harness.compression.tokens import (
+    ContextWindow,
+    approx_tokens,
+    message_tokens,
+)
+from jupyter_deepagent.harness.compression.view_entries import (
+    Entry,
+    SummaryJob,
+    ViewCache,
+    message_key,
+)
+from jupyter_deepagent.harness.folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
 
 __all__ = ["ContextView"]
 
@@ -198,9 +206,9 @@ class ContextView:
             return None
         if isinstance(message, ToolMessage):
             stem = f"{safe_name(message.name or '', 'tool')}-{short_id(message.tool_call_id, text)}"
-            folder = LARGE_RESULTS_DIR
+            folder = LARGE_RESULTS_FOLDER
         else:
-            folder, stem = HISTORY_DIR, f"human-{short_id(message.id, text)}"
+            folder, stem = HISTORY_FOLDER, f"human-{short_id(message.id, text)}"
         try:
             offloaded = persist_text(self.backend, folder, stem, text)
         except BackendError as exc:

@@ -9,15 +9,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from jupyter_deepagent.backends.state import FileData
+from jupyter_deepagent.harness.folders import HARNESS_FOLDERS
 
-__all__ = ["TRANSCRIPT_FOLDER", "last_ai_text", "structured_as_dict", "written_paths"]
-
-TRANSCRIPT_FOLDER = "/subagents/"
-"""Where each task's transcript is saved, as `<task-id>.md`."""
+__all__ = ["last_ai_text", "structured_as_dict", "written_paths"]
 
 _WRITING_TOOLS = ("write_file", "edit_file")
-# folders the harness itself writes to; not counted as files a subagent wrote
-_HARNESS_FOLDERS = ("/large_tool_results/", "/conversation_history/", TRANSCRIPT_FOLDER)
 
 
 def structured_as_dict(value: Any) -> dict[str, Any] | None:
@@ -61,6 +57,6 @@ def written_paths(messages: list[Any], changed: Mapping[str, FileData | None]) -
                 if path not in paths:
                     paths.append(path)
     for path, data in sorted(changed.items()):
-        if data is not None and path not in paths and not path.startswith(_HARNESS_FOLDERS):
+        if data is not None and path not in paths and not path.startswith(HARNESS_FOLDERS):
             paths.append(path)
     return paths
