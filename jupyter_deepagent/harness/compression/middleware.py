@@ -44,6 +44,7 @@ from jupyter_deepagent.harness.compression.overflow import (
 from jupyter_deepagent.harness.compression.result_offload import offload_tool_result
 from jupyter_deepagent.harness.compression.state import (
     COMPRESSION_KEY,
+    CompressionRecord,
     CompressionSettings,
     CompressionState,
 )
@@ -69,7 +70,7 @@ _Flow = Generator[tuple[str, Any], Any, Any]
 class _Call:
     """One model call's compression: the view (and the window it must fit), what happened."""
 
-    def __init__(self, view: ContextView, record: dict[str, Any], trigger: int, step: int,
+    def __init__(self, view: ContextView, record: CompressionRecord, trigger: int, step: int,
                  factor: float) -> None:
         self.view, self.record, self.trigger = view, record, trigger
         self.step, self.factor = step, factor
@@ -208,7 +209,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
                 raise
 
     # -- the steps --------------------------------------------------------------------------------
-    def _window(self, record: dict[str, Any]) -> ContextWindow:
+    def _window(self, record: CompressionRecord) -> ContextWindow:
         learned = record.get("learned_window")
         if isinstance(learned, int) and learned < self.window.tokens:
             return ContextWindow(learned, "learned")
@@ -237,7 +238,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         return call
 
     @staticmethod
-    def _transcript(record: dict[str, Any]) -> str:
+    def _transcript(record: CompressionRecord) -> str:
         thread = record.get("thread")
         if not thread:
             try:

@@ -32,7 +32,11 @@ from jupyter_deepagent.harness.compression.offload import (
     safe_name,
     short_id,
 )
-from jupyter_deepagent.harness.compression.state import CompressionSettings
+from jupyter_deepagent.harness.compression.state import (
+    CompressionRecord,
+    CompressionSettings,
+    SummaryRecord,
+)
 from jupyter_deepagent.harness.compression.tokens import (
     ContextWindow,
     approx_tokens,
@@ -67,7 +71,7 @@ class ContextView:
         messages: list[BaseMessage],
         *,
         overhead: int,
-        record: dict[str, Any],
+        record: CompressionRecord,
         settings: CompressionSettings,
         window: ContextWindow,
         backend: BackendProtocol,
@@ -82,7 +86,7 @@ class ContextView:
         self.pointers: dict[str, str] = dict(record.get("pointers") or {})
         self.bare: set[str] = set(record.get("bare") or ())
         self.cut_args: set[str] = set(record.get("cut_args") or ())
-        self.summary: dict[str, Any] | None = self._valid_summary(record.get("summary"))
+        self.summary: SummaryRecord | None = self._valid_summary(record.get("summary"))
         self.update: dict[str, Any] = {}
         self.age_limit = settings.age_limit(window)
         self.due: set[int] = set()
@@ -90,7 +94,7 @@ class ContextView:
         self.entries = self._build()
 
     # -- building ---------------------------------------------------------------------------------
-    def _valid_summary(self, summary: Any) -> dict[str, Any] | None:
+    def _valid_summary(self, summary: Any) -> SummaryRecord | None:
         if not isinstance(summary, dict):
             return None
         cutoff = summary.get("cutoff", -1)
@@ -99,7 +103,7 @@ class ContextView:
                 return summary
         for index, message in enumerate(self.messages):  # history was edited: find the cut again
             if index and message_key(message, index) == summary.get("cutoff_id"):
-                return {**summary, "cutoff": index}
+                return SummaryRecord(**{**summary, "cutoff": index})
         return None
 
     @property
@@ -324,9 +328,11 @@ class ContextView:
                                                     source=self.transcript))
         content = summary_content(count, self.transcript, text, todos,
                                   self.settings.summary_limit(self.window))
-        self.summary = {"content": content, "cutoff": job.cutoff, "count": count,
-                        "cutoff_id": message_key(self.messages[job.cutoff], job.cutoff),
-                        "transcript": self.transcript}
+        self.summary = SummaryRecord(
+            content=content, cutoff=job.cutoff, count=count,
+            cutoff_id=message_key(self.messages[job.cutoff], job.cutoff),
+            transcript=self.transcript,
+        )
         self.update["summary"] = self.summary
         self.entries = [self._summary_entry(content), *self.entries[job.cut:]]
         self.emit("summarized", reason=reason, count=count, tokens_before=before,
