@@ -25,11 +25,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
@@ -60,6 +61,7 @@ from jupyter_deepagent.harness.compression.view import ContextView
 from jupyter_deepagent.harness.compression.view_entries import SummaryJob, ViewCache
 from jupyter_deepagent.harness.event_stream import current_agent, emit_event, first_in_run, run_step
 from jupyter_deepagent.harness.folders import HISTORY_FOLDER
+from jupyter_deepagent.harness.model_call_event import emit_model_call
 from jupyter_deepagent.harness.models.label import model_label
 
 __all__ = ["ContextCompressionMiddleware"]
@@ -256,7 +258,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         """The effect that summarizes `job`: `summarize`'s arguments, for either driver."""
         budget = self._summary_budget(call)
         return "summarize", (self.settings.summarizer, request.model, job.folded, budget,
-                             call.view.transcript)
+                             call.view.transcript, partial(_summarizer_called, call.step))
 
     def _summary_budget(self, call: _Call) -> int:
         budget = call.window.fraction(0.5)
@@ -333,3 +335,11 @@ def _resume(flow: _Flow, value: Any, error: Exception | None) -> tuple[str, Any]
 
 def _brief(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:500]}"
+
+
+def _summarizer_called(
+    step: int, model: Any, sent: list[Any], reply: AIMessage | None, seconds: float
+) -> None:
+    """The summarizer's own request, as a `model_call` event (so a run that summarized replays)."""
+    emit_model_call(step=step, model=model, sent=sent, reply=reply, seconds=seconds,
+                    purpose="summarize")

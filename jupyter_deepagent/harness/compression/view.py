@@ -228,7 +228,8 @@ class ContextView:
                       lines=offloaded.lines, replies=self.replies_after[entry.index], reason=reason)
         else:
             self.emit("input_offloaded", kind="human", path=offloaded.path,
-                      tokens=offloaded.tokens, message_id=message.id)
+                      tokens=offloaded.tokens, message_id=message.id, tool=None,
+                      tool_call_id=None)
         return self._pointer_entry(entry.index, offloaded.path, bare=False)
 
     def _make_bare(self, entry: Entry) -> Entry:
@@ -257,7 +258,7 @@ class ContextView:
                 self.update.setdefault("cut_args", set()).add(call["id"])
                 self.emit("input_offloaded", kind="tool_args", tool=call["name"],
                           tool_call_id=call["id"], path=call.get("args", {}).get("file_path"),
-                          tokens=approx_tokens(str(call.get("args", {}))))
+                          tokens=approx_tokens(str(call.get("args", {}))), message_id=None)
             if found:
                 self.entries[position] = self._cut_entry(entry)
 
