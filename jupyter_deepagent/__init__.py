@@ -41,6 +41,7 @@ __all__ = [
     "SubAgent",
     "__version__",
     "assemble_prompt",
+    "atrace_run",
     "create_research_agent",
     "resolve_model",
     "results_frame",
@@ -62,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "assemble_prompt": "jupyter_deepagent.harness.agent",
     "create_research_agent": "jupyter_deepagent.harness.agent",
     "RunTrace": "jupyter_deepagent.trace.run_trace",
+    "atrace_run": "jupyter_deepagent.trace.run_trace",
     "trace_run": "jupyter_deepagent.trace.run_trace",
     "SubAgent": "jupyter_deepagent.harness.subagents.specs",
     "CompiledSubAgent": "jupyter_deepagent.harness.subagents.specs",
@@ -126,4 +128,4 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.prompt.sections import PromptAssembly, PromptSection
     from jupyter_deepagent.harness.subagents.specs import CompiledSubAgent, SubAgent
     from jupyter_deepagent.trace.results import results_frame
-    from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
+    from jupyter_deepagent.trace.run_trace import RunTrace, atrace_run, trace_run

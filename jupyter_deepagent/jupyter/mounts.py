@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from jupyter_deepagent._exceptions import PermissionDenied
-from jupyter_deepagent.backends._paths import normalize_virtual_path
+from jupyter_deepagent.backends import normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.protocol import (

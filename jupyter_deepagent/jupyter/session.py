@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from jupyter_deepagent.backends._paths import normalize_virtual_path
+from jupyter_deepagent.backends import normalize_virtual_path
 from jupyter_deepagent.jupyter import execution
 from jupyter_deepagent.jupyter.config import (
     AgentConfig,
