@@ -127,3 +127,10 @@ def test_the_public_api_is_a_static_list() -> None:
     ]
     assert len(assigned) == 1 and isinstance(assigned[0], ast.List)
     assert all(isinstance(item, ast.Constant) for item in assigned[0].elts)
+
+
+def test_every_public_name_has_a_home_and_every_home_is_public() -> None:
+    import jupyter_deepagent
+
+    exports = jupyter_deepagent._EXPORTS  # noqa: SLF001 - the lazy map the static list mirrors
+    assert set(jupyter_deepagent.__all__) == {*exports, "__version__"}

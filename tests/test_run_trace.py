@@ -15,6 +15,8 @@ import pytest
 from langchain.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from notebook_shell import Notebook, notebook, scripted  # noqa: F401 - the notebook fixture
+from notebook_shell import call as notebook_call
 
 from jupyter_deepagent import (
     RunTrace,
@@ -212,3 +214,16 @@ def test_a_damaged_jsonl_line_is_an_error_naming_the_file_and_line(tmp_path: Pat
 
     with pytest.raises(ValueError, match=r"run.jsonl, line 2: not JSON"):
         RunTrace.read_jsonl(path)
+
+
+def test_a_decision_in_the_notebook_is_an_approval_decided_event(notebook: Notebook) -> None:
+    model = scripted(
+        notebook_call("write_file", file_path="/workspace/b.md", content="b"), "Did not write b."
+    )
+    notebook.session.configure(model=model, interrupt_on=("write_file",))
+    notebook.run("%%agent\nwrite b")
+    notebook.run("%agent resume reject b is not needed")
+
+    [decided] = notebook.session.last_trace.of_type("approval_decided")
+    assert (decided["tool"], decided["decision"], decided["message"]) == (
+        "write_file", "reject", "b is not needed")

@@ -67,7 +67,7 @@ _run_scope: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(
 
 
 def current_agent() -> tuple[str, str | None]:
-    """The (agent name, task id) the events of this context are stamped with."""
+    """The (agent name, task id) the events emitted here are stamped with."""
     return _agent_scope.get()
 
 
