@@ -84,7 +84,7 @@ def test_the_readme_and_the_module_docstring_hold_the_generated_table() -> None:
     table = event_table()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
 
-    assert table in readme, "README's event table is stale: python -m jupyter_deepagent.events --table"
+    assert table in readme, "README table stale: python -m jupyter_deepagent.events --table"
     assert table in (events.__doc__ or ""), "the events docstring's table is stale"
     for event_type in EVENT_TYPES:
         assert f"| `{event_type}` |" in table
