@@ -140,6 +140,14 @@ def test_the_summarizers_own_requests_are_model_calls_of_purpose_summarize() -> 
     assert paused.events[-1]["model_calls"] == len(agent_calls) + len(summarize)
 
 
+def requested_call_id(trace: RunTrace) -> str:
+    [call_event] = [e for e in trace.of_type("tool_call") if e["tool"] == "write_file"] or [None]
+    if call_event is not None:
+        return call_event["tool_call_id"]
+    reply = [e for e in trace.of_type("model_call") if e["tool_calls"] == ["write_file"]][-1]
+    return reply["reply"]["data"]["tool_calls"][0]["id"]
+
+
 def test_approvals_asked_and_given_are_events() -> None:
     paused, resumed = _long_run()
     [requested] = paused.of_type("approval_requested")
@@ -147,8 +155,9 @@ def test_approvals_asked_and_given_are_events() -> None:
 
     assert requested["tool"] == "write_file" and requested["args"]["file_path"] == "/report.md"
     assert {"approve", "edit", "reject"} <= set(requested["allowed"]) and requested["interrupt_id"]
-    assert (decided["tool"], decided["decision"]) == ("write_file", "approve")
-    assert decided["args"] is None
+    assert (decided["tools"], decided["decision"], decided["via"]) == (
+        ["write_file"], "approve", "command")
+    assert decided["tool_call_ids"] == [requested_call_id(paused)] and decided["edits"] is None
     [written] = resumed.of_type("file_written")
     assert (written["path"], written["tool"], written["chars"]) == ("/report.md", "write_file", 11)
     [answer] = resumed.of_type("answer")
@@ -226,5 +235,27 @@ def test_a_decision_in_the_notebook_is_an_approval_decided_event(notebook: Noteb
     notebook.run("%agent resume reject b is not needed")
 
     [decided] = notebook.session.last_trace.of_type("approval_decided")
-    assert (decided["tool"], decided["decision"], decided["message"]) == (
-        "write_file", "reject", "b is not needed")
+    assert (decided["tools"], decided["decision"], decided["message"]) == (
+        ["write_file"], "reject", "b is not needed")
+
+
+def test_a_decision_the_caller_reports_is_not_reported_twice() -> None:
+    from jupyter_deepagent.harness.event_stream import emit_event
+
+    model = ScriptedChatModel(script=[
+        {"tool_calls": [call("write_file", file_path="/a.md", content="a")]}, "done"])
+    agent = create_research_agent(model, interrupt_on={"write_file": True},
+                                  checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "once"}}
+    trace_run(agent, ask("write a"), config=config)
+
+    def report(event: dict) -> None:  # as the notebook does: right after run_started
+        if event["type"] == "run_started":
+            emit_event("approval_decided", decision="approve", via="button", tools=["write_file"],
+                       tool_call_ids=[None], message=None, edits=None)
+
+    resumed = trace_run(agent, Command(resume={"decisions": [{"type": "approve"}]}),
+                        config=config, on_event=report)
+
+    [decided] = resumed.of_type("approval_decided")
+    assert decided["via"] == "button" and resumed.final_text == "done"

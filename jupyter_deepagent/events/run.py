@@ -195,17 +195,22 @@ class ApprovalRequestedEvent(EventStamp):
 
 
 class ApprovalDecidedEvent(EventStamp):
-    """A person's decision on a tool call that waited for approval; the run resumes with it."""
+    """A person answered the tool calls waiting for approval; the run resumes with the answer.
+    Given once per resume, right after `run_started`."""
 
     type: Literal["approval_decided"]
-    tool: str | None
-    """The tool the decision is about (None when the waiting call is not known)."""
     decision: str
-    """approve, edit, reject (or another decision the middleware allows)."""
+    """approve, edit, reject (several answers of different kinds: their kinds joined by ",")."""
+    via: str
+    """Who answered: "button", "%agent resume", or "command" (a resume `Command` in code)."""
+    tools: list[str]
+    """The tools of the calls answered, in order."""
+    tool_call_ids: list[str | None]
+    """Their tool call ids (None where a call cannot be matched)."""
     message: str | None
     """The reason given with a rejection, else None."""
-    args: dict[str, Any] | None
-    """The arguments an edit replaced the call's with (shortened as in `tool_call`), else None."""
+    edits: dict[str, Any] | None
+    """The arguments an edit changed (shortened as in `tool_call`), else None."""
 
 
 class SkillLoadedEvent(EventStamp):

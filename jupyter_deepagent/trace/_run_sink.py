@@ -98,31 +98,62 @@ def emit_approval_requests(interrupts: Iterable[Any], step: int) -> None:
             )
 
 
-def emit_approval_decisions(agent: Any, payload: Any, config: dict[str, Any] | None) -> None:
-    """One `approval_decided` event per decision a resume `Command` carries, paired with the
-    tool call it answers (read from the thread's pending interrupts)."""
+def emit_approval_decisions(
+    agent: Any, payload: Any, config: dict[str, Any] | None, events: list[RunEvent]
+) -> None:
+    """The `approval_decided` event of a resume `Command`, unless the caller already reported
+    the decision in this run (the notebook does, saying whether a button or `%agent resume`
+    answered)."""
     resume = getattr(payload, "resume", None)
-    if not isinstance(resume, Mapping):
+    if not isinstance(resume, Mapping) or any(e["type"] == "approval_decided" for e in events):
         return
     try:
-        interrupts = list(agent.get_state(config).interrupts) if config else []
+        state = agent.get_state(config) if config else None
     except Exception:  # noqa: BLE001 - the calls are named when they can be read
-        interrupts = []
+        state = None
+    interrupts = list(getattr(state, "interrupts", None) or [])
     by_id = {getattr(i, "id", None): i for i in interrupts}
     if "decisions" in resume:
         answers = [(interrupts[0] if len(interrupts) == 1 else None, resume)]
     else:
         answers = [(by_id.get(key), value) for key, value in resume.items()]
+    kinds: list[str] = []
+    actions: list[dict[str, Any]] = []
+    edits: dict[str, Any] = {}
+    message = None
     for interrupt, answer in answers:
         decisions = answer.get("decisions", []) if isinstance(answer, Mapping) else []
         requests = _action_requests(interrupt) if interrupt is not None else []
         for index, decision in enumerate(d for d in decisions if isinstance(d, Mapping)):
-            action = requests[index][0] if index < len(requests) else {}
             edited = decision.get("edited_action") or {}
-            emit_event(
-                "approval_decided",
-                tool=action.get("name") or edited.get("name"),
-                decision=str(decision.get("type", "")),
-                message=decision.get("message"),
-                args=summarize_args(edited.get("args", {})) if edited else None,
-            )
+            actions.append(requests[index][0] if index < len(requests) else dict(edited))
+            kinds.append(str(decision.get("type", "")))
+            edits.update(edited.get("args") or {})
+            message = message or decision.get("message")
+    if not kinds:
+        return
+    emit_event(
+        "approval_decided",
+        decision=",".join(dict.fromkeys(kinds)),
+        via="command",
+        tools=[str(action.get("name", "")) for action in actions],
+        tool_call_ids=_call_ids(state, actions),
+        message=message,
+        edits=summarize_args(edits) if edits else None,
+    )
+
+
+def _call_ids(state: Any, actions: list[dict[str, Any]]) -> list[str | None]:
+    """The ids of the unanswered tool calls the actions ask about, matched by name and args."""
+    messages = list((getattr(state, "values", None) or {}).get("messages", []))
+    answered = {getattr(m, "tool_call_id", None) for m in messages if m.type == "tool"}
+    last_ai = next((m for m in reversed(messages) if m.type == "ai"), None)
+    calls = [c for c in getattr(last_ai, "tool_calls", None) or [] if c.get("id") not in answered]
+    ids: list[str | None] = []
+    for action in actions:
+        wanted = (action.get("name"), action.get("args"))
+        match = next((c for c in calls if (c["name"], c["args"]) == wanted), None)
+        if match is not None:
+            calls.remove(match)
+        ids.append(match.get("id") if match is not None else None)
+    return ids

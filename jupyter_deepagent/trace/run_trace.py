@@ -146,9 +146,10 @@ def trace_run(
 ) -> RunTrace:
     """Run `agent` on `input` and collect its run events and final state.
 
-    The events open with `run_started` and close with `run_finished`; a resume `Command` adds an
-    `approval_decided` per decision, a pause an `approval_requested` per waiting call, and a
-    finished run its `answer`. Each event is built anew for the trace: masked by `redact` (every
+    The events open with `run_started` and close with `run_finished`; a resume `Command` adds its
+    `approval_decided` (unless `on_event` already emitted one right after `run_started`, as the
+    notebook does), a pause an `approval_requested` per waiting call, and a finished run its
+    `answer`. Each event is built anew for the trace: masked by `redact` (every
     string in it, so a secret in a provider's error text is masked in every view), stamped with
     the run's `run_id` and its `seq` (0, 1, 2, ...), then kept and passed to `on_event`, in
     `seq` order, for live views.
@@ -219,7 +220,7 @@ def _traced(
     with event_sink(RunSink(run_id, trace.events, on_event, redact)), run_scope(run_id):
         emit_event("run_started", input=input_text(payload), thread_id=_thread_id(config),
                    model=_model_label(agent))
-        emit_approval_decisions(agent, payload, config)
+        emit_approval_decisions(agent, payload, config, trace.events)
         try:
             yield absorb
         except BaseException as exc:
