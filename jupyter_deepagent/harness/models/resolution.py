@@ -40,8 +40,8 @@ def _missing_key(provider: str, variables: tuple[str, ...]) -> MissingAPIKey:
     example = variables[0] if variables else "PROVIDER_API_KEY"
     msg = (
         f"No API key for the {provider!r} model provider: set {names}. "
-        f"In a notebook, put a line `{example}=<your key>` in a .env file beside it (KEY=value "
-        "lines; it is read before every %%agent run); otherwise set the variable before "
+        f"In a notebook, put a line `{example}=<your key>` in a .env file beside the notebook "
+        "(KEY=value lines; it is read before every %%agent run); otherwise set the variable before "
         f"starting Jupyter or the script. Do not use `%env {example}=...`: that saves the key "
         "into the notebook. "
         f"{_offline_options()}"
@@ -145,7 +145,9 @@ def resolve_model(
         raise ModelConfigurationError(msg)
 
     if provider == "scripted":
-        from jupyter_deepagent.harness.models.scripted_model import ScriptedChatModel  # noqa: PLC0415
+        from jupyter_deepagent.harness.models.scripted_model import (  # noqa: PLC0415
+            ScriptedChatModel,
+        )
 
         return ScriptedChatModel.from_file(name)
 
