@@ -69,8 +69,8 @@ def run_one(harness: str, window: int, steps: int) -> dict[str, Any]:
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.tools import tool
 
-    from jupyter_deepagent.harness.scripted_model import ScriptedChatModel
-    from jupyter_deepagent.harness.tokens import messages_tokens, tools_tokens
+    from jupyter_deepagent.harness.compression.tokens import messages_tokens, tools_tokens
+    from jupyter_deepagent.harness.models.scripted_model import ScriptedChatModel
 
     baseline_rss = _peak_rss_mb()
     sources = [source_text(step) for step in range(steps)]

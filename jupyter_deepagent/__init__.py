@@ -13,32 +13,65 @@ from jupyter_deepagent import _exceptions
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it
+__all__ = [
+    "BackendError",
+    "BackendProtocol",
+    "BinaryFile",
+    "CompiledSubAgent",
+    "CompositeBackend",
+    "ContextOverflow",
+    "DiskBackend",
+    "EditConflict",
+    "FileNotFound",
+    "FileTooLarge",
+    "HarnessProfile",
+    "InvalidPath",
+    "MissingAPIKey",
+    "ModelCallFailed",
+    "ModelConfigurationError",
+    "PermissionDenied",
+    "PromptAssembly",
+    "PromptSection",
+    "ResearchAssistantError",
+    "RunTrace",
+    "ScriptError",
+    "ScriptedChatModel",
+    "StateBackend",
+    "StoreBackend",
+    "SubAgent",
+    "__version__",
+    "assemble_prompt",
+    "atrace_run",
+    "create_research_agent",
+    "resolve_model",
+    "results_frame",
+    "trace_run",
+]
+
+# public name -> module that defines it (imported on first use of the name)
 _EXPORTS: dict[str, str] = {
     "BackendProtocol": "jupyter_deepagent.backends.protocol",
     "CompositeBackend": "jupyter_deepagent.backends.composite",
     "DiskBackend": "jupyter_deepagent.backends.disk",
     "StateBackend": "jupyter_deepagent.backends.state",
     "StoreBackend": "jupyter_deepagent.backends.store",
-    "ScriptedChatModel": "jupyter_deepagent.harness.scripted_model",
-    "resolve_model": "jupyter_deepagent.harness.model_resolution",
-    "HarnessProfile": "jupyter_deepagent.harness.profile",
-    "PromptAssembly": "jupyter_deepagent.harness.prompt",
-    "PromptSection": "jupyter_deepagent.harness.prompt",
+    "ScriptedChatModel": "jupyter_deepagent.harness.models.scripted_model",
+    "resolve_model": "jupyter_deepagent.harness.models.resolution",
+    "HarnessProfile": "jupyter_deepagent.harness.prompt.profile",
+    "PromptAssembly": "jupyter_deepagent.harness.prompt.sections",
+    "PromptSection": "jupyter_deepagent.harness.prompt.sections",
     "assemble_prompt": "jupyter_deepagent.harness.agent",
     "create_research_agent": "jupyter_deepagent.harness.agent",
     "RunTrace": "jupyter_deepagent.trace.run_trace",
+    "atrace_run": "jupyter_deepagent.trace.run_trace",
     "trace_run": "jupyter_deepagent.trace.run_trace",
-    "SubAgent": "jupyter_deepagent.harness.subagent_specs",
-    "CompiledSubAgent": "jupyter_deepagent.harness.subagent_specs",
+    "SubAgent": "jupyter_deepagent.harness.subagents.specs",
+    "CompiledSubAgent": "jupyter_deepagent.harness.subagents.specs",
     "results_frame": "jupyter_deepagent.trace.results",
     "agent_tool": "jupyter_deepagent.jupyter.notebook_tools",
     "Inspector": "jupyter_deepagent.jupyter.inspector_widget",
+    **dict.fromkeys(_exceptions.__all__, "jupyter_deepagent._exceptions"),
 }
-# The exception module imports nothing, so reading its names here costs no start-up time.
-_EXPORTS.update(dict.fromkeys(_exceptions.__all__, "jupyter_deepagent._exceptions"))
-
-__all__ = sorted([*_EXPORTS, "__version__"])
 
 
 def __getattr__(name: str) -> Any:
@@ -91,12 +124,12 @@ if TYPE_CHECKING:
     from jupyter_deepagent.backends.state import StateBackend
     from jupyter_deepagent.backends.store import StoreBackend
     from jupyter_deepagent.harness.agent import assemble_prompt, create_research_agent
-    from jupyter_deepagent.harness.model_resolution import resolve_model
-    from jupyter_deepagent.harness.profile import HarnessProfile
-    from jupyter_deepagent.harness.prompt import PromptAssembly, PromptSection
-    from jupyter_deepagent.harness.scripted_model import ScriptedChatModel
-    from jupyter_deepagent.harness.subagent_specs import CompiledSubAgent, SubAgent
+    from jupyter_deepagent.harness.models.resolution import resolve_model
+    from jupyter_deepagent.harness.models.scripted_model import ScriptedChatModel
+    from jupyter_deepagent.harness.prompt.profile import HarnessProfile
+    from jupyter_deepagent.harness.prompt.sections import PromptAssembly, PromptSection
+    from jupyter_deepagent.harness.subagents.specs import CompiledSubAgent, SubAgent
     from jupyter_deepagent.jupyter.inspector_widget import Inspector
     from jupyter_deepagent.jupyter.notebook_tools import agent_tool
     from jupyter_deepagent.trace.results import results_frame
-    from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
+    from jupyter_deepagent.trace.run_trace import RunTrace, atrace_run, trace_run

@@ -1,8 +1,10 @@
-"""Shared fixtures: every backend, ready to use, under the same name."""
+"""Shared fixtures: every backend, ready to use, under the same name; and a check that every
+run event the suite emits follows the schema."""
 
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -21,12 +23,43 @@ from jupyter_deepagent.backends import (
     StoreBackend,
     bind_state_files,
 )
+from jupyter_deepagent.events.schema import (
+    CHECK_EVENTS_VARIABLE,
+    check_events,
+    validate_event,
+)
 
 # Hypothesis caches the constants of local modules in ./.hypothesis/ while tests are collected,
 # even without an example database: keep that out of the checkout.
 _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="hypothesis-")
 atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+
+# Every run event built or stamped anywhere in the suite is validated against the schema: here
+# (recorded, so an event whose error a run swallowed still fails its test) and in any process a
+# test starts (a kernel, a script), where an invalid event raises.
+os.environ[CHECK_EVENTS_VARIABLE] = "1"
+_invalid_events: list[str] = []
+
+
+def _record_invalid(event: dict, stamped: bool) -> None:  # noqa: FBT001
+    try:
+        validate_event(event, stamped=stamped)
+    except ValueError as exc:
+        _invalid_events.append(str(exc))
+        raise
+
+
+check_events(_record_invalid)
+
+
+@pytest.fixture(autouse=True)
+def _every_event_follows_the_schema() -> Iterator[None]:
+    """Fail the test if any event it emitted broke the schema (even one whose error was caught)."""
+    _invalid_events.clear()
+    yield
+    if _invalid_events:
+        pytest.fail("run events that do not follow the schema:\n" + "\n".join(_invalid_events))
 
 
 @dataclass

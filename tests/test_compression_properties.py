@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from langchain.tools import tool
 
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
-from jupyter_deepagent.harness.tokens import messages_tokens, tools_tokens
+from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
+from jupyter_deepagent.harness.compression.tokens import messages_tokens, tools_tokens
 
 WINDOW = 8_000
 

@@ -15,7 +15,7 @@ from langgraph.types import Command
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.state import StateBackend, merge_files
-from jupyter_deepagent.harness.scripted_model import ScriptedChatModel
+from jupyter_deepagent.harness.models.scripted_model import ScriptedChatModel
 from jupyter_deepagent.harness.tools import filesystem
 from jupyter_deepagent.harness.tools.filesystem import (
     FILESYSTEM_TOOL_NAMES,

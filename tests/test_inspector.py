@@ -18,7 +18,7 @@ from jupyter_deepagent import (
     create_research_agent,
     trace_run,
 )
-from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
+from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
 from jupyter_deepagent.trace.inspector import build_snapshot
 from jupyter_deepagent.trace.inspector_tasks import json_value
 from jupyter_deepagent.trace.inspector_text import snapshot_text

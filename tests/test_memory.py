@@ -4,8 +4,8 @@ missing one by a warning, and the text reaches the prompt as written."""
 from __future__ import annotations
 
 from jupyter_deepagent import ScriptedChatModel, StateBackend, create_research_agent, trace_run
-from jupyter_deepagent.harness.memory import load_memory
-from jupyter_deepagent.harness.tokens import approx_tokens
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
+from jupyter_deepagent.harness.prompt.memory import load_memory
 
 PERSONAL = "The user prefers metric units.\nCite sources as [n].\n"
 TEAM = "Team rule: every figure gets a caption.\n" * 20

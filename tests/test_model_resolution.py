@@ -17,8 +17,8 @@ from jupyter_deepagent import (
     ScriptedChatModel,
     resolve_model,
 )
-from jupyter_deepagent.harness import model_resolution
-from jupyter_deepagent.harness.env_file import load_env_file
+from jupyter_deepagent.harness.models import resolution as model_resolution
+from jupyter_deepagent.jupyter.env_file import load_env_file
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
 FAKE_KEY = "fake-gemini-key-7f3a9c1e55"
@@ -64,13 +64,15 @@ def test_missing_key_says_what_to_do(no_keys: Path) -> None:
     assert isinstance(info.value, ModelConfigurationError)
 
 
-def test_key_from_dotenv_beside_the_notebook(no_keys: Path) -> None:
+def test_resolving_a_model_leaves_the_environment_alone(no_keys: Path) -> None:
+    # reading .env is the notebook's job (before every run), not the harness's
     (no_keys / ".env").write_text(f"GEMINI_API_KEY={FAKE_KEY}\n", encoding="utf-8")
+    before = dict(os.environ)
 
-    model = resolve_model("google_genai:gemini-2.5-flash")
+    with pytest.raises(MissingAPIKey):
+        resolve_model("google_genai:gemini-2.5-flash")
 
-    assert os.environ["GEMINI_API_KEY"] == FAKE_KEY
-    assert type(model).__name__ == "ChatGoogleGenerativeAI"
+    assert dict(os.environ) == before
 
 
 def test_gemini_model_is_built_offline_and_hides_the_key(
@@ -177,7 +179,7 @@ def test_wrong_type_is_a_type_error() -> None:
 
 def test_importing_the_module_does_not_import_langchain() -> None:
     code = (
-        "import sys, jupyter_deepagent.harness.model_resolution\n"
+        "import sys, jupyter_deepagent.harness.models.resolution\n"
         "print(any(m.split('.')[0] in ('langchain', 'langchain_core') for m in sys.modules))"
     )
 

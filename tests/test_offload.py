@@ -11,8 +11,8 @@ from langchain.tools import tool
 from langchain_core.messages import AIMessage, ToolMessage
 
 from jupyter_deepagent import ScriptedChatModel, StateBackend, create_research_agent, trace_run
-from jupyter_deepagent.harness.compression_middleware import ContextCompressionMiddleware
-from jupyter_deepagent.harness.offload import safe_name, short_id, sniff_extension
+from jupyter_deepagent.harness.compression.middleware import ContextCompressionMiddleware
+from jupyter_deepagent.harness.compression.offload import safe_name, short_id, sniff_extension
 
 SUMMARY_RULE = {"when": "<conversation_to_summarize>", "reply": "## Session intent\nx",
                 "repeat": True}

@@ -17,8 +17,8 @@ from jupyter_deepagent import (
     assemble_prompt,
     create_research_agent,
 )
-from jupyter_deepagent.harness.prompt import BASE_AGENT_PROMPT, SECTION_ORDER
-from jupyter_deepagent.harness.tokens import approx_tokens
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
+from jupyter_deepagent.harness.prompt.sections import BASE_AGENT_PROMPT, SECTION_ORDER
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "prompt_all_options.md"
 

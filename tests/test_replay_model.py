@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from jupyter_deepagent import ReplayMismatch, ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
+from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
 from jupyter_deepagent.trace.replay import CallLedger, ReplayChatModel
 
 SCENARIO = '''
 from langchain.tools import tool
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
+from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
 
 
 @tool

@@ -317,7 +317,10 @@ def test_event_stream_of_a_five_step_run_in_order() -> None:
     for step in (2, 3, 4):
         expected += [("prompt", step), ("context", step), ("model_call", step),
                      ("tool_call", step), ("tool_result", step)]
-    expected += [("prompt", 5), ("context", 5), ("model_call", 5), ("run_finished", 5)]
+        if step == 2:  # the write_file call
+            expected.append(("file_written", 2))
+    expected += [("prompt", 5), ("context", 5), ("model_call", 5), ("answer", 5),
+                 ("run_finished", 5)]
     assert kinds == expected
     results = trace.of_type("tool_result")
     assert [r["tool"] for r in results] == ["write_todos", "write_file", "read_file", "read_file"]

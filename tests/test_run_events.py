@@ -21,8 +21,8 @@ from jupyter_deepagent import (
     create_research_agent,
     trace_run,
 )
-from jupyter_deepagent.harness.events import EVENT_TYPES
-from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
+from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
+from jupyter_deepagent.events import EVENT_TYPES
 from jupyter_deepagent.jupyter.event_text import short_args
 
 COMMON = {"type", "time", "agent", "task_id", "step", "run_id", "seq"}

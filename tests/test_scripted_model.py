@@ -15,7 +15,7 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from jupyter_deepagent import ScriptedChatModel, ScriptError
-from jupyter_deepagent.harness.scripted_model import ScriptedRequest
+from jupyter_deepagent.harness.models.scripted_model import ScriptedRequest
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
 
@@ -385,7 +385,7 @@ def test_a_conversation_answered_before_gets_the_same_reply_as_a_rewound_noteboo
 
 
 def test_public_surface_is_the_model_and_its_request_record() -> None:
-    from jupyter_deepagent.harness import scripted_model
+    from jupyter_deepagent.harness.models import scripted_model
 
     assert scripted_model.__all__ == ["ScriptedChatModel", "ScriptedRequest"]
     with pytest.raises(ScriptError, match=r"^step 1 has unknown raise kind 'boom'"):

@@ -19,7 +19,7 @@ from notebook_shell import Notebook, call, notebook  # noqa: F401
 from pydantic import PrivateAttr
 
 from jupyter_deepagent import ScriptedChatModel
-from jupyter_deepagent.harness._script_format import compile_step
+from jupyter_deepagent.harness.models._script_format import compile_step
 
 ENV_KEY = "AIzaSyD3mo-EnvKey_0123456789abcdefghij"  # 39 characters, Google's shape
 SAVED_KEY = "AIzaSyS4ved-NotebookKey_98765432zyxwvu"  # only ever printed by an old notebook

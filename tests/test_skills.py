@@ -16,7 +16,7 @@ from jupyter_deepagent import (
 )
 from jupyter_deepagent.backends.protocol import DEFAULT_READ_LIMIT, ReadResult
 from jupyter_deepagent.backends.state import bind_state_files
-from jupyter_deepagent.harness.skills import MAX_SKILL_FILE_BYTES, scan_skills
+from jupyter_deepagent.harness.prompt.skills import MAX_SKILL_FILE_BYTES, scan_skills
 
 GOOD = "---\nname: good-skill\ndescription: Works well.\n---\n# Steps\n"
 LONG_AGO = (datetime.now(UTC) - timedelta(days=1)).isoformat()

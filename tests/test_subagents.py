@@ -9,8 +9,6 @@ import time
 from dataclasses import dataclass
 from typing import Annotated
 
-from typing_extensions import TypedDict
-
 import pandas as pd
 import pytest
 from langchain.agents import create_agent
@@ -21,6 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Command
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
 from jupyter_deepagent import (
     CompiledSubAgent,
@@ -31,7 +30,7 @@ from jupyter_deepagent import (
     create_research_agent,
     trace_run,
 )
-from jupyter_deepagent.harness.events import event_sink
+from jupyter_deepagent.harness.event_stream import event_sink
 
 LEAD = "You coordinate a research team."
 RESEARCHER = "You research exactly one topic."

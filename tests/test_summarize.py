@@ -12,11 +12,11 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from jupyter_deepagent import ContextOverflow, ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.harness.conversation_history import find_cutoff, transcript_section
-from jupyter_deepagent.harness.events import event_sink
-from jupyter_deepagent.harness.overflow import is_context_overflow
-from jupyter_deepagent.harness.summarize import SUMMARY_MARKER
-from jupyter_deepagent.harness.tokens import messages_tokens, tools_tokens
+from jupyter_deepagent.harness.compression.history import find_cutoff, transcript_section
+from jupyter_deepagent.harness.compression.overflow import is_context_overflow
+from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
+from jupyter_deepagent.harness.compression.tokens import messages_tokens, tools_tokens
+from jupyter_deepagent.harness.event_stream import event_sink
 
 SUMMARY = "## Session intent\nStudy glaciers.\n## Next steps\nKeep reading."
 
@@ -367,7 +367,7 @@ def test_every_request_fits_the_window() -> None:
 
 
 def test_sync_and_async_summaries_of_the_same_messages_agree() -> None:
-    from jupyter_deepagent.harness.summarize import asummarize, summarize
+    from jupyter_deepagent.harness.compression.summarize import asummarize, summarize
 
     folded = [HumanMessage(content="Survey glaciers."), AIMessage(content="Read g1: it thinned.")]
     sync_model = ScriptedChatModel(script=[SUMMARY])
@@ -380,7 +380,7 @@ def test_sync_and_async_summaries_of_the_same_messages_agree() -> None:
 
 
 def test_an_async_summarizer_in_a_sync_run_says_to_use_ainvoke() -> None:
-    from jupyter_deepagent.harness.summarize import summarize
+    from jupyter_deepagent.harness.compression.summarize import summarize
 
     async def summarizer(messages: list) -> str:
         return "never awaited"

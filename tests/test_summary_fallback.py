@@ -9,7 +9,7 @@ from langchain.tools import tool
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.harness.summarize import (
+from jupyter_deepagent.harness.compression.summarize import (
     SUMMARY_MARKER,
     TEXT_ONLY_RETRY,
     asummarize,

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatResult
 
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.harness.tokens import (
+from jupyter_deepagent.harness.compression.tokens import (
     DEFAULT_CONTEXT_WINDOW,
     ContextWindow,
     approx_tokens,

@@ -1,11 +1,14 @@
 """Where bytes live: one protocol and its implementations (no LLM, no Jupyter).
 
 Importing this package stays light: LangGraph is loaded only when a `StoreBackend` first
-touches its store.
+touches its store. Besides the backends, it exports the path and matching rules they follow
+(`normalize_virtual_path`, `glob_matches`, ...), for backends built in other layers.
 """
 
 from __future__ import annotations
 
+from jupyter_deepagent.backends._matching import file_filter_matches, glob_matches, grep_texts
+from jupyter_deepagent.backends._paths import folder_prefix, is_within, normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.protocol import (
@@ -32,5 +35,11 @@ __all__ = [
     "StoreBackend",
     "WriteResult",
     "bind_state_files",
+    "file_filter_matches",
+    "folder_prefix",
+    "glob_matches",
+    "grep_texts",
+    "is_within",
     "merge_files",
+    "normalize_virtual_path",
 ]

@@ -35,7 +35,7 @@ from jupyter_deepagent.backends.protocol import (
     WriteResult,
 )
 
-__all__ = ["FileData", "StateBackend", "bind_state_files", "merge_files"]
+__all__ = ["FileData", "FileMapBackend", "StateBackend", "bind_state_files", "merge_files"]
 
 
 class FileData(TypedDict):
@@ -108,7 +108,7 @@ def _parse_time(value: object) -> datetime | None:
         return None
 
 
-class _FileMapBackend(AsyncBackendMixin):
+class FileMapBackend(AsyncBackendMixin):
     """A backend over a flat map of path -> FileData; folders are implied by the paths.
 
     Subclasses provide four primitives; every operation of the protocol is built on them.
@@ -239,7 +239,10 @@ class _FileMapBackend(AsyncBackendMixin):
         return grep_texts(pattern, texts, root, file_glob=glob, regex=regex)
 
 
-class StateBackend(_FileMapBackend):
+_FileMapBackend = FileMapBackend  # the name it had before it was public
+
+
+class StateBackend(FileMapBackend):
     """Files of one conversation thread, in the graph state (or its own dict when unbound).
 
     Args:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends._paths import is_within
-from jupyter_deepagent.backends.state import FileData, _FileMapBackend
+from jupyter_deepagent.backends.state import FileData, FileMapBackend
 
 if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
@@ -30,7 +30,7 @@ def _as_file_data(value: dict[str, Any]) -> FileData:
     return FileData(content=str(content), modified_at=str(value.get("modified_at", "")))
 
 
-class StoreBackend(_FileMapBackend):
+class StoreBackend(FileMapBackend):
     """Files kept in a LangGraph `BaseStore` under one namespace.
 
     Args:

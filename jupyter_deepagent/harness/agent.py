@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.assembly import AssemblyConfig, build_assembly, tool_names_of
-from jupyter_deepagent.harness.profile import HarnessProfile
-from jupyter_deepagent.harness.prompt import PromptAssembly
+from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig, build_assembly, tool_names_of
+from jupyter_deepagent.harness.prompt.profile import HarnessProfile
+from jupyter_deepagent.harness.prompt.sections import PromptAssembly
 
 __all__ = ["assemble_prompt", "create_research_agent"]
 
@@ -43,7 +43,7 @@ def _plan(
     name: str | None = None,
 ) -> _Plan:
     from jupyter_deepagent.backends.state import StateBackend
-    from jupyter_deepagent.harness.subagent_specs import normalize_subagents, subagents_prompt
+    from jupyter_deepagent.harness.subagents.specs import normalize_subagents, subagents_prompt
     from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES, filesystem_prompt
 
     if isinstance(memory, str) or isinstance(skills, str):
@@ -131,8 +131,8 @@ def _with_memory_budget(
     config: AssemblyConfig, model: Any, context_window: int | None
 ) -> AssemblyConfig:
     """The assembly config with the token budget of one memory file set from the window."""
-    from jupyter_deepagent.harness.memory import memory_token_budget
-    from jupyter_deepagent.harness.tokens import resolve_context_window
+    from jupyter_deepagent.harness.compression.tokens import resolve_context_window
+    from jupyter_deepagent.harness.prompt.memory import memory_token_budget
 
     window = resolve_context_window(model if not isinstance(model, str) else None, context_window)
     known = window.tokens if window.source != "default" else None
@@ -198,7 +198,7 @@ def assemble_prompt(
         compaction_tool=bool(other.get("compaction_tool")),
         name=other.get("name"),
     )
-    from jupyter_deepagent.harness.middleware_text import middleware_prompt_text
+    from jupyter_deepagent.harness.prompt.middleware_text import middleware_prompt_text
 
     extra = middleware_prompt_text(middleware, model) if middleware else ""
     config = _with_memory_budget(plan.config, model, other.get("context_window"))
@@ -277,12 +277,12 @@ def create_research_agent(
     from langchain.agents import create_agent
     from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
 
-    from jupyter_deepagent.harness.compression_middleware import ContextCompressionMiddleware
-    from jupyter_deepagent.harness.compression_state import CompressionSettings
-    from jupyter_deepagent.harness.context_middleware import ResearchContextMiddleware
+    from jupyter_deepagent.harness.compression.middleware import ContextCompressionMiddleware
+    from jupyter_deepagent.harness.compression.state import CompressionSettings
     from jupyter_deepagent.harness.filesystem_middleware import FilesystemMiddleware
-    from jupyter_deepagent.harness.model_label import MODEL_METADATA_KEY, model_label
-    from jupyter_deepagent.harness.model_resolution import resolve_model
+    from jupyter_deepagent.harness.models.label import MODEL_METADATA_KEY, model_label
+    from jupyter_deepagent.harness.models.resolution import resolve_model
+    from jupyter_deepagent.harness.prompt.middleware import SystemPromptMiddleware
     from jupyter_deepagent.harness.run_events_middleware import RunEventsMiddleware
     from jupyter_deepagent.harness.todo_middleware import TodoMiddleware
     from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
@@ -320,13 +320,32 @@ def create_research_agent(
     compression = ContextCompressionMiddleware(
         plan.backend, chat_model, CompressionSettings(**compression_options)
     )
+    # The middleware order. `create_agent` runs the first middleware outermost: its
+    # `wrap_model_call`/`wrap_tool_call` sees the request first and the response last. So:
+    #   todo list, filesystem, task       (tools and state only, no prompt edits; any order)
+    #   user middleware                   (outside the prompt middleware: what they add to the
+    #                                      system message is caught as section 8)
+    #   human in the loop                 (its after_model pauses a call before any tool runs)
+    #   system prompt                     (writes the assembled prompt; the model gets exactly it)
+    #   compression                       (inside the prompt: it counts the final prompt's tokens
+    #                                      and trims only the messages; offloads tool results)
+    #   run events                        (inside compression: a model_call event per request as
+    #                                      really sent, retries included; a tool_result with the
+    #                                      tool's own text, before offloading)
+    #   tool errors                       (innermost: a failing tool becomes an error message that
+    #                                      every layer above sees as an ordinary result)
     stack: list[Any] = []
     if plan.todos:
+        # write_todos and the todos channel; its prompt text is left to the assembly
         stack.append(TodoMiddleware())
     hidden = set(plan.profile.excluded_tools) & set(FILESYSTEM_TOOL_NAMES)
+    # the filesystem tools and the `files` channel a StateBackend writes to
     stack.append(FilesystemMiddleware(plan.backend, exclude=tuple(hidden)))
     if plan.subagents:
-        from jupyter_deepagent.harness.subagents import SubagentDefaults, SubAgentMiddleware
+        from jupyter_deepagent.harness.subagents.task_tool import (
+            SubagentDefaults,
+            SubAgentMiddleware,
+        )
 
         defaults = SubagentDefaults(
             model=chat_model,
@@ -340,15 +359,23 @@ def create_research_agent(
             context_schema=context_schema,
             options=compression_options,
         )
+        # the `task` tool; a subagent builds its own stack in this same order
         stack.append(
             SubAgentMiddleware(plan.subagents, defaults, max_parallel=max_parallel_subagents)
         )
+    # outside the prompt middleware, so their system-message edits become the "middleware" section
     stack.extend(middleware)
     if approvals:
+        # pauses after the model replies and before any tool runs; the prompt section for it is
+        # assembled below, not written by LangChain's middleware
         stack.append(HumanInTheLoopMiddleware(interrupt_on=approvals))
-    stack.append(ResearchContextMiddleware(assembly_config, plan.backend))
+    # owns the system message: replaces it with the PromptAssembly built for this call
+    stack.append(SystemPromptMiddleware(assembly_config, plan.backend))
+    # sees the final system prompt (to count it) and shrinks only the messages
     stack.append(compression)
+    # closest to the model and the tools: reports what was really sent and really returned
     stack.append(RunEventsMiddleware())
+    # innermost for tools: an exception becomes an error ToolMessage before anything above sees it
     stack.append(ToolErrorMiddleware(on_error=_tool_error_message))
     graph = create_agent(
         chat_model,

@@ -1,4 +1,5 @@
-"""Reports each model call and tool call as run events (timings, tokens, sizes, errors, todos).
+"""Reports each model call and tool call as run events (timings, tokens, sizes, errors, todos,
+files written).
 
 A `model_call` event carries the whole reply and a `tool_result` the tool's whole text, so a
 recorded run holds everything needed to play it again without the model or the tools.
@@ -12,14 +13,16 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import AIMessage, ToolMessage, message_to_dict
+from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from jupyter_deepagent.harness.events import emit_event, run_step, summarize_args
-from jupyter_deepagent.harness.model_label import model_label
-from jupyter_deepagent.harness.tokens import messages_tokens
+from jupyter_deepagent.harness.event_stream import emit_event, run_step, summarize_args
+from jupyter_deepagent.harness.model_call_event import as_ai_message, emit_model_call
 
 __all__ = ["RunEventsMiddleware"]
+
+# file tools -> the argument holding the text they write (a `file_written` event's `chars`)
+_FILE_WRITING_TOOLS = {"write_file": "content", "edit_file": "new_string"}
 
 
 class RunEventsMiddleware(AgentMiddleware):
@@ -72,24 +75,14 @@ class RunEventsMiddleware(AgentMiddleware):
     # -- event building ---------------------------------------------------------------------------
     @staticmethod
     def _model_event(request: ModelRequest, response: Any, seconds: float) -> None:
-        message = _ai_message(response)
-        usage = (message.usage_metadata if message is not None else None) or {}
-        tokens_in = usage.get("input_tokens")
-        estimated = tokens_in is None
-        if estimated:
-            system = [request.system_message] if request.system_message is not None else []
-            tokens_in = messages_tokens([*system, *request.messages])
-        emit_event(
-            "model_call",
+        system = [request.system_message] if request.system_message is not None else []
+        emit_model_call(
             step=run_step(request.state["messages"]) + 1,
-            model=model_label(request.model),
-            tokens_in=tokens_in,
-            tokens_in_estimated=estimated,
-            tokens_out=usage.get("output_tokens", 0),
-            seconds=round(seconds, 6),
-            messages=len(request.messages),
-            tool_calls=[call["name"] for call in (message.tool_calls if message else [])],
-            reply=_jsonable(message_to_dict(message)) if message is not None else None,
+            model=request.model,
+            sent=[*system, *request.messages],
+            reply=as_ai_message(response),
+            seconds=seconds,
+            purpose="agent",
         )
 
     @staticmethod
@@ -133,16 +126,11 @@ class RunEventsMiddleware(AgentMiddleware):
         )
         if call["name"] == "write_todos" and error is None:
             emit_event("todos", step=step, todos=list(call.get("args", {}).get("todos", [])))
-
-
-def _ai_message(response: Any) -> AIMessage | None:
-    if isinstance(response, AIMessage):
-        return response
-    inner = getattr(response, "model_response", response)
-    for message in reversed(getattr(inner, "result", []) or []):
-        if isinstance(message, AIMessage):
-            return message
-    return None
+        if call["name"] in _FILE_WRITING_TOOLS and error is None:
+            args = call.get("args", {})
+            text = args.get(_FILE_WRITING_TOOLS[call["name"]])
+            emit_event("file_written", step=step, path=str(args.get("file_path", "")),
+                       tool=call["name"], chars=len(text) if isinstance(text, str) else 0)
 
 
 def _tool_message(result: Any) -> ToolMessage | None:
@@ -153,15 +141,3 @@ def _tool_message(result: Any) -> ToolMessage | None:
             if isinstance(message, ToolMessage):
                 return message
     return None
-
-
-def _jsonable(value: Any) -> Any:
-    """`value` with anything JSON cannot hold (a provider's enum, say) as text; strings are
-    shared, not copied, so a long tool argument costs no second copy."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(item) for item in value]
-    return str(value)

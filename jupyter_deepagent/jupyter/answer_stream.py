@@ -15,7 +15,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from jupyter_deepagent.harness.events import current_agent
+from jupyter_deepagent.harness.event_stream import current_agent
 
 __all__ = ["AnswerStream"]
 

@@ -58,7 +58,7 @@ def decision_fields(
     arguments (long strings cut as in `tool_call` events); `via` says who answered: "button" or
     "%agent resume".
     """
-    from jupyter_deepagent.harness.events import summarize_args
+    from jupyter_deepagent.harness.event_stream import summarize_args
 
     return {
         "decision": decision,
@@ -74,7 +74,7 @@ def recording_decision(
     on_event: Callable[[dict[str, Any]], None] | None, fields: Mapping[str, Any]
 ) -> Callable[[dict[str, Any]], None]:
     """`on_event`, emitting the `approval_decided` event right after the run's `run_started`."""
-    from jupyter_deepagent.harness.events import emit_event
+    from jupyter_deepagent.harness.event_stream import emit_event
 
     done = False
 

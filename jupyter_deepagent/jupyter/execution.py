@@ -130,7 +130,8 @@ def execute(
     """Run the plan's agent on `payload` (new messages, or a resume `Command`).
 
     `on_event` receives the run events; `on_token` the main agent's text as the model streams
-    it (see `AnswerStream`); `redact` masks secrets in the message of a failed model call.
+    it (see `AnswerStream`); `redact` masks secrets in every run event and in the message of a
+    failed model call.
 
     Raises:
         KeyboardInterrupt: The stop button; `.trace` holds the run so far.
@@ -148,13 +149,14 @@ def execute(
     try:
         with plan.stop_button.armed():
             trace = trace_run(
-                plan.agent, payload, context=plan.context or None, config=config, on_event=on_event
+                plan.agent, payload, context=plan.context or None, config=config,
+                on_event=on_event, redact=redact,
             )
     except BaseException as exc:
         partial = getattr(exc, "trace", None) or RunTrace()
         if isinstance(exc, KeyboardInterrupt):  # a stop before the request was saved keeps it
             keep_stopped_request(plan.agent, plan.config, payload)
-        _settle_partial(partial, plan, redact)
+        _settle_partial(partial, plan)
         settle_thread(plan.agent, plan.config, interrupted=True)
         if isinstance(exc, Exception) and _from_model_call(exc):
             failure = _model_call_failed(plan.model_label, exc, redact)
@@ -187,13 +189,10 @@ def _saved_at_exit(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, "configurable": configurable}
 
 
-def _settle_partial(partial: Any, plan: RunPlan, redact: Callable[[str], str]) -> None:
-    """Complete a stopped run's trace: its state if none came, its error text without secrets."""
+def _settle_partial(partial: Any, plan: RunPlan) -> None:
+    """Complete a stopped run's trace with its state if none came (its events are masked)."""
     if not partial.state:
         partial.state = _state_values(plan)
-    for event in partial.events:
-        if event.get("type") == "run_finished" and isinstance(event.get("error"), str):
-            event["error"] = redact(event["error"])
 
 
 def _attach(exc: BaseException, partial: Any) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from jupyter_deepagent.harness.events import RunEvent
+from jupyter_deepagent.harness.event_stream import RunEvent
 from jupyter_deepagent.trace.inspector import InspectorBuilder
 from jupyter_deepagent.trace.inspector_html import PANELS, STYLE, static_html, summary_html
 from jupyter_deepagent.trace.inspector_text import snapshot_text, summary_text

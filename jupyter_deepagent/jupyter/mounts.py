@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from jupyter_deepagent._exceptions import BackendError, BinaryFile, FileTooLarge, PermissionDenied
-from jupyter_deepagent.backends._matching import file_filter_matches
-from jupyter_deepagent.backends._paths import normalize_virtual_path
+from jupyter_deepagent.backends import file_filter_matches, normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.protocol import (
@@ -37,7 +36,7 @@ from jupyter_deepagent.backends.protocol import (
 from jupyter_deepagent.backends.skipped_files import note_skipped_file
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
-from jupyter_deepagent.harness.tools.harness_folders import HARNESS_FOLDERS
+from jupyter_deepagent.harness.folders import HARNESS_FOLDERS
 from jupyter_deepagent.jupyter.config import (
     CONFIG_FILE_NAMES,
     DEFAULT_HIDDEN_PATHS,

@@ -32,8 +32,8 @@ from datetime import datetime
 from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound, InvalidPath, PermissionDenied
-from jupyter_deepagent.backends._matching import file_filter_matches, glob_matches, grep_texts
-from jupyter_deepagent.backends._paths import folder_prefix, normalize_virtual_path
+from jupyter_deepagent.backends import file_filter_matches, glob_matches, grep_texts
+from jupyter_deepagent.backends import folder_prefix, normalize_virtual_path
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_deepagent.backends._paths import is_within
-from jupyter_deepagent.backends.state import FileData, _FileMapBackend
+from jupyter_deepagent.backends import is_within
+from jupyter_deepagent.backends.state import FileData, FileMapBackend
 from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
 
 __all__ = ["OutputsBackend", "fitted_height", "output_displays", "sandboxed_html"]
@@ -32,7 +32,7 @@ _IMAGE_SIGNATURES = {
 _IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 
 
-class OutputsBackend(_FileMapBackend):
+class OutputsBackend(FileMapBackend):
     """Text files kept in memory for one cell (not checkpointed: they live in the cell's output)."""
 
     def __init__(self) -> None:

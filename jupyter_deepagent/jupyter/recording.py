@@ -127,7 +127,7 @@ def start_recording(
         ModelConfigurationError: The model cannot be created, likewise.
         OSError: The log exists but cannot be read.
     """
-    from jupyter_deepagent.harness.model_label import model_label
+    from jupyter_deepagent.harness.models.label import model_label
     from jupyter_deepagent.trace.replay import CallLedger, ReplayChatModel
     from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_deepagent._exceptions import ThreadBusy
-from jupyter_deepagent.backends._paths import normalize_virtual_path
+from jupyter_deepagent.backends import normalize_virtual_path
 from jupyter_deepagent.jupyter import execution
 from jupyter_deepagent.jupyter.config import (
     AgentConfig,
@@ -529,7 +529,7 @@ class Session:
         Raises:
             ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
         """
-        from jupyter_deepagent.harness.tokens import messages_tokens
+        from jupyter_deepagent.harness.compression.tokens import messages_tokens
 
         saved = self.storage.checkpointer.get_tuple(
             {"configurable": {"thread_id": thread or self.thread}}

@@ -34,7 +34,7 @@ class SessionKeys:
         Raises:
             ValueError: The file exists but cannot be read; the message names it, never a value.
         """
-        from jupyter_deepagent.harness.env_file import read_env_file
+        from jupyter_deepagent.jupyter.env_file import read_env_file
 
         try:
             entries = read_env_file(path)

@@ -55,7 +55,7 @@ class SessionModels:
             ValueError: The env file cannot be read.
         """
         from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
-        from jupyter_deepagent.harness.model_resolution import resolve_model
+        from jupyter_deepagent.harness.models.resolution import resolve_model
 
         self.keys.load(notebook_dir / env_file, env_file)
         if not isinstance(spec, str):
@@ -65,7 +65,7 @@ class SessionModels:
         key = (spec, hash(frozenset(os.environ.items())))
         if key not in self._models:
             try:
-                self._models[key] = resolve_model(spec, env_file=None)
+                self._models[key] = resolve_model(spec)
             except MissingAPIKey as exc:
                 msg = notebook_words(str(exc), env_file=env_file)
                 broken = [name for name in self.keys.malformed if name in exc.variables]
@@ -85,8 +85,8 @@ class SessionModels:
         Raises:
             ScriptError: The script file is missing or malformed.
         """
-        from jupyter_deepagent.harness.model_resolution import resolve_model
-        from jupyter_deepagent.harness.tokens import DEFAULT_CONTEXT_WINDOW
+        from jupyter_deepagent.harness.models.resolution import resolve_model
+        from jupyter_deepagent.harness.compression.tokens import DEFAULT_CONTEXT_WINDOW
 
         script = Path(spec.removeprefix("scripted:"))
         path = script if script.is_absolute() else notebook_dir / script

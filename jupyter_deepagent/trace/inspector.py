@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from jupyter_deepagent.harness.events import RunEvent
+from jupyter_deepagent.harness.event_stream import RunEvent
 from jupyter_deepagent.trace.inspector_context import ContextTracker
 from jupyter_deepagent.trace.inspector_files import FileTracker
 from jupyter_deepagent.trace.inspector_tasks import TaskTracker

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from jupyter_deepagent.harness.events import RunEvent
+from jupyter_deepagent.harness.event_stream import RunEvent
 
 __all__ = ["MARK_KINDS", "ContextTracker"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jupyter_deepagent.harness.events import RunEvent
+from jupyter_deepagent.harness.event_stream import RunEvent
 
 __all__ = ["MOUNT_ORDER", "FileTracker", "preview_text"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from jupyter_deepagent.harness.events import RunEvent
+from jupyter_deepagent.harness.event_stream import RunEvent
 from jupyter_deepagent.trace.results import RESULT_COLUMNS
 
 __all__ = ["COMPACT_COLUMNS", "TaskTracker", "json_value"]

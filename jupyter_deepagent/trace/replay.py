@@ -29,7 +29,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from jupyter_deepagent._exceptions import ReplayMismatch
-from jupyter_deepagent.harness.events import current_agent
+from jupyter_deepagent.harness.event_stream import current_agent
 from jupyter_deepagent.trace.fingerprint import (
     masked_strings,
     canonical_request,

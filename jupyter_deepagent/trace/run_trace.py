@@ -1,27 +1,77 @@
-"""`RunTrace`: the record of one agent run, built only from its run events and final state."""
+"""`RunTrace`: the record of one agent run, built from its run events (and, live, its final
+state); `trace_run` and `atrace_run` run an agent and collect it.
+
+A `RunTrace` is rebuilt from events alone (`from_events`, `read_jsonl`): its prompts, results
+frame, status and final text come from the events, so a run written to JSONL and read back in
+another process shows the same views.
+"""
 
 from __future__ import annotations
 
-import threading
+import json
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from jupyter_deepagent.harness.events import RunEvent, emit_event, event_sink, run_scope
-from jupyter_deepagent.harness.prompt import PromptAssembly
+from jupyter_deepagent.harness.event_stream import RunEvent, emit_event, event_sink, run_scope
+from jupyter_deepagent.harness.prompt.sections import PromptAssembly
+from jupyter_deepagent.trace._run_sink import (
+    RunSink,
+    emit_approval_decisions,
+    emit_approval_requests,
+    input_text,
+)
 
-__all__ = ["RunTrace", "trace_run"]
+__all__ = ["RunTrace", "atrace_run", "trace_run"]
 
 
 @dataclass
 class RunTrace:
-    """Events of a run in order, the final state, and any pending interrupts."""
+    """Events of a run in order, the final state, and any pending interrupts (the last two only
+    for a run traced in this process)."""
 
     events: list[RunEvent] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     interrupts: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def from_events(cls, events: Iterable[RunEvent]) -> RunTrace:
+        """A trace of these events alone (no state, no interrupts)."""
+        return cls(events=[dict(event) for event in events])
+
+    def to_jsonl(self, path: str | Path) -> None:
+        """Write the events to `path`, one JSON object per line (UTF-8)."""
+        with Path(path).open("w", encoding="utf-8") as file:
+            for event in self.events:
+                file.write(json.dumps(event, ensure_ascii=False, allow_nan=False) + "\n")
+
+    @classmethod
+    def read_jsonl(cls, path: str | Path) -> RunTrace:
+        """The trace of the events `to_jsonl` wrote to `path`.
+
+        Raises:
+            OSError: The file cannot be read.
+            ValueError: A line is not a JSON object; the message names the file and line.
+        """
+        events = []
+        with Path(path).open(encoding="utf-8") as file:
+            for number, line in enumerate(file, 1):
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    msg = f"{path}, line {number}: not JSON ({exc.msg})"
+                    raise ValueError(msg) from None
+                if not isinstance(event, dict):
+                    msg = f"{path}, line {number}: a run event is a JSON object"
+                    raise ValueError(msg)
+                events.append(event)
+        return cls.from_events(events)
 
     def of_type(self, *types: str) -> list[RunEvent]:
         """Events of the given types, in order."""
@@ -60,16 +110,17 @@ class RunTrace:
 
     @property
     def messages(self) -> list[Any]:
-        """The conversation as checkpointed at the end of the run."""
+        """The conversation as checkpointed at the end of the run (live traces only)."""
         return list(self.state.get("messages", []))
 
     @property
     def final_text(self) -> str:
-        """Text of the last AI message ("" when the run ended on an interrupt or a tool)."""
-        for message in reversed(self.messages):
-            if getattr(message, "type", None) == "ai":
-                return message.text if not getattr(message, "tool_calls", None) else ""
-        return ""
+        """The final answer's text, from `run_finished` ("" when the run ended on an interrupt or
+        a tool); before the run finished, from the state so far."""
+        finished = self.of_type("run_finished")
+        if finished:
+            return str(finished[-1].get("final_text") or "")
+        return _state_final_text(self.state)
 
     @property
     def warnings(self) -> list[str]:
@@ -103,12 +154,17 @@ def trace_run(
     context: Any = None,
     config: dict[str, Any] | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> RunTrace:
     """Run `agent` on `input` and collect its run events and final state.
 
-    The events are stamped with the run's `run_id` and their `seq` (0, 1, 2, ...), open with
-    `run_started` and close with `run_finished`. `on_event` is called with each event as it
-    arrives, in `seq` order, for live views.
+    The events open with `run_started` and close with `run_finished`; a resume `Command` adds its
+    `approval_decided` (unless `on_event` already emitted one right after `run_started`, as the
+    notebook does), a pause an `approval_requested` per waiting call, and a finished run its
+    `answer`. Each event is built anew for the trace: masked by `redact` (every
+    string in it, so a secret in a provider's error text is masked in every view), stamped with
+    the run's `run_id` and its `seq` (0, 1, 2, ...), then kept and passed to `on_event`, in
+    `seq` order, for live views.
 
     Events are collected through `event_sink` rather than LangGraph's custom stream: with only
     "values"/"updates" streaming, LangGraph runs each node in the calling thread, so a
@@ -121,32 +177,68 @@ def trace_run(
             `RunTrace` is attached to it as `exc.trace`.
     """
     trace = RunTrace()
+    with _traced(trace, agent, input, config, on_event, redact) as absorb:
+        for mode, chunk in agent.stream(input, config, **_stream_options(context)):
+            absorb(mode, chunk)
+    return trace
+
+
+async def atrace_run(
+    agent: Any,
+    input: Any,  # noqa: A002 - LangGraph's own name for it
+    *,
+    context: Any = None,
+    config: dict[str, Any] | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
+    redact: Callable[[str], str] | None = None,
+) -> RunTrace:
+    """The async twin of `trace_run` (the agent runs with `astream`).
+
+    Raises:
+        BaseException: as `trace_run` (a cancelled task records status "stopped").
+    """
+    trace = RunTrace()
+    with _traced(trace, agent, input, config, on_event, redact) as absorb:
+        stream: AsyncIterator[Any] = agent.astream(input, config, **_stream_options(context))
+        async for mode, chunk in stream:
+            absorb(mode, chunk)
+    return trace
+
+
+@contextmanager
+def _traced(
+    trace: RunTrace,
+    agent: Any,
+    payload: Any,
+    config: dict[str, Any] | None,
+    on_event: Callable[[RunEvent], None] | None,
+    redact: Callable[[str], str] | None,
+) -> Iterator[Callable[[str, Any], None]]:
+    """The part of a traced run both drivers share: the sink, the first and last events, and
+    what each streamed chunk adds."""
     run_id = uuid.uuid4().hex
-    lock = threading.RLock()  # an on_event that emits an event must not deadlock
-
-    def collect(event: RunEvent) -> None:
-        with lock:
-            event["run_id"], event["seq"] = run_id, len(trace.events)
-            trace.events.append(event)
-            if on_event is not None:
-                on_event(event)
-
     started = time.perf_counter()
-    with event_sink(collect), run_scope(run_id):
-        emit_event("run_started", input=_input_text(input), thread_id=_thread_id(config),
+
+    def absorb(mode: str, chunk: Any) -> None:
+        if not isinstance(chunk, dict):
+            return
+        if "__interrupt__" in chunk:
+            if mode == "updates":
+                trace.interrupts.extend(chunk["__interrupt__"])
+                emit_approval_requests(chunk["__interrupt__"], _main_step(trace))
+        elif mode == "values":
+            trace.state = chunk
+
+    with event_sink(RunSink(run_id, trace.events, on_event, redact)), run_scope(run_id):
+        emit_event("run_started", input=input_text(payload), thread_id=_thread_id(config),
                    model=_model_label(agent))
+        emit_approval_decisions(agent, payload, config, trace.events)
         try:
-            for mode, chunk in _stream(agent, input, context=context, config=config):
-                if not isinstance(chunk, dict):
-                    continue
-                if "__interrupt__" in chunk:
-                    if mode == "updates":
-                        trace.interrupts.extend(chunk["__interrupt__"])
-                elif mode == "values":
-                    trace.state = chunk
+            yield absorb
         except BaseException as exc:
-            status = "stopped" if isinstance(exc, KeyboardInterrupt) else "error"
-            _finished(trace, status, time.perf_counter() - started, f"{type(exc).__name__}: {exc}")
+            stopped = isinstance(exc, (KeyboardInterrupt, _cancelled()))
+            _finished(trace, "stopped" if stopped else "error", time.perf_counter() - started,
+                      f"{type(exc).__name__}: {exc}")
             try:
                 exc.trace = trace  # type: ignore[attr-defined]
             except AttributeError:  # an exception type without a __dict__
@@ -154,18 +246,33 @@ def trace_run(
             raise
         status = "interrupted" if trace.interrupts else "ok"
         _finished(trace, status, time.perf_counter() - started, None)
-    return trace
+
+
+def _cancelled() -> type[BaseException]:
+    import asyncio
+
+    return asyncio.CancelledError
+
+
+def _main_step(trace: RunTrace) -> int:
+    steps = [e["step"] for e in trace.of_type("model_call") if e.get("task_id") is None]
+    return max(steps, default=0)
 
 
 def _finished(trace: RunTrace, status: str, seconds: float, error: str | None) -> None:
+    text = _state_final_text(trace.state) if status == "ok" else ""
+    if status == "ok" and text:
+        from jupyter_deepagent.harness.subagents.outcome import structured_as_dict
+
+        emit_event("answer", step=_main_step(trace), text=text,
+                   structured=structured_as_dict(trace.state.get("structured_response")))
     model_calls = trace.of_type("model_call")
-    steps = [e["step"] for e in model_calls if e.get("task_id") is None]
     emit_event(
         "run_finished",
-        step=max(steps, default=0),
+        step=_main_step(trace),
         status=status,
         error=error,
-        final_text=trace.final_text,
+        final_text=_state_final_text(trace.state),
         tokens_in=sum(int(e.get("tokens_in") or 0) for e in model_calls),
         tokens_out=sum(int(e.get("tokens_out") or 0) for e in model_calls),
         model_calls=len(model_calls),
@@ -174,20 +281,11 @@ def _finished(trace: RunTrace, status: str, seconds: float, error: str | None) -
     )
 
 
-def _input_text(payload: Any) -> str:
-    """The text of the last human message of a run's input; "resume" for a `Command` or None."""
-    messages = payload.get("messages") if isinstance(payload, dict) else None
-    if not messages:
-        return "resume" if payload is None or not isinstance(payload, dict) else ""
-    from langchain_core.messages import convert_to_messages
-
-    try:
-        converted = convert_to_messages(messages)
-    except (ValueError, TypeError, NotImplementedError):
-        return ""
-    for message in reversed(converted):
-        if message.type == "human":
-            return str(message.text)
+def _state_final_text(state: dict[str, Any]) -> str:
+    """Text of the last AI message ("" when the run ended on an interrupt or a tool)."""
+    for message in reversed(list(state.get("messages", []))):
+        if getattr(message, "type", None) == "ai":
+            return message.text if not getattr(message, "tool_calls", None) else ""
     return ""
 
 
@@ -198,17 +296,15 @@ def _thread_id(config: dict[str, Any] | None) -> str | None:
 
 def _model_label(agent: Any) -> str | None:
     """The main model's label, as `create_research_agent` put it in the graph's config metadata."""
-    from jupyter_deepagent.harness.model_label import MODEL_METADATA_KEY
+    from jupyter_deepagent.harness.models.label import MODEL_METADATA_KEY
 
     metadata = (getattr(agent, "config", None) or {}).get("metadata") or {}
     label = metadata.get(MODEL_METADATA_KEY)
     return label if isinstance(label, str) else None
 
 
-def _stream(
-    agent: Any, input: Any, *, context: Any, config: dict[str, Any] | None  # noqa: A002
-) -> Iterable[tuple[str, Any]]:
-    kwargs: dict[str, Any] = {"stream_mode": ["values", "updates"]}
+def _stream_options(context: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {"stream_mode": ["values", "updates"]}
     if context is not None:
-        kwargs["context"] = context
-    yield from agent.stream(input, config, **kwargs)
+        options["context"] = context
+    return options

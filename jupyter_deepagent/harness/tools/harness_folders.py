@@ -1,35 +1,16 @@
-"""The folders the harness itself writes to: offloaded results, transcripts, subagent reports.
+"""The agent's file tools refuse to change the folders the harness writes (`harness.folders`).
 
-Named once here so that the writers (offloading, summarization, the `task` tool), the notebook's
-mounts and the file tools cannot disagree. The agent reads these folders; its `write_file`,
-`edit_file` and `delete` refuse them, while the harness writes through the backend directly.
+Offloaded results, transcripts and subagent reports must say what happened: the agent reads
+these folders, but its `write_file`, `edit_file` and `delete` refuse them, while the harness
+writes through the backend directly.
 """
 
 from __future__ import annotations
 
-from typing import Final
-
 from jupyter_deepagent._exceptions import PermissionDenied
+from jupyter_deepagent.harness.folders import HARNESS_FOLDERS
 
-__all__ = [
-    "HARNESS_FOLDERS",
-    "HISTORY_DIR",
-    "LARGE_RESULTS_DIR",
-    "TRANSCRIPT_FOLDER",
-    "refuse_harness_folder",
-]
-
-LARGE_RESULTS_DIR: Final = "/large_tool_results/"
-"""Where large and consumed tool results are written."""
-
-HISTORY_DIR: Final = "/conversation_history/"
-"""Where long human messages and the summarization transcripts are written."""
-
-TRANSCRIPT_FOLDER: Final = "/subagents/"
-"""Where each task's transcript is saved, as `<task-id>.md`."""
-
-HARNESS_FOLDERS: Final = (LARGE_RESULTS_DIR, HISTORY_DIR, TRANSCRIPT_FOLDER)
-"""Every folder the harness writes to and the agent only reads."""
+__all__ = ["refuse_harness_folder"]
 
 
 def refuse_harness_folder(path: str) -> None:

@@ -12,7 +12,6 @@ import traceback
 from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
-from jupyter_deepagent.harness.env_file import load_env_file
 
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
@@ -41,9 +40,10 @@ def _missing_key(provider: str, variables: tuple[str, ...]) -> MissingAPIKey:
     example = variables[0] if variables else "PROVIDER_API_KEY"
     msg = (
         f"No API key for the {provider!r} model provider: set {names}. "
-        f"Put a line `{example}=<your key>` in a .env file beside the notebook (KEY=value "
-        "lines; it is read when the model is resolved), or set the variable before starting "
-        f"Jupyter. Do not use `%env {example}=...`: that saves the key into the notebook. "
+        f"In a notebook, put a line `{example}=<your key>` in a .env file beside the notebook "
+        "(KEY=value lines; it is read before every %%agent run); otherwise set the variable before "
+        f"starting Jupyter or the script. Do not use `%env {example}=...`: that saves the key "
+        "into the notebook. "
         f"{_offline_options()}"
     )
     return MissingAPIKey(msg, variables=variables)
@@ -97,7 +97,7 @@ def _describe_failure(
 
 
 def resolve_model(
-    model: str | BaseChatModel, *, env_file: str | os.PathLike[str] | None = ".env", **kwargs: Any
+    model: str | BaseChatModel, **kwargs: Any
 ) -> BaseChatModel:
     """Return a chat model for `model`.
 
@@ -107,13 +107,11 @@ def resolve_model(
     - `"provider:model"` goes through LangChain's `init_chat_model` with `kwargs`;
     - a bare name such as `"gemini-2.5-flash"` means `"google_genai:gemini-2.5-flash"`.
 
-    Before a provider model is built, `env_file` (default `.env` in the working directory,
-    which in Jupyter is the notebook's folder) is read with `load_env_file`: its variables are
-    set unless already set. Pass `env_file=None` to skip it.
+    Nothing here changes the process: API keys are read from `os.environ` as it is. (The
+    notebook layer reads the notebook's `.env` file into it before every run.)
 
     Args:
         model: The model instance or specification string.
-        env_file: A `.env` file of `KEY=value` lines to read first, or None.
         **kwargs: Passed to the provider's chat model (e.g. `temperature`).
 
     Returns:
@@ -147,7 +145,9 @@ def resolve_model(
         raise ModelConfigurationError(msg)
 
     if provider == "scripted":
-        from jupyter_deepagent.harness.scripted_model import ScriptedChatModel  # noqa: PLC0415
+        from jupyter_deepagent.harness.models.scripted_model import (  # noqa: PLC0415
+            ScriptedChatModel,
+        )
 
         return ScriptedChatModel.from_file(name)
 
@@ -160,8 +160,6 @@ def resolve_model(
         )
         raise ModelConfigurationError(msg)
 
-    if env_file is not None:
-        load_env_file(env_file)
     if provider == "google_genai":
         has_key = any(os.environ.get(var, "").strip() for var in _GOOGLE_KEYS)
         if not has_key and not any(kwargs.get(k) for k in _GOOGLE_KEY_KWARGS):

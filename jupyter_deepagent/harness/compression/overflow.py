@@ -8,7 +8,7 @@ import re
 from langchain_core.exceptions import ContextOverflowError
 
 from jupyter_deepagent._exceptions import ContextOverflow
-from jupyter_deepagent.harness.tokens import ContextWindow
+from jupyter_deepagent.harness.compression.tokens import ContextWindow
 
 __all__ = ["gave_up", "is_context_overflow", "learned_window"]
 

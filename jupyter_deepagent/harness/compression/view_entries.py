@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from jupyter_deepagent.harness.tokens import message_tokens
+from jupyter_deepagent.harness.compression.tokens import message_tokens
 
 __all__ = ["Entry", "SummaryJob", "ViewCache", "message_key"]
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_deepagent.harness.tokens import approx_tokens
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
 
 __all__ = [
     "BASE_AGENT_PROMPT",

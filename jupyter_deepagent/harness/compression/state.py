@@ -11,30 +11,90 @@ the model node can both write it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Final, NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
-from jupyter_deepagent.harness.tokens import ContextWindow
+from jupyter_deepagent.harness.compression.tokens import ContextWindow
 
 __all__ = [
     "COMPRESSION_KEY",
+    "CompressionRecord",
     "CompressionSettings",
     "CompressionState",
+    "LastRequest",
+    "SummaryRecord",
     "merge_record",
 ]
 
-COMPRESSION_KEY = "context_compression"
+COMPRESSION_KEY: Final = "context_compression"
 """The graph state key of the compression record."""
+
+
+class SummaryRecord(TypedDict):
+    """The summary that now stands for the folded start of the conversation."""
+
+    content: str
+    """The summary message's text, as the model is sent it."""
+    cutoff: int
+    """Index of the first checkpoint message kept after the summary."""
+    cutoff_id: str
+    """That message's id (or position), to find the cut again if the history was edited."""
+    count: int
+    """How many summaries the thread has had (this is the nth)."""
+    transcript: str
+    """The `/conversation_history/` file holding every folded message in full."""
+
+
+class LastRequest(TypedDict):
+    """Size of the last request the model was sent."""
+
+    raw: int
+    """Approximate tokens of the checkpoint messages as they are, uncompressed."""
+    tokens: int
+    """Tokens actually sent (compressed, calibrated)."""
+    trigger: int
+    """Tokens above which summarization started, for that request's window."""
+    at: int
+    """How many checkpoint messages there were then."""
+
+
+class CompressionRecord(TypedDict, total=False):
+    """What compression decided so far in a thread; every key is optional (a new thread has none).
+
+    Each decision is made once and kept, so every later request looks the same as far back as it
+    can (which keeps a provider's prompt cache warm).
+    """
+
+    pointers: dict[str, str]
+    """Message key -> file: messages sent as pointers to the file now holding them (merged)."""
+    bare: list[str]
+    """Message keys of aged results sent as a bare pointer, without a preview (merged set)."""
+    cut_args: list[str]
+    """Tool-call ids whose long `write_file`/`edit_file` arguments are sent cut (merged set)."""
+    summary: SummaryRecord
+    """The current summary and where it cuts the history."""
+    last: LastRequest
+    """The last request's size (calibration, the compaction tool, the gauge)."""
+    factor: float
+    """Calibration: provider-reported tokens over the approximate count (1.0 until known)."""
+    compact: bool
+    """True when `compact_conversation` asked the next model call to summarize."""
+    thread: str
+    """The transcript's name under `/conversation_history/` (fixed at the first request)."""
+    learned_window: int
+    """A window learned from a provider's "request too long" error, smaller than configured."""
 
 _MERGED_MAPS = ("pointers",)
 _MERGED_SETS = ("cut_args", "bare")
 
 
-def merge_record(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+def merge_record(
+    left: CompressionRecord | None, right: CompressionRecord | None
+) -> CompressionRecord:
     """Reducer of the record: maps and sets merge, every other key takes the newer value."""
-    merged = dict(left or {})
+    merged: dict[str, Any] = dict(left or {})
     for key, value in (right or {}).items():
         if key in _MERGED_MAPS:
             merged[key] = {**merged.get(key, {}), **value}
@@ -42,13 +102,13 @@ def merge_record(left: dict[str, Any] | None, right: dict[str, Any] | None) -> d
             merged[key] = sorted({*merged.get(key, ()), *value})
         else:
             merged[key] = value
-    return merged
+    return merged  # type: ignore[return-value]
 
 
 class CompressionState(AgentState):
     """Agent state with the compression record (private: not part of input or output)."""
 
-    context_compression: Annotated[NotRequired[dict[str, Any]], PrivateStateAttr, merge_record]
+    context_compression: Annotated[NotRequired[CompressionRecord], PrivateStateAttr, merge_record]
 
 
 @dataclass(frozen=True)

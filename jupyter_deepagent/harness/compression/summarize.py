@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Generator, Sequence
+import time
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN
+from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN
 
 __all__ = [
     "SUMMARY_MARKER",
     "SUMMARY_PROMPT",
     "TEXT_ONLY_RETRY",
+    "ModelCallReport",
     "Summarizer",
     "asummarize",
     "mechanical_summary",
@@ -36,6 +38,9 @@ __all__ = [
 
 Summarizer = Any
 """A chat model, a "provider:model" string, or a callable `(messages) -> str` (sync or async)."""
+
+ModelCallReport = Callable[[Any, list[BaseMessage], AIMessage | None, float], None]
+"""Told of each request to a chat model: `(model, messages sent, reply, seconds)`."""
 
 SUMMARY_MARKER = "<conversation_to_summarize>"
 """Opens the conversation inside the summarization prompt (scripted models match on it)."""
@@ -231,8 +236,12 @@ def summarize(
     messages: Sequence[BaseMessage],
     budget_tokens: int,
     transcript: str,
+    on_call: ModelCallReport | None = None,
 ) -> tuple[str, int]:
     """Summarize `messages` with `summarizer` (a chat model or callable), else with `model`.
+
+    `on_call(model, messages, reply, seconds)` is told of every request to a chat model (the
+    `model_call` event of purpose "summarize").
 
     Returns:
         The summary text (never empty, see the module docstring) and the approximate tokens
@@ -248,7 +257,10 @@ def summarize(
     try:
         who, prompt = next(flow)
         while True:
-            who, prompt = flow.send(_call(who, prompt))
+            started = time.perf_counter()
+            reply = _call(who, prompt)
+            _report(on_call, who, prompt, reply, time.perf_counter() - started)
+            who, prompt = flow.send(reply)
     except StopIteration as done:
         return done.value
 
@@ -259,6 +271,7 @@ async def asummarize(
     messages: Sequence[BaseMessage],
     budget_tokens: int,
     transcript: str,
+    on_call: ModelCallReport | None = None,
 ) -> tuple[str, int]:
     """Async twin of `summarize`: awaits an async callable or the model's `ainvoke`.
 
@@ -269,9 +282,21 @@ async def asummarize(
     try:
         who, prompt = next(flow)
         while True:
-            who, prompt = flow.send(await _acall(who, prompt))
+            started = time.perf_counter()
+            reply = await _acall(who, prompt)
+            _report(on_call, who, prompt, reply, time.perf_counter() - started)
+            who, prompt = flow.send(reply)
     except StopIteration as done:
         return done.value
+
+
+def _report(
+    on_call: ModelCallReport | None, who: Any, prompt: list[BaseMessage], reply: Any,
+    seconds: float,
+) -> None:
+    """Tell `on_call` about a request to a chat model (a callable summarizer is not one)."""
+    if on_call is not None and _is_chat_model(who):
+        on_call(who, prompt, reply if isinstance(reply, AIMessage) else None, seconds)
 
 
 def _call(summarizer: Any, messages: list[BaseMessage]) -> Any:

@@ -21,21 +21,21 @@ from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files
-from jupyter_deepagent.harness.assembly import AssemblyConfig, AssemblyResult, build_assembly
-from jupyter_deepagent.harness.events import (
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
+from jupyter_deepagent.harness.event_stream import (
     current_agent,
     emit_event,
     first_in_run,
     prompt_changed,
     run_step,
 )
-from jupyter_deepagent.harness.prompt import PromptAssembly
-from jupyter_deepagent.harness.tokens import approx_tokens
+from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig, AssemblyResult, build_assembly
+from jupyter_deepagent.harness.prompt.sections import PromptAssembly
 
-__all__ = ["ResearchContextMiddleware"]
+__all__ = ["SystemPromptMiddleware"]
 
 
-class ResearchContextMiddleware(AgentMiddleware):
+class SystemPromptMiddleware(AgentMiddleware):
     """Assembles the system prompt at every model call and reports what went into it."""
 
     def __init__(self, config: AssemblyConfig, backend: BackendProtocol) -> None:
@@ -148,7 +148,7 @@ class ResearchContextMiddleware(AgentMiddleware):
         path = "/" + path.lstrip("/")
         state = request.state if isinstance(request.state, dict) else {}
         with bind_state_files(state.get("files")):
-            from jupyter_deepagent.harness.skills import scan_skills
+            from jupyter_deepagent.harness.prompt.skills import scan_skills
 
             skill = scan_skills(self.backend, self.config.skills).by_path(path)
         if skill is not None:

@@ -21,15 +21,15 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import FileData, bind_state_files, merge_files
-from jupyter_deepagent.harness.events import RunEvent, agent_scope, emit_event, event_sink
-from jupyter_deepagent.harness.task_outcome import (
-    TRANSCRIPT_FOLDER,
+from jupyter_deepagent.harness.event_stream import RunEvent, agent_scope, emit_event, event_sink
+from jupyter_deepagent.harness.folders import TRANSCRIPT_FOLDER
+from jupyter_deepagent.harness.subagents.outcome import (
     last_ai_text,
     structured_as_dict,
     written_paths,
 )
 
-__all__ = ["TRANSCRIPT_FOLDER", "TaskRun"]
+__all__ = ["TaskRun"]
 
 def _now() -> str:
     return datetime.now(UTC).isoformat()
@@ -216,7 +216,7 @@ class TaskRun:
         files, changed = self._changes()
         messages = list(self.state.get("messages", []))
         written = written_paths(messages, changed)
-        from jupyter_deepagent.harness.subagent_transcript import render_transcript
+        from jupyter_deepagent.harness.subagents.transcript import render_transcript
 
         transcript = render_transcript(
             task_id=self.task_id,

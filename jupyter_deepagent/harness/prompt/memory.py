@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN, approx_tokens
 from jupyter_deepagent.harness.files import read_text
-from jupyter_deepagent.harness.prompt import PromptSection
-from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN, approx_tokens
+from jupyter_deepagent.harness.prompt.sections import PromptSection
 
 __all__ = [
     "MEMORY_GUIDANCE",

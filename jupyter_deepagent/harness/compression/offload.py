@@ -19,13 +19,10 @@ from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.events import first_in_run
-from jupyter_deepagent.harness.tokens import approx_tokens
-from jupyter_deepagent.harness.tools.harness_folders import HISTORY_DIR, LARGE_RESULTS_DIR
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
+from jupyter_deepagent.harness.event_stream import first_in_run
 
 __all__ = [
-    "HISTORY_DIR",
-    "LARGE_RESULTS_DIR",
     "Offloaded",
     "aged_pointer_text",
     "persist_text",
@@ -35,7 +32,6 @@ __all__ = [
     "short_id",
     "sniff_extension",
 ]
-
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_LIMIT = 24

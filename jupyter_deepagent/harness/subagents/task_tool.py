@@ -28,11 +28,11 @@ from langchain_core.tools import StructuredTool
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.events import current_agent, current_sink, run_step
+from jupyter_deepagent.harness.event_stream import current_agent, current_sink, run_step
 from jupyter_deepagent.harness.filesystem_middleware import FilesState
-from jupyter_deepagent.harness.profile import HarnessProfile
-from jupyter_deepagent.harness.subagent_run import TaskRun
-from jupyter_deepagent.harness.subagent_specs import (
+from jupyter_deepagent.harness.prompt.profile import HarnessProfile
+from jupyter_deepagent.harness.subagents.run import TaskRun
+from jupyter_deepagent.harness.subagents.specs import (
     GENERAL_PURPOSE,
     CompiledSubAgent,
     SubAgent,

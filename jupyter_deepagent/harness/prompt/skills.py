@@ -23,7 +23,7 @@ import yaml
 from jupyter_deepagent._exceptions import BackendError, BinaryFile, FileTooLarge
 from jupyter_deepagent.backends.protocol import BackendProtocol, FileInfo
 from jupyter_deepagent.harness.files import read_text
-from jupyter_deepagent.harness.prompt import PromptSection
+from jupyter_deepagent.harness.prompt.sections import PromptSection
 
 __all__ = [
     "MAX_SKILL_FILE_BYTES",

@@ -18,14 +18,14 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files, merge_files
-from jupyter_deepagent.harness.offload import (
-    LARGE_RESULTS_DIR,
+from jupyter_deepagent.harness.compression.offload import (
     persist_text,
     pointer_text,
     safe_name,
     short_id,
 )
-from jupyter_deepagent.harness.tokens import approx_tokens
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
+from jupyter_deepagent.harness.folders import LARGE_RESULTS_FOLDER
 from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
 
 __all__ = ["EXEMPT_TOOLS", "OFFLOAD_PREVIEW", "offload_tool_result"]
@@ -59,12 +59,12 @@ def offload_tool_result(
     with bind_state_files(state.get("files")) as changes:
         try:
             offloaded = persist_text(
-                backend, LARGE_RESULTS_DIR, f"{safe_name(name, 'tool')}-{short_id(call_id, text)}",
+                backend, LARGE_RESULTS_FOLDER, f"{safe_name(name, 'tool')}-{short_id(call_id, text)}",
                 text,
             )
         except BackendError as exc:
             emit("warning", message=f"Could not offload the result of {name}: {exc}",
-                 source=LARGE_RESULTS_DIR)
+                 source=LARGE_RESULTS_FOLDER)
             return result
     pointer = "This result was too large for the conversation. " + pointer_text(
         offloaded, f"The full result of {name}", text, OFFLOAD_PREVIEW

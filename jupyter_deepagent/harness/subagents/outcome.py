@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from jupyter_deepagent.backends.state import FileData
-from jupyter_deepagent.harness.tools.harness_folders import HARNESS_FOLDERS, TRANSCRIPT_FOLDER
+from jupyter_deepagent.harness.folders import HARNESS_FOLDERS
 
-__all__ = ["TRANSCRIPT_FOLDER", "last_ai_text", "structured_as_dict", "written_paths"]
+__all__ = ["last_ai_text", "structured_as_dict", "written_paths"]
 
 _WRITING_TOOLS = ("write_file", "edit_file")
 

@@ -1,59 +1,26 @@
-"""Run events: the one stream every view reads (cell output, inspector, sidebar, research log).
+"""Emitting run events from inside the agent: the sink or stream they go to, the agent and task
+they are stamped with, and what one run remembers (warnings given, prompts sent).
 
-Each event is a plain JSON-serializable dict written to LangGraph's custom stream
-(`stream_mode="custom"`), or to the sink `trace_run` installs. Every event carries:
+What each event holds is defined in `jupyter_deepagent.events`; every event is built there by
+`build_event`, so an unknown type or a missing field fails where it is emitted. Events go to
+LangGraph's custom stream (`stream_mode="custom"`), or to the sink `trace_run` installs.
 
-- `type`: one of `EVENT_TYPES`
-- `time`: seconds since the epoch (every time in every event is epoch seconds)
-- `agent`: the agent's name (`"main"`, or the subagent's name)
-- `task_id`: None for the main agent; the task id for events of a subagent's own steps
-- `step`: the model call of this run the event belongs to (1-based; 0 before the first call)
-- `run_id`, `seq`: the run (a uuid4 hex, one per `trace_run` call) and the event's position in it
-  (0, 1, 2, ... in arrival order). Only `trace_run` adds them: events read straight from
-  `agent.stream(..., stream_mode="custom")` have neither.
-
-and its own fields (sizes of text are `chars`, token counts `tokens` or `tokens_*`, errors are
-None or a plain string):
-
-| type | fields |
-|---|---|
-| `run_started` | first event of a `trace_run`: `input` (text of the last human message; "resume" for a `Command`), `thread_id` (None without a checkpointer thread), `model` ("provider:model", None if unknown) |
-| `run_finished` | last event of a `trace_run`: `status` (ok, interrupted: paused for approval, stopped: KeyboardInterrupt, error), `error`, `final_text`, totals over every model and tool call of the run, subagents included: `tokens_in`, `tokens_out`, `model_calls`, `tool_calls`, `seconds` |
-| `prompt` | one per model call, before it: `hash` (first 16 hex digits of the sha256 of the prompt text), `tokens`, `assembly` (`PromptAssembly.as_dict()`; None when the prompt is the one this agent and task sent last in this run: look it up by `hash`) |
-| `model_call` | `model` ("provider:model"), `tokens_in`, `tokens_in_estimated` (True: counted here, the provider reported none), `tokens_out`, `seconds`, `messages` (how many were sent), `tool_calls` (names), `reply` (the AI message as `message_to_dict` gives it: `{"type": "ai", "data": {content, tool_calls with ids and full args, usage_metadata, ...}}`; `messages_from_dict([reply])` rebuilds it; None if the model gave no AI message) |
-| `tool_call` | `tool`, `tool_call_id`, `args` (`summarize_args`: JSON values, long strings as `{"chars", "head"}`, long lists as `{"items", "head"}`) |
-| `tool_result` | `tool`, `tool_call_id`, `content` (the tool message text as the tool returned it, before any offloading), `chars`, `seconds`, `error` |
-| `skill_loaded` | `skill`, `path` |
-| `memory_loaded` | `path`, `tokens` (the whole file) |
-| `todos` | `todos` (list of {content, status}) |
-| `warning` | `message`, `source` (a file, an option; `context_window` for the default-window warning) |
-| `subagent_started` | `description`, `parent_task_id`, `turn_id` (the calling AI message), `call_index` (its position among that message's tool calls); `agent` and `task_id` are the subagent's, `time` is when it started |
-| `subagent_finished` | the same, plus `status` (ok, error, interrupted), `result` (the report text), `structured` (dict or None), `tokens_in`, `tokens_out` (summed over the task's model calls), `seconds`, `files_written`, `transcript_path`, `error` |
-| `context` | one per model request, before it is sent: `tokens` (what is sent: system prompt, messages, tool schemas; calibrated), `window`, `trigger` (tokens where summarization starts), `window_source` (option, profile, default, learned), `messages`, `summaries` (how many summaries the history has), `pointers` (messages sent as pointers to files), `attempt` (2 on the retry after an overflow) |
-| `offloaded` | a tool result too large for the conversation, saved when it arrived: `path`, `tool`, `tool_call_id`, `tokens`, `lines`, `chars` |
-| `aged` | a tool result now sent as a pointer to its file: `path`, `tool`, `tool_call_id`, `tokens`, `lines`, `replies` (model replies since it arrived), `reason` (consumed; window: moved early to fit) |
-| `input_offloaded` | `kind` (human: a long user message saved to `path`, with `message_id`; tool_args: an old write_file/edit_file call sent without its long arguments, with `tool`, `tool_call_id`, `path` of the file), `tokens` |
-| `summarized` | `reason` (trigger, compact, overflow), `count` (the nth summary), `tokens_before`, `tokens_after`, `messages_folded`, `transcript_path`, `tokens_summary`, `tokens_summarizer` (size of the summarizer's request) |
-| `context_overflow` | the provider rejected a request as too long: `tokens`, `window`, `error`, `action` (retry, raise) |
-| `compaction_refused` | `compact_conversation` called too early: `tokens`, `threshold` |
-
-A warning that would say the same thing again (the default window for a subagent, an oversized
-memory file at every model call) is emitted once per run (`first_in_run`); on a plain custom
-stream, which has no runs, only the main agent gives it.
+A warning that would say the same thing again is emitted once per run (`first_in_run`); on a
+plain custom stream, which has no runs, only the main agent gives it.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
-import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyter_deepagent.events.schema import build_event
+
 __all__ = [
-    "EVENT_TYPES",
     "RunEvent",
     "RunScope",
     "agent_scope",
@@ -70,28 +37,7 @@ __all__ = [
 ]
 
 RunEvent = dict[str, Any]
-
-EVENT_TYPES = (
-    "run_started",
-    "run_finished",
-    "prompt",
-    "model_call",
-    "tool_call",
-    "tool_result",
-    "skill_loaded",
-    "memory_loaded",
-    "todos",
-    "warning",
-    "context",
-    "offloaded",
-    "aged",
-    "input_offloaded",
-    "summarized",
-    "context_overflow",
-    "compaction_refused",
-    "subagent_started",
-    "subagent_finished",
-)
+"""A run event as it travels: a plain JSON dict (its shape: `jupyter_deepagent.events.RunEvent`)."""
 
 _MAX_ITEMS = 50  # list items (and dict keys) `summarize_args` keeps
 _MAX_DEPTH = 6
@@ -121,7 +67,7 @@ _run_scope: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(
 
 
 def current_agent() -> tuple[str, str | None]:
-    """The (agent name, task id) the events of this context are stamped with."""
+    """The (agent name, task id) the events emitted here are stamped with."""
     return _agent_scope.get()
 
 
@@ -195,19 +141,15 @@ def prompt_changed(digest: str) -> bool:
 
 
 def emit_event(event_type: str, step: int = 0, **fields: Any) -> RunEvent:
-    """Build an event with the common fields and write it to the current run's custom stream.
+    """Build an event (`build_event`) and write it to the current sink or custom stream.
 
     Outside a graph run (a plain function call in a test or script) the event is only returned.
+
+    Raises:
+        ValueError: `event_type` is not in the schema, or `fields` miss or add a field.
     """
     agent, task_id = _agent_scope.get()
-    event: RunEvent = {
-        "type": event_type,
-        "time": time.time(),
-        "agent": agent,
-        "task_id": task_id,
-        "step": step,
-        **fields,
-    }
+    event: RunEvent = build_event(event_type, agent=agent, task_id=task_id, step=step, **fields)
     sink = _extra_sink.get()
     if sink is not None:
         sink(event)

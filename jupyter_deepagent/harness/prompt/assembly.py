@@ -11,16 +11,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.memory import (
+from jupyter_deepagent.harness.prompt.memory import (
     MEMORY_TOKENS_UNKNOWN_WINDOW,
     MemoryFile,
     fit_memory,
     load_memory,
     memory_section,
 )
-from jupyter_deepagent.harness.profile import HarnessProfile
-from jupyter_deepagent.harness.prompt import BASE_AGENT_PROMPT, PromptAssembly, PromptSection
-from jupyter_deepagent.harness.skills import SkillScan, scan_skills, skills_section
+from jupyter_deepagent.harness.prompt.profile import HarnessProfile
+from jupyter_deepagent.harness.prompt.sections import (
+    BASE_AGENT_PROMPT,
+    PromptAssembly,
+    PromptSection,
+)
+from jupyter_deepagent.harness.prompt.skills import SkillScan, scan_skills, skills_section
 
 __all__ = ["AssemblyConfig", "AssemblyResult", "TODO_PROMPT", "build_assembly"]
 

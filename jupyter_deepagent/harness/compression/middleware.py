@@ -25,36 +25,44 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files
-from jupyter_deepagent.harness.compact_tool import compact_conversation_tool
-from jupyter_deepagent.harness.compression_state import (
+from jupyter_deepagent.harness.compression.compact_tool import compact_conversation_tool
+from jupyter_deepagent.harness.compression.offload import safe_name
+from jupyter_deepagent.harness.compression.overflow import (
+    gave_up,
+    is_context_overflow,
+    learned_window,
+)
+from jupyter_deepagent.harness.compression.result_offload import offload_tool_result
+from jupyter_deepagent.harness.compression.state import (
     COMPRESSION_KEY,
+    CompressionRecord,
     CompressionSettings,
     CompressionState,
 )
-from jupyter_deepagent.harness.context_view import ContextView
-from jupyter_deepagent.harness.view_entries import SummaryJob, ViewCache
-from jupyter_deepagent.harness.events import current_agent, emit_event, first_in_run, run_step
-from jupyter_deepagent.harness.model_label import model_label
-from jupyter_deepagent.harness.offload import HISTORY_DIR, safe_name
-from jupyter_deepagent.harness.overflow import gave_up, is_context_overflow, learned_window
-from jupyter_deepagent.harness.result_offload import offload_tool_result
-from jupyter_deepagent.harness.summarize import asummarize, summarize
-from jupyter_deepagent.harness.tokens import (
+from jupyter_deepagent.harness.compression.summarize import asummarize, summarize
+from jupyter_deepagent.harness.compression.tokens import (
     ContextWindow,
     calibration_factor,
     messages_tokens,
     request_tokens,
     resolve_context_window,
 )
+from jupyter_deepagent.harness.compression.view import ContextView
+from jupyter_deepagent.harness.compression.view_entries import SummaryJob, ViewCache
+from jupyter_deepagent.harness.event_stream import current_agent, emit_event, first_in_run, run_step
+from jupyter_deepagent.harness.folders import HISTORY_FOLDER
+from jupyter_deepagent.harness.model_call_event import emit_model_call
+from jupyter_deepagent.harness.models.label import model_label
 
 __all__ = ["ContextCompressionMiddleware"]
 
@@ -64,7 +72,7 @@ _Flow = Generator[tuple[str, Any], Any, Any]
 class _Call:
     """One model call's compression: the view (and the window it must fit), what happened."""
 
-    def __init__(self, view: ContextView, record: dict[str, Any], trigger: int, step: int,
+    def __init__(self, view: ContextView, record: CompressionRecord, trigger: int, step: int,
                  factor: float) -> None:
         self.view, self.record, self.trigger = view, record, trigger
         self.step, self.factor = step, factor
@@ -93,7 +101,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         super().__init__()
         settings = settings or CompressionSettings()
         if isinstance(settings.summarizer, str):
-            from jupyter_deepagent.harness.model_resolution import resolve_model
+            from jupyter_deepagent.harness.models.resolution import resolve_model
 
             settings = replace(settings, summarizer=resolve_model(settings.summarizer))
         self.backend, self.model, self.settings = backend, model, settings
@@ -203,7 +211,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
                 raise
 
     # -- the steps --------------------------------------------------------------------------------
-    def _window(self, record: dict[str, Any]) -> ContextWindow:
+    def _window(self, record: CompressionRecord) -> ContextWindow:
         learned = record.get("learned_window")
         if isinstance(learned, int) and learned < self.window.tokens:
             return ContextWindow(learned, "learned")
@@ -232,7 +240,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         return call
 
     @staticmethod
-    def _transcript(record: dict[str, Any]) -> str:
+    def _transcript(record: CompressionRecord) -> str:
         thread = record.get("thread")
         if not thread:
             try:
@@ -244,13 +252,13 @@ class ContextCompressionMiddleware(AgentMiddleware):
             _, task_id = current_agent()
             thread = f"{thread}-{task_id}" if thread and task_id else thread
             thread = str(thread) if thread else f"session-{uuid.uuid4().hex[:8]}"
-        return f"{HISTORY_DIR}{safe_name(str(thread), 'session', 80)}.md"
+        return f"{HISTORY_FOLDER}{safe_name(str(thread), 'session', 80)}.md"
 
     def _summarize(self, call: _Call, request: ModelRequest, job: SummaryJob) -> tuple[str, Any]:
         """The effect that summarizes `job`: `summarize`'s arguments, for either driver."""
         budget = self._summary_budget(call)
         return "summarize", (self.settings.summarizer, request.model, job.folded, budget,
-                             call.view.transcript)
+                             call.view.transcript, partial(_summarizer_called, call.step))
 
     def _summary_budget(self, call: _Call) -> int:
         budget = call.window.fraction(0.5)
@@ -301,7 +309,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         if call.record.get("compact"):
             update["compact"] = False
         if not call.record.get("thread"):
-            update["thread"] = view.transcript[len(HISTORY_DIR):-len(".md")]
+            update["thread"] = view.transcript[len(HISTORY_FOLDER):-len(".md")]
         state_update: dict[str, Any] = {COMPRESSION_KEY: update}
         if changes:
             state_update["files"] = dict(changes)
@@ -327,3 +335,11 @@ def _resume(flow: _Flow, value: Any, error: Exception | None) -> tuple[str, Any]
 
 def _brief(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:500]}"
+
+
+def _summarizer_called(
+    step: int, model: Any, sent: list[Any], reply: AIMessage | None, seconds: float
+) -> None:
+    """The summarizer's own request, as a `model_call` event (so a run that summarized replays)."""
+    emit_model_call(step=step, model=model, sent=sent, reply=reply, seconds=seconds,
+                    purpose="summarize")

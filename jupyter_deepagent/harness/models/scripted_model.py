@@ -27,7 +27,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ScriptError
-from jupyter_deepagent.harness._script_format import (
+from jupyter_deepagent.harness.models._script_format import (
     Rule,
     Step,
     compile_rule,

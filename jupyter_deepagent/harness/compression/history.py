@@ -16,9 +16,9 @@ from langchain_core.messages import BaseMessage
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.compression.summarize import render_message
+from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN, approx_tokens
 from jupyter_deepagent.harness.files import read_text
-from jupyter_deepagent.harness.summarize import render_message
-from jupyter_deepagent.harness.tokens import CHARS_PER_TOKEN, approx_tokens
 
 __all__ = [
     "TRANSCRIPT_HEADER",

@@ -17,17 +17,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.compression_state import CompressionSettings
-from jupyter_deepagent.harness.conversation_history import (
+from jupyter_deepagent.harness.compression.history import (
     append_transcript,
     find_cutoff,
     summary_content,
     transcript_section,
 )
-from jupyter_deepagent.harness.input_offload import cut_file_arguments, long_file_writes
-from jupyter_deepagent.harness.offload import (
-    HISTORY_DIR,
-    LARGE_RESULTS_DIR,
+from jupyter_deepagent.harness.compression.input_offload import cut_file_arguments, long_file_writes
+from jupyter_deepagent.harness.compression.offload import (
     Offloaded,
     aged_pointer_text,
     persist_text,
@@ -35,8 +32,23 @@ from jupyter_deepagent.harness.offload import (
     safe_name,
     short_id,
 )
-from jupyter_deepagent.harness.tokens import ContextWindow, approx_tokens, message_tokens
-from jupyter_deepagent.harness.view_entries import Entry, SummaryJob, ViewCache, message_key
+from jupyter_deepagent.harness.compression.state import (
+    CompressionRecord,
+    CompressionSettings,
+    SummaryRecord,
+)
+from jupyter_deepagent.harness.compression.tokens import (
+    ContextWindow,
+    approx_tokens,
+    message_tokens,
+)
+from jupyter_deepagent.harness.compression.view_entries import (
+    Entry,
+    SummaryJob,
+    ViewCache,
+    message_key,
+)
+from jupyter_deepagent.harness.folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
 
 __all__ = ["ContextView"]
 
@@ -59,7 +71,7 @@ class ContextView:
         messages: list[BaseMessage],
         *,
         overhead: int,
-        record: dict[str, Any],
+        record: CompressionRecord,
         settings: CompressionSettings,
         window: ContextWindow,
         backend: BackendProtocol,
@@ -74,7 +86,7 @@ class ContextView:
         self.pointers: dict[str, str] = dict(record.get("pointers") or {})
         self.bare: set[str] = set(record.get("bare") or ())
         self.cut_args: set[str] = set(record.get("cut_args") or ())
-        self.summary: dict[str, Any] | None = self._valid_summary(record.get("summary"))
+        self.summary: SummaryRecord | None = self._valid_summary(record.get("summary"))
         self.update: dict[str, Any] = {}
         self.age_limit = settings.age_limit(window)
         self.due: set[int] = set()
@@ -82,7 +94,7 @@ class ContextView:
         self.entries = self._build()
 
     # -- building ---------------------------------------------------------------------------------
-    def _valid_summary(self, summary: Any) -> dict[str, Any] | None:
+    def _valid_summary(self, summary: Any) -> SummaryRecord | None:
         if not isinstance(summary, dict):
             return None
         cutoff = summary.get("cutoff", -1)
@@ -91,7 +103,7 @@ class ContextView:
                 return summary
         for index, message in enumerate(self.messages):  # history was edited: find the cut again
             if index and message_key(message, index) == summary.get("cutoff_id"):
-                return {**summary, "cutoff": index}
+                return SummaryRecord(**{**summary, "cutoff": index})
         return None
 
     @property
@@ -198,9 +210,9 @@ class ContextView:
             return None
         if isinstance(message, ToolMessage):
             stem = f"{safe_name(message.name or '', 'tool')}-{short_id(message.tool_call_id, text)}"
-            folder = LARGE_RESULTS_DIR
+            folder = LARGE_RESULTS_FOLDER
         else:
-            folder, stem = HISTORY_DIR, f"human-{short_id(message.id, text)}"
+            folder, stem = HISTORY_FOLDER, f"human-{short_id(message.id, text)}"
         try:
             offloaded = persist_text(self.backend, folder, stem, text)
         except BackendError as exc:
@@ -216,7 +228,8 @@ class ContextView:
                       lines=offloaded.lines, replies=self.replies_after[entry.index], reason=reason)
         else:
             self.emit("input_offloaded", kind="human", path=offloaded.path,
-                      tokens=offloaded.tokens, message_id=message.id)
+                      tokens=offloaded.tokens, message_id=message.id, tool=None,
+                      tool_call_id=None)
         return self._pointer_entry(entry.index, offloaded.path, bare=False)
 
     def _make_bare(self, entry: Entry) -> Entry:
@@ -245,7 +258,7 @@ class ContextView:
                 self.update.setdefault("cut_args", set()).add(call["id"])
                 self.emit("input_offloaded", kind="tool_args", tool=call["name"],
                           tool_call_id=call["id"], path=call.get("args", {}).get("file_path"),
-                          tokens=approx_tokens(str(call.get("args", {}))))
+                          tokens=approx_tokens(str(call.get("args", {}))), message_id=None)
             if found:
                 self.entries[position] = self._cut_entry(entry)
 
@@ -316,9 +329,11 @@ class ContextView:
                                                     source=self.transcript))
         content = summary_content(count, self.transcript, text, todos,
                                   self.settings.summary_limit(self.window))
-        self.summary = {"content": content, "cutoff": job.cutoff, "count": count,
-                        "cutoff_id": message_key(self.messages[job.cutoff], job.cutoff),
-                        "transcript": self.transcript}
+        self.summary = SummaryRecord(
+            content=content, cutoff=job.cutoff, count=count,
+            cutoff_id=message_key(self.messages[job.cutoff], job.cutoff),
+            transcript=self.transcript,
+        )
         self.update["summary"] = self.summary
         self.entries = [self._summary_entry(content), *self.entries[job.cut:]]
         self.emit("summarized", reason=reason, count=count, tokens_before=before,

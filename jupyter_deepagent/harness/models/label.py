@@ -20,7 +20,7 @@ def model_label(model: Any) -> str:
     if isinstance(model, str):
         if ":" in model:
             return model
-        from jupyter_deepagent.harness.model_resolution import DEFAULT_PROVIDER
+        from jupyter_deepagent.harness.models.resolution import DEFAULT_PROVIDER
 
         return f"{DEFAULT_PROVIDER}:{model}"
     model = getattr(model, "bound", model)  # a RunnableBinding from bind_tools
