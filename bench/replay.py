@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_deepagent.cli_headless import run_notebook
+from jupyter_deepagent.cli.headless import run_notebook
 from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
 
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"

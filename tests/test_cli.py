@@ -118,7 +118,7 @@ def _conversation_after_each_pass(tmp_path: Path, with_ids: bool) -> list[Any]:
     passes = []
     with client.setup_kernel(env=env):
         if with_ids:
-            from jupyter_deepagent.cli_headless import _execute_with_cell_id
+            from jupyter_deepagent.cli.headless import _execute_with_cell_id
 
             current: dict[str, Any] = {}
             client.on_cell_start = lambda cell, cell_index: current.update(id=cell.id)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import EditConflict, PermissionDenied
-from jupyter_deepagent.backends._matching import grep_texts
+from jupyter_deepagent.backends import grep_texts
 from jupyter_deepagent.backends.protocol import GrepMatch
 from jupyter_deepagent.jupyter.redaction import MASK, Redactor, Span, apply_masks, merged
 

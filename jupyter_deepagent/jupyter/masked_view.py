@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from jupyter_deepagent.backends._matching import grep_texts
+from jupyter_deepagent.backends import grep_texts
 from jupyter_deepagent.jupyter.redaction import Redactor, apply_masks
 
 __all__ = ["VIEW_LINE_CHARS", "MaskedView", "MaskedViews"]

@@ -54,7 +54,7 @@ def _tokens(count: int) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from jupyter_deepagent.cli_headless import run_notebook
+    from jupyter_deepagent.cli.headless import run_notebook
 
     if not args.notebook.is_file():
         print(f"no notebook at {args.notebook}", file=sys.stderr)
@@ -77,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _log(args: argparse.Namespace) -> int:
-    from jupyter_deepagent.cli_log import format_timeline
+    from jupyter_deepagent.cli.timeline import format_timeline
     from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
 
     log = ResearchLog(log_path_for(args.notebook))
@@ -89,7 +89,7 @@ def _log(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from jupyter_deepagent.cli_notebook import agent_cells, check_recordings
+    from jupyter_deepagent.cli.recordings import agent_cells, check_recordings
 
     notebook = _read_notebook(args.notebook)
     problems = check_recordings(args.notebook, notebook)
@@ -109,6 +109,3 @@ def main(argv: list[str] | None = None) -> int:
     command = {"run": _run, "log": _log, "verify": _verify}[args.command]
     return command(args)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -110,7 +110,7 @@ def run_notebook(
     from nbclient.exceptions import CellExecutionError
     from tqdm import tqdm
 
-    from jupyter_deepagent.cli_notebook import agent_cells
+    from jupyter_deepagent.cli.recordings import agent_cells
     from jupyter_deepagent.jupyter.recording import REPLAY_ENV
 
     path = path.resolve()
