@@ -8,7 +8,8 @@ kernel started before the extension has them, and times the calls the agent make
 regex) on one cell with a big output; `grep` over a notebook of many cells, with lines that
 have spaces and lines that have none; and masking alone on a 40,000-character word and a
 30,000-base DNA sequence. Each figure is the best of three, the first call (which masks) shown
-apart. Prints a table; peak memory (RSS) at the end.
+apart. Prints a table; peak memory (RSS); then the checkpoint storage of runs writing 5, 10 and
+20 files of 1 MB (`bench/checkpoint_growth.py`, each in a process of its own).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import random
 import resource
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -133,12 +135,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=int, default=50, help="size of the big output (MB)")
     parser.add_argument("--cells", type=int, default=2_000, help="cells of the big notebook")
+    parser.add_argument("--no-checkpoints", action="store_true",
+                        help="leave out the checkpoint sizes (bench/checkpoint_growth.py)")
     args = parser.parse_args()
     masking()
     many_cells(args.cells)
     big_output(args.mb)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak memory (RSS): {peak:,.0f} MB")
+    if not args.no_checkpoints:  # in processes of their own: their memory is not counted above
+        print("\nCheckpoint storage\n", flush=True)
+        growth = Path(__file__).with_name("checkpoint_growth.py")
+        subprocess.run([sys.executable, str(growth)], check=True)
 
 
 if __name__ == "__main__":
