@@ -213,7 +213,8 @@ def test_notebook_tools_notebook_executes_offline_with_tools_approval_and_a_figu
     assert answer["data"]["text/markdown"].startswith("**Abisko thaws first")
 
     assert _outputs(python_cell, "application/vnd.jupyter.widget-view+json")  # the buttons
-    [calls] = _outputs(python_cell, "text/markdown")
+    [calls] = [o for o in _outputs(python_cell, "text/markdown")
+               if o["metadata"].get("jupyter_deepagent", {}).get("kind") == "approval"]
     fallback = calls["data"]["text/markdown"]
     assert "```python\nimport matplotlib.pyplot as plt" in fallback
     assert "%agent resume approve" in fallback

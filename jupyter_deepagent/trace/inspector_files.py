@@ -149,7 +149,10 @@ class FileTracker:
 
     def view(self) -> dict[str, Any]:
         """The Files tab's data: `mounts` in `MOUNT_ORDER`, each with its files in order."""
-        written = self.written or self.derived
+        # `file_written` says what was written; the call's own arguments give its first lines
+        written = {path: {**entry, "preview": entry["preview"]
+                          or self.derived.get(path, {}).get("preview", "")}
+                   for path, entry in self.written.items()} or self.derived
         entries = [*written.values(), *(e for p, e in self.files.items() if p not in written)]
         groups: dict[str, list[dict[str, Any]]] = {}
         for entry in entries:
