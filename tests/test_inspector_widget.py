@@ -129,6 +129,20 @@ def test_a_stopped_tool_line_says_so_and_the_todo_list_shows_its_last_state() ->
     assert "todos: ▶ crawl" in view._text()
 
 
+def test_a_finished_tool_whose_arguments_were_cut_is_not_called_stopped() -> None:
+    view = CellView(rich=False)
+    with redirect_stdout(io.StringIO()):
+        view.start("agent · thread t")
+        view.on_event({"type": "tool_call", "tool": "task", "tool_call_id": "1",
+                       "args": {"description": "Research the Svalbard stations " * 10}})
+        view.on_event({"type": "tool_result", "tool": "task", "tool_call_id": "1",
+                       "seconds": 0.2, "error": None})
+        view.end("done")
+    [line] = [line for line in view._text().splitlines() if "task" in line]
+    assert line.lstrip().startswith("✓ task") and "…" in line  # cut, and finished
+    assert "stopped" not in line and "■" not in line
+
+
 def test_an_html_frame_fits_its_content_up_to_a_limit() -> None:
     assert fitted_height("<p>one line</p>") == "4.0em"
     rows = "".join(f"<tr><td>{i}</td></tr>" for i in range(10))

@@ -98,6 +98,7 @@ class CellView:
         self.quiet = quiet
         self._header = ""
         self._lines: dict[str, str] = {}  # key -> line, in arrival order
+        self._running: dict[str, None] = {}  # tool calls waiting for their result, in order
         self._todos: list[dict[str, Any]] = []
         self._status = ""
         self._handle: Any = None
@@ -173,9 +174,11 @@ class CellView:
             self._refresh()
         elif kind == "tool_call":
             line = f"{prefix}… {event['tool']} {short_args(event.get('args', {}))}".rstrip()
+            self._running[f"tool:{event.get('tool_call_id')}"] = None
             self._add(f"tool:{event.get('tool_call_id')}", line, final=False)
         elif kind == "tool_result":
             key = f"tool:{event.get('tool_call_id')}"
+            self._running.pop(key, None)
             started = self._lines.get(key, f"{prefix}… {event['tool']}")
             mark = "✗" if event.get("error") else "✓"
             line = started.replace("… ", f"{mark} ", 1) + f" · {duration(event.get('seconds', 0))}"
@@ -252,11 +255,12 @@ class CellView:
         elapsed = time.perf_counter() - self._started
         if todos is not None:
             self._todos = list(todos)
-        for key, line in list(self._lines.items()):
-            if key.startswith("tool:") and "… " in line:
-                self._lines[key] = line.replace("… ", "■ ", 1) + " · stopped, no result"
+        for key in self._running:  # calls whose result never came: the run stopped in them
+            if key in self._lines:
+                self._lines[key] = self._lines[key].replace("… ", "■ ", 1) + " · stopped, no result"
                 if not self.rich and not self.quiet:
                     self._print(self._lines[key])
+        self._running.clear()
         summary = f"{self._model_calls} model calls · {token_count(self._tokens_in)} tokens in"
         self._status = f"{status} · {summary} · {duration(elapsed)}"
         if self.quiet:
