@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean labextension
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,9 +15,28 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(PY) examples/scripted_research.py
 
+# The JupyterLab sidebar (labextension/): `npm ci` once, a build whenever its sources change, then
+# the editable install copies the build into the venv. Without Node.js it is skipped with a note
+# (the sidebar's tests then skip too, or fail under JUPYTER_DEEPAGENT_REQUIRE_NODE=1).
+LABEXT_BUILT := jupyter_deepagent/labextension/static/style.js
+LABEXT_SOURCES := $(wildcard labextension/src/*.ts) labextension/style/index.css labextension/package.json
+
+labextension/node_modules/.package-lock.json: labextension/package-lock.json
+	cd labextension && npm ci --no-audit --no-fund --loglevel=error
+
+$(LABEXT_BUILT): $(VENV)/.installed labextension/node_modules/.package-lock.json $(LABEXT_SOURCES)
+	cd labextension && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run --silent build:prod
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+labextension: $(VENV)/.installed
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+		$(MAKE) --no-print-directory $(LABEXT_BUILT); \
+	else echo "Node.js not found: the JupyterLab sidebar is not built (its tests skip)"; fi
+
 # -rs lists skipped tests with their reason (the browser test says how to enable it);
 # JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 (set by .ci/run) makes a missing browser a failure.
-test: $(VENV)/.installed
+test: $(VENV)/.installed labextension
 	$(PY) -m pytest -rs
 
 bench: $(VENV)/.installed
@@ -25,4 +44,5 @@ bench: $(VENV)/.installed
 	$(PY) bench/long_run.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info jupyter_deepagent/labextension labextension/lib \
+		labextension/node_modules labextension/tsconfig.tsbuildinfo

@@ -9,13 +9,7 @@ import { inspectorIcon } from '@jupyterlab/ui-components';
 
 import { KernelLink } from './link';
 import { InspectorPanel } from './panel';
-
-/** The path of `local` (relative to the notebook's folder) relative to the server's root. */
-export function serverPath(notebookPath: string, local: string): string {
-  const slash = notebookPath.lastIndexOf('/');
-  const folder = slash >= 0 ? notebookPath.slice(0, slash) : '';
-  return folder ? `${folder}/${local}` : local;
-}
+import { serverPath } from './paths';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-deepagent:inspector',
