@@ -265,3 +265,20 @@ def test_a_failing_answer_is_an_error_reply_and_a_broken_comm_does_not_stop_the_
     channel = lab.shell.magics_manager.registry["AgentMagics"].sidebar
     assert gone not in channel.comms and comm in channel.comms
     assert comm.of_type("snapshot")[-1]["runs"] == 2
+
+
+def test_a_runs_file_can_be_read_but_nothing_else_in_the_folder(lab: KernelNotebook) -> None:
+    (lab.folder / ".env").write_text("GOOGLE_API_KEY=do-not-show\n")
+    (lab.folder / "notes.md").write_text("private notes\n")
+    assert lab.run(RUN).error is None
+    comm = lab.open_sidebar()
+    final = comm.deliver(request("s", want="snapshot"))
+    [virtual] = [v for v in final["files"] if v.startswith("/large_tool_results/")]
+    reply = comm.deliver(request("f", want="file", path=virtual))
+    assert reply["type"] == "file" and reply["local"] == final["files"][virtual]
+    assert reply["text"].startswith("station,ground_temp_c") and reply["truncated"] is False
+    for path in ("/workspace/.env", "/workspace/notes.md", "/workspace/../../../etc/passwd",
+                 "/large_tool_results/../../../.env", "/memories/x", "relative.txt", 7):
+        refused = comm.deliver(request("g", want="file", path=path))
+        assert refused["type"] == "error", path
+        assert "do-not-show" not in str(refused) and "private notes" not in str(refused)

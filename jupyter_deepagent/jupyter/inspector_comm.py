@@ -30,7 +30,10 @@ from jupyter_deepagent.jupyter.sidebar_protocol import (
     read_request,
 )
 
-__all__ = ["LIVE_PUSH_INTERVAL", "SidebarChannel"]
+__all__ = ["FILE_CHARS", "LIVE_PUSH_INTERVAL", "SidebarChannel"]
+
+FILE_CHARS = 1_000_000
+"""At most this many characters of a file go to the sidebar."""
 
 LIVE_PUSH_INTERVAL = 0.4
 """Seconds between two live snapshots pushed to the sidebar while a run goes on."""
@@ -50,6 +53,7 @@ class SidebarChannel:
         self._live: tuple[str, Any] | None = None  # (thread, InspectorBuilder) of the running cell
         self._last_push = 0.0
         self._current: str | None = None
+        self._served: set[str] = set()  # virtual paths sent in a snapshot's `files`: readable
 
     # -- the kernel side of the comm ----------------------------------------------------------------
     def register(self, kernel: Any) -> None:
@@ -107,6 +111,8 @@ class SidebarChannel:
         """The reply to a checked request."""
         if request.want == "threads":
             return self.threads_message(request.id)
+        if request.want == "file":
+            return self.file_message(str(request.path), request.id)
         return self.snapshot_message(request.thread, request.run, request.id)
 
     # -- messages -----------------------------------------------------------------------------------
@@ -160,28 +166,59 @@ class SidebarChannel:
     def local_files(self, snap: dict[str, Any]) -> dict[str, str]:
         """Virtual path -> path relative to the notebook's folder, for the run's files that are on
         disk inside that folder (the workspace and the harness folders under the state folder)."""
+        found: dict[str, str] = {}
+        for group in snap["files"]["mounts"]:
+            for entry in group["files"]:
+                local = self.local_path(str(entry["path"]))
+                if local is not None:
+                    found[entry["path"]] = local[1]
+        with self._lock:
+            self._served.update(found)
+        return found
+
+    def local_path(self, virtual: str) -> tuple[Path, str] | None:
+        """The file on disk of a virtual path and its path relative to the notebook's folder;
+        None unless it is a file of the workspace or a harness folder inside that folder."""
         session = getattr(self.magics, "_session", None)
-        if session is None:
-            return {}
+        mount, _, rest = virtual.lstrip("/").partition("/")
+        if session is None or not rest:
+            return None
         try:
             from jupyter_deepagent.jupyter.mounts import ARTIFACT_MOUNTS
 
             root = Path(session.notebook_dir).resolve()
-            homes = {"workspace": (root / session.config.workspace).resolve()}
-            for name in ARTIFACT_MOUNTS:
-                homes[name] = session.state_dir / "artifacts" / name
-        except Exception:  # noqa: BLE001 - a broken configuration: no links, the views still show
-            return {}
-        found: dict[str, str] = {}
-        for group in snap["files"]["mounts"]:
-            for entry in group["files"]:
-                mount, _, rest = str(entry["path"]).lstrip("/").partition("/")
-                if mount not in homes or not rest:
-                    continue
-                local = (homes[mount] / rest).resolve()
-                if local.is_file() and root in local.parents:
-                    found[entry["path"]] = local.relative_to(root).as_posix()
-        return found
+            if mount == "workspace":
+                home = (root / session.config.workspace).resolve()
+            elif mount in ARTIFACT_MOUNTS:
+                home = (session.state_dir / "artifacts" / mount).resolve()
+            else:
+                return None
+            local = (home / rest).resolve()
+        except (OSError, ValueError):  # a broken configuration: no link, the views still show
+            return None
+        if home not in local.parents or root not in local.parents or not local.is_file():
+            return None
+        return local, local.relative_to(root).as_posix()
+
+    def file_message(self, virtual: str, ident: str | None) -> dict[str, Any]:
+        """The `file` message: the text of a run's file on disk (at most `FILE_CHARS`).
+
+        Raises:
+            ValueError: The path is not a file of a run that a snapshot listed as on disk (so
+                nothing else in the workspace, such as `.env`, can be read this way).
+        """
+        with self._lock:
+            served = virtual in self._served
+        found = self.local_path(virtual) if served else None
+        if found is None:
+            msg = (f"{virtual} is not a file of a run shown here that is on disk in this "
+                   "notebook's folder")
+            raise ValueError(msg)
+        with found[0].open(encoding="utf-8", errors="replace") as handle:
+            text = handle.read(FILE_CHARS + 1)
+        return {"protocol": PROTOCOL_VERSION, "type": "file", "id": ident, "path": virtual,
+                "local": found[1], "text": text[:FILE_CHARS],
+                "truncated": len(text) > FILE_CHARS}
 
     # -- the live run -------------------------------------------------------------------------------
     def run_started(self, thread: str, previous_prompt: dict[str, Any] | None) -> None:

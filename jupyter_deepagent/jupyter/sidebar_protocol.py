@@ -5,9 +5,10 @@ One comm target, `jupyter_deepagent.inspector`, carries JSON objects that all ho
 
 The sidebar sends one kind of message:
 
-- `request`: `id` (a string the reply echoes, at most 64 characters), `want` ("threads" or
-  "snapshot"), and for a snapshot `thread` (a thread name, or null for the kernel's current
-  thread) and `run` (1 = the thread's first run in this kernel, -1 = its last, the default).
+- `request`: `id` (a string the reply echoes, at most 64 characters), `want` ("threads",
+  "snapshot" or "file"), for a snapshot `thread` (a thread name, or null for the kernel's
+  current thread) and `run` (1 = the thread's first run in this kernel, -1 = its last, the
+  default), for a file `path` (a virtual path of a run's file, one the snapshot's `files` lists).
 
 The kernel sends:
 
@@ -18,6 +19,9 @@ The kernel sends:
   saved notebook shows) and `files` (virtual path -> path relative to the notebook's folder, for
   the files of the run that are on disk and inside that folder). Sent in reply, and unsolicited
   (`id` null, `live` true) a few times a second while a `%%agent` cell runs.
+- `file`: the text of a run's file on disk (`path`, `local`, `text`, `truncated` past 1 MB), for
+  files JupyterLab will not open itself (the state folder is hidden, and Jupyter's server refuses
+  hidden files by default).
 - `event`: one run event as it happens (`thread`, `event`: its `type`, `step`, `agent`, `task_id`
   and other short scalar fields; text is cut to 200 characters), for the panel's live line.
 - `error`: `id` (of the request, or null) and `message`, the reply to a request the kernel could
@@ -50,7 +54,8 @@ TARGET: Final = "jupyter_deepagent.inspector"
 MAX_MESSAGE_CHARS: Final = 4096
 """A request is a few short fields; anything longer is refused unread."""
 
-_WANTS = ("threads", "snapshot")
+_WANTS = ("threads", "snapshot", "file")
+_MAX_PATH = 1000
 _MAX_ID = 64
 _MAX_THREAD = 200
 _MAX_RUN = 10_000
@@ -65,15 +70,17 @@ class ProtocolError(ValueError):
 
 
 class Request:
-    """A checked request: `id`, `want`, `thread` (None: the current one) and `run`."""
+    """A checked request: `id`, `want`, `thread` (None: the current one), `run` and `path`."""
 
-    __slots__ = ("id", "run", "thread", "want")
+    __slots__ = ("id", "path", "run", "thread", "want")
 
-    def __init__(self, id: str, want: str, thread: str | None, run: int) -> None:  # noqa: A002
+    def __init__(self, id: str, want: str, thread: str | None, run: int,  # noqa: A002
+                 path: str | None = None) -> None:
         self.id = id
         self.want = want
         self.thread = thread
         self.run = run
+        self.path = path
 
 
 def read_request(data: Any) -> Request:
@@ -120,7 +127,12 @@ def read_request(data: Any) -> Request:
     if isinstance(run, bool) or not isinstance(run, int) or run == 0 or abs(run) > _MAX_RUN:
         msg = "run is a whole number: 1 for a thread's first run, -1 for its last"
         raise ProtocolError(msg)
-    return Request(ident, want, thread, run)
+    path = data.get("path")
+    if want == "file" and (not isinstance(path, str) or not path.startswith("/")
+                           or len(path) > _MAX_PATH or _CONTROL.search(path)):
+        msg = "a file request's path is a virtual path such as /large_tool_results/x.txt"
+        raise ProtocolError(msg)
+    return Request(ident, want, thread, run, path if want == "file" else None)
 
 
 def error_message(message: str, ident: str | None = None) -> dict[str, Any]:

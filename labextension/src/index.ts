@@ -4,8 +4,10 @@
  */
 
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { MainAreaWidget } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { inspectorIcon } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
 
 import { KernelLink } from './link';
 import { InspectorPanel } from './panel';
@@ -21,12 +23,35 @@ const plugin: JupyterFrontEndPlugin<void> = {
     panel.title.icon = inspectorIcon;
     const link = new KernelLink(panel);
     let current: NotebookPanel | null = null;
-    panel.onOpenFile = local => {
-      if (current) {
-        void app.commands.execute('docmanager:open', {
-          path: serverPath(current.context.path, local)
-        });
+    // A file JupyterLab's server can read opens as a document; the state folder is hidden and
+    // the server refuses hidden files by default, so those are shown read-only from the kernel.
+    panel.onOpenFile = async (local, virtual) => {
+      if (!current) {
+        return;
       }
+      const path = serverPath(current.context.path, local);
+      try {
+        await app.serviceManager.contents.get(path, { content: false });
+      } catch (error) {
+        link.requestFile(virtual);
+        return;
+      }
+      await app.commands.execute('docmanager:open', { path });
+    };
+    link.onFile = message => {
+      const body = new Widget();
+      body.addClass('jdp-file');
+      const pre = document.createElement('pre');
+      pre.textContent = message.truncated ? `${message.text}\n… (the first 1 MB)` : message.text;
+      body.node.append(pre);
+      const viewer = new MainAreaWidget({ content: body });
+      viewer.id = `jupyter-deepagent-file-${Date.now()}`;
+      viewer.title.label = message.local.split('/').pop() || message.local;
+      viewer.title.caption = `${message.path} (read-only: ${message.local})`;
+      viewer.title.icon = inspectorIcon;
+      viewer.title.closable = true;
+      app.shell.add(viewer, 'main');
+      app.shell.activateById(viewer.id);
     };
     const follow = (notebook: NotebookPanel | null) => {
       current = notebook;

@@ -15,7 +15,13 @@
 import { ISignal } from '@lumino/signaling';
 
 import { InspectorPanel } from './panel';
-import { PROTOCOL_VERSION, RequestMessage, TARGET, readKernelMessage } from './protocol';
+import {
+  FileMessage,
+  PROTOCOL_VERSION,
+  RequestMessage,
+  TARGET,
+  readKernelMessage
+} from './protocol';
 
 export interface CommLike {
   onMsg: (msg: any) => void | PromiseLike<void>;
@@ -110,6 +116,14 @@ export class KernelLink {
     }
   }
 
+  /** Called with the text of a file asked for with `requestFile`. */
+  onFile: (message: FileMessage) => void = () => undefined;
+
+  /** Ask the kernel for the text of a run's file (by its virtual path). */
+  requestFile(path: string): void {
+    this._send({ ...this._request('file'), path });
+  }
+
   /** Ask for a run's snapshot (thread null: the kernel's current thread; run -1: the last). */
   requestSnapshot(thread: string | null, run: number): void {
     this._send({ ...this._request('snapshot'), thread, run });
@@ -123,7 +137,7 @@ export class KernelLink {
   private _listened = new WeakSet<object>();
   private _restarted = false;
 
-  private _request(want: 'threads' | 'snapshot'): RequestMessage {
+  private _request(want: RequestMessage['want']): RequestMessage {
     this._counter += 1;
     return { protocol: PROTOCOL_VERSION, type: 'request', id: `r${this._counter}`, want };
   }
@@ -157,6 +171,9 @@ export class KernelLink {
         break;
       case 'snapshot':
         this.panel.showSnapshot(message);
+        break;
+      case 'file':
+        this.onFile(message);
         break;
       case 'event':
         this.panel.showEvent(message);

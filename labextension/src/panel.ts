@@ -45,8 +45,9 @@ const STATE_TEXT: { [state in LinkState]: string } = {
 export class InspectorPanel extends Widget {
   /** Called when the user picks a thread (null: follow the current one) or a run (-1: last). */
   onSelect: (thread: string | null, run: number) => void = () => undefined;
-  /** Called with a path relative to the notebook's folder when the user opens a file. */
-  onOpenFile: (local: string) => void = () => undefined;
+  /** Called when the user opens a run's file: its path relative to the notebook's folder, and
+   * its virtual path. */
+  onOpenFile: (local: string, virtual: string) => void = () => undefined;
 
   state: LinkState = 'no-notebook';
   thread: string | null = null;
@@ -203,6 +204,12 @@ export class InspectorPanel extends Widget {
       `${event.type}${what ? ' ' + what : ''}${agent}`;
   }
 
+  /** A note of the panel's own (a file JupyterLab could not open), shown like an error. */
+  showNote(text: string): void {
+    this._error.textContent = text;
+    this._error.classList.toggle('jdp-hidden', !text);
+  }
+
   /** An error reply from the kernel. */
   showError(message: ErrorMessage): void {
     this._showError(message.message);
@@ -248,9 +255,9 @@ export class InspectorPanel extends Widget {
       button.addEventListener('click', event => {
         event.preventDefault();
         event.stopPropagation();
-        this.onOpenFile(local);
+        this.onOpenFile(local, virtual);
       });
-      span.after(button);
+      span.prepend(button); // inside the path cell: the views' grid keeps its columns
     }
   }
 }

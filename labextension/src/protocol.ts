@@ -60,9 +60,11 @@ export interface RequestMessage {
   protocol: number;
   type: 'request';
   id: string;
-  want: 'threads' | 'snapshot';
+  want: 'threads' | 'snapshot' | 'file';
   thread?: string | null;
   run?: number;
+  /** For `file`: a virtual path the snapshot's `files` lists. */
+  path?: string;
 }
 
 export interface ThreadInfo {
@@ -95,6 +97,17 @@ export interface SnapshotMessage {
   files: { [virtual: string]: string };
 }
 
+/** The text of a run's file on disk (for files JupyterLab's server will not open: hidden). */
+export interface FileMessage {
+  protocol: number;
+  type: 'file';
+  id: string | null;
+  path: string;
+  local: string;
+  text: string;
+  truncated: boolean;
+}
+
 export interface EventMessage {
   protocol: number;
   type: 'event';
@@ -118,6 +131,7 @@ export type KernelMessage =
   | ThreadsMessage
   | SnapshotMessage
   | EventMessage
+  | FileMessage
   | ErrorMessage
   | HelloMessage;
 
@@ -145,6 +159,10 @@ export function readKernelMessage(data: unknown): KernelMessage | string {
       return typeof data.html === 'string' && typeof data.thread === 'string'
         ? (data as unknown as SnapshotMessage)
         : 'bad snapshot';
+    case 'file':
+      return typeof data.text === 'string' && typeof data.path === 'string'
+        ? (data as unknown as FileMessage)
+        : 'bad file';
     case 'event':
       return isObject(data.event) ? (data as unknown as EventMessage) : 'bad event';
     case 'error':

@@ -102,8 +102,8 @@ function text(panel: InspectorPanel): string {
 describe('the panel', () => {
   it('shows the inspector view of a snapshot, with an open button for files on disk', () => {
     const panel = new InspectorPanel();
-    const opened: string[] = [];
-    panel.onOpenFile = local => opened.push(local);
+    const opened: string[][] = [];
+    panel.onOpenFile = (local, virtual) => opened.push([local, virtual]);
     panel.setNotebook('work/analysis.ipynb');
     panel.setState('connected');
     panel.showThreads(threads(['analysis']) as any);
@@ -117,7 +117,9 @@ describe('the panel', () => {
     const button = panel.node.querySelector('.jdi-file .jdp-open') as HTMLButtonElement;
     const row = panel.node.querySelector('.jdi-file') as HTMLDetailsElement;
     button.click();
-    expect(opened).toEqual(['.deepagent/artifacts/large_tool_results/t-1.txt']);
+    expect(opened).toEqual([
+      ['.deepagent/artifacts/large_tool_results/t-1.txt', '/large_tool_results/t-1.txt']
+    ]);
     expect(row.open).toBe(false); // the click opens the file, not the row
   });
 
@@ -254,6 +256,20 @@ describe('the kernel link', () => {
       event: { type: 'tool_call', step: 3, tool: 'read_file', agent: 'main' }
     });
     expect(text(panel)).toContain('step 3 · tool_call read_file');
+  });
+
+  it('asks the kernel for a file and hands its text over', () => {
+    const { link, kernel } = linked();
+    kernel.last.reply(threads(['analysis']));
+    const files: string[] = [];
+    link.onFile = message => files.push(message.text);
+    link.requestFile('/large_tool_results/t-1.txt');
+    expect(kernel.last.sent.at(-1)).toMatchObject({ want: 'file', path: '/large_tool_results/t-1.txt' });
+    kernel.last.reply({
+      protocol: 1, type: 'file', id: 'r3', path: '/large_tool_results/t-1.txt',
+      local: '.deepagent/artifacts/large_tool_results/t-1.txt', text: 'station,x', truncated: false
+    });
+    expect(files).toEqual(['station,x']);
   });
 
   it('shows a kernel speaking another protocol version as an error', () => {
