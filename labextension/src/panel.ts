@@ -248,7 +248,7 @@ export class InspectorPanel extends Widget {
         continue;
       }
       const button = document.createElement('button');
-      button.className = 'jdp-open jp-mod-styled';
+      button.className = 'jdp-open';
       button.textContent = 'open';
       button.title = `Open ${local} in JupyterLab`;
       button.dataset.path = local;
