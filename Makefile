@@ -24,7 +24,7 @@ LABEXT_SOURCES := $(wildcard labextension/src/*.ts) labextension/style/index.css
 labextension/node_modules/.package-lock.json: labextension/package-lock.json
 	cd labextension && npm ci --no-audit --no-fund --loglevel=error
 
-$(LABEXT_BUILT): $(VENV)/.installed labextension/node_modules/.package-lock.json $(LABEXT_SOURCES)
+$(LABEXT_BUILT): labextension/node_modules/.package-lock.json $(LABEXT_SOURCES) | $(VENV)/.installed
 	cd labextension && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run --silent build:prod
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
