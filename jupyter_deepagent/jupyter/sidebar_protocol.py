@@ -12,6 +12,8 @@ The sidebar sends one kind of message:
 
 The kernel sends:
 
+- `hello`: on a comm it opens and closes at once when `%load_ext` runs, so a sidebar waiting for
+  this kernel connects (it opens its own comm and sends a request).
 - `threads`: the threads with runs in this kernel (`name`, `runs`, `live`) and `current`, in reply
   to a request and unsolicited (`id` null) when a run starts or ends.
 - `snapshot`: a run's inspector: `thread`, `run` (1-based), `runs`, `live`, `snapshot` (the JSON
