@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo record-quickstart test bench clean
+.PHONY: demo record-quickstart test bench clean labextension
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,28 @@ record-quickstart: $(VENV)/.installed
 	$(VENV)/bin/jupyter-deepagent run notebooks/quickstart.ipynb --replay off --output notebooks/quickstart.ipynb
 	rm -rf notebooks/.deepagent
 
+# The JupyterLab sidebar (labextension/): `npm ci` once, a build whenever its sources change, then
+# the editable install copies the build into the venv. Without Node.js it is skipped with a note
+# (the sidebar's tests then skip too, or fail under JUPYTER_DEEPAGENT_REQUIRE_NODE=1).
+LABEXT_BUILT := jupyter_deepagent/labextension/static/style.js
+LABEXT_SOURCES := $(wildcard labextension/src/*.ts) labextension/style/index.css labextension/package.json
+
+labextension/node_modules/.package-lock.json: labextension/package-lock.json
+	cd labextension && npm ci --no-audit --no-fund --loglevel=error
+
+$(LABEXT_BUILT): labextension/node_modules/.package-lock.json $(LABEXT_SOURCES) | $(VENV)/.installed
+	cd labextension && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run --silent build:prod
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+labextension: $(VENV)/.installed
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+		$(MAKE) --no-print-directory $(LABEXT_BUILT); \
+	else echo "Node.js not found: the JupyterLab sidebar is not built (its tests skip)"; fi
+
 # -rs lists skipped tests with their reason (the browser test says how to enable it);
 # JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 (set by .ci/run) makes a missing browser a failure.
-test: $(VENV)/.installed
+test: $(VENV)/.installed labextension
 	$(PY) -m pytest -rs
 
 bench: $(VENV)/.installed
@@ -34,4 +53,5 @@ bench: $(VENV)/.installed
 	$(PY) bench/long_run.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info jupyter_deepagent/labextension labextension/lib \
+		labextension/node_modules labextension/tsconfig.tsbuildinfo

@@ -12,13 +12,21 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register `%%agent`/`%agent` and start recording cell outputs for `/notebook/`."""
+    """Register `%%agent`/`%agent`, start recording cell outputs for `/notebook/`, and (in a
+    kernel) open the JupyterLab sidebar's comm target."""
     from jupyter_deepagent.jupyter.magics import AgentMagics
     from jupyter_deepagent.jupyter.output_capture import OutputCapture
 
     if "AgentMagics" in ipython.magics_manager.registry:
         return
-    ipython.register_magics(AgentMagics(ipython, capture=OutputCapture.install(ipython)))
+    magics = AgentMagics(ipython, capture=OutputCapture.install(ipython))
+    ipython.register_magics(magics)
+    kernel = getattr(ipython, "kernel", None)
+    if getattr(kernel, "comm_manager", None) is not None:  # the JupyterLab sidebar's comm
+        from jupyter_deepagent.jupyter.inspector_comm import SidebarChannel
+
+        magics.sidebar = SidebarChannel(magics)
+        magics.sidebar.register(kernel)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -30,5 +38,7 @@ def unload_ipython_extension(ipython: Any) -> None:
         ipython.magics_manager.magics[kind].pop("agent", None)
     if magics.capture is not None:
         magics.capture.uninstall()
+    if magics.sidebar is not None:
+        magics.sidebar.unregister(ipython.kernel)
     if magics._session is not None:
         magics._session.close()

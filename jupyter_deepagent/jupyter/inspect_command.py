@@ -32,6 +32,10 @@ class RunHistory:
             runs.append(trace)
             del runs[:-_KEPT]
 
+    def counts(self) -> dict[str, int]:
+        """Thread -> how many of its runs are kept, threads in first-run order."""
+        return {thread: len(runs) for thread, runs in self._runs.items()}
+
     def previous_prompt(self, thread: str, before: Any = None) -> dict[str, Any] | None:
         """The last prompt (`PromptAssembly.as_dict()`) of the run on `thread` before `before`
         (before any new run when `before` is None), for marking what changed since."""

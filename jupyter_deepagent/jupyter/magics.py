@@ -75,6 +75,7 @@ class AgentMagics(Magics):
         self._prompts: dict[str, Any] = {}  # thread -> its ApprovalPrompt still on screen
         self.history = RunHistory()
         self._inspector: Any = None
+        self.sidebar: Any = None  # the JupyterLab sidebar's SidebarChannel, set by %load_ext
         formatter = getattr(getattr(shell, "display_formatter", None), "mimebundle_formatter", None)
         if formatter is not None:  # `_agent` shows as the inspector (deferred: nothing imported)
             formatter.for_type_by_name(
@@ -158,6 +159,20 @@ class AgentMagics(Magics):
         return view
 
     def _watch(self, view: CellView, plan: RunPlan) -> Callable[[dict[str, Any]], None]:
+        """The events go to the cell's views and to the JupyterLab sidebar."""
+        on_event = self._watch_cell(view, plan)
+        sidebar = self.sidebar
+        if sidebar is None:
+            return on_event
+        sidebar.run_started(plan.thread, self.history.previous_prompt(plan.thread))
+
+        def both(event: dict[str, Any]) -> None:
+            on_event(event)
+            sidebar.on_event(event)
+
+        return both
+
+    def _watch_cell(self, view: CellView, plan: RunPlan) -> Callable[[dict[str, Any]], None]:
         """Pin the run's live inspector under the answer; the events go to both views."""
         if not view.rich:
             self._inspector = None
@@ -254,6 +269,8 @@ class AgentMagics(Magics):
         self.history.add(plan.thread, trace)
         if self._inspector is not None:
             self._inspector.render()  # the last events, whatever the throttle held back
+        if self.sidebar is not None:
+            self.sidebar.run_finished()
 
     # -- %agent ------------------------------------------------------------------------------------
     def _command(self, line: str) -> None:
