@@ -21,6 +21,7 @@ from jupyter_deepagent.events import (
     validate_event,
 )
 from jupyter_deepagent.events.schema import CHECK_EVENTS_VARIABLE, field_docs
+from jupyter_deepagent.events.typescript import event_typescript
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,3 +124,12 @@ def test_the_environment_switch_makes_an_invalid_event_raise_where_it_is_built()
                          check=True)
 
     assert out.stdout.startswith("refused: warning event does not follow the schema")
+
+
+def test_the_sidebars_typescript_event_types_are_generated_from_the_schema() -> None:
+    committed = ROOT / "labextension" / "src" / "events.ts"
+    fix = "python -m jupyter_deepagent.events --typescript labextension/src/events.ts"
+    assert committed.read_text(encoding="utf-8") == event_typescript(), f"regenerate it: {fix}"
+    text = event_typescript()
+    for event_type in EVENT_TYPES:
+        assert f'type: "{event_type}";' in text and f'| "{event_type}"' in text

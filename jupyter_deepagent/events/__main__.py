@@ -3,6 +3,7 @@
     python -m jupyter_deepagent.events --json-schema            # JSON Schema on stdout
     python -m jupyter_deepagent.events --json-schema events.json
     python -m jupyter_deepagent.events --table                  # the Markdown table
+    python -m jupyter_deepagent.events --typescript labextension/src/events.ts  # the sidebar's
 """
 
 from __future__ import annotations
@@ -25,15 +26,23 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--json-schema", nargs="?", const="-", metavar="PATH",
                        help="write the JSON Schema of a run event (to PATH, default stdout)")
     group.add_argument("--table", action="store_true", help="print the Markdown table")
+    group.add_argument("--typescript", nargs="?", const="-", metavar="PATH",
+                       help="write the TypeScript declarations (to PATH, default stdout)")
     args = parser.parse_args(argv)
     if args.table:
         print(event_table())
         return 0
-    text = json.dumps(event_json_schema(), indent=2, ensure_ascii=False) + "\n"
-    if args.json_schema == "-":
+    if args.typescript:
+        from jupyter_deepagent.events.typescript import event_typescript
+
+        text, path = event_typescript(), args.typescript
+    else:
+        text = json.dumps(event_json_schema(), indent=2, ensure_ascii=False) + "\n"
+        path = args.json_schema
+    if path == "-":
         sys.stdout.write(text)
     else:
-        Path(args.json_schema).write_text(text, encoding="utf-8")
+        Path(path).write_text(text, encoding="utf-8")
     return 0
 
 

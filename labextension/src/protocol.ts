@@ -2,10 +2,12 @@
  * The sidebar's comm protocol (version 1), the TypeScript twin of
  * `jupyter_deepagent/jupyter/sidebar_protocol.py`, whose docstring is the reference.
  *
- * The run-event part (`RunEventFields`) is written by hand from the harness's event table for now;
- * when the harness's event schema publishes its JSON Schema, these types are to be generated from
- * it (one file to replace: this one).
+ * The run-event types come from `events.ts`, generated from the Python event schema.
  */
+
+import type { RunEventType } from './events';
+
+export type { RunEventType };
 
 /** Bumped when a message changes meaning; both sides refuse another version. */
 export const PROTOCOL_VERSION = 1;
@@ -13,32 +15,9 @@ export const PROTOCOL_VERSION = 1;
 /** The comm target `%load_ext jupyter_deepagent` registers; the kernel announces itself on it. */
 export const TARGET = 'jupyter_deepagent.inspector';
 
-/** Run event types the harness emits (see the harness's event table). */
-export type RunEventType =
-  | 'run_started'
-  | 'run_finished'
-  | 'prompt'
-  | 'model_call'
-  | 'tool_call'
-  | 'tool_result'
-  | 'skill_loaded'
-  | 'memory_loaded'
-  | 'context'
-  | 'offloaded'
-  | 'aged'
-  | 'input_offloaded'
-  | 'summarized'
-  | 'context_overflow'
-  | 'compaction_refused'
-  | 'file_written'
-  | 'subagent_started'
-  | 'subagent_finished'
-  | 'todos'
-  | 'warning';
-
 /** The short scalar fields of a run event the kernel forwards (text cut to 200 characters). */
 export interface RunEventFields {
-  type: RunEventType | string;
+  type: RunEventType;
   step?: number | null;
   agent?: string | null;
   task_id?: string | null;
