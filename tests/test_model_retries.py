@@ -58,6 +58,16 @@ def test_two_transient_failures_then_success_is_a_run_with_two_retry_events() ->
     assert len(sent) == 3 and sent[0] == sent[1] == sent[2]  # the same request each time
 
 
+def test_a_key_in_a_retried_error_is_masked_in_the_retry_event() -> None:
+    model = ScriptedChatModel(script=[
+        {"raise": "error", "message": f"503 (sent key {FAKE_KEY})"}, "ok"])
+    trace = trace_run(create_research_agent(model, model_retry_wait=0), ask("hi"),
+                      redact=lambda text: text.replace(FAKE_KEY, "***"))
+    [retry] = trace.of_type("model_retry")
+    assert retry["error"] == "ModelAPIError: 503 (sent key ***)"
+    assert FAKE_KEY not in json.dumps(trace.events)
+
+
 def test_the_last_failure_is_raised_once_the_retries_are_spent() -> None:
     model = ScriptedChatModel(script=[{"raise": "timeout", "message": f"t{i}"} for i in range(3)])
     with pytest.raises(Exception, match="t2") as raised:
