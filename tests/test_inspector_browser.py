@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_deepagent.harness.prompt import SECTION_ORDER
+from jupyter_deepagent.harness.prompt.sections import SECTION_ORDER
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIXTURE = Path(__file__).parent / "fixtures" / "inspector_lab"

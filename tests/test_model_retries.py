@@ -222,3 +222,20 @@ def test_a_provider_that_never_answers_times_out_on_every_attempt(
     assert "retrying in 100 ms (attempt 2 of 2): ReadTimeout" in line
     assert len(accepted) == 2  # our two attempts, none of the client's own
     assert FAKE_KEY not in _shown(cell)
+
+
+def test_the_summarizers_call_is_retried_too() -> None:
+    from test_summarize import SUMMARY, fetches, run
+
+    summarizer = ScriptedChatModel(
+        script=[{"raise": "error", "message": "503 busy"}, *[SUMMARY] * 5])
+    keys = [f"n{i}" for i in range(6)]
+    _, trace = run([*(fetches(k) for k in keys), "done"], summarizer=summarizer,
+                   model_retry_wait=0)
+
+    assert trace.final_text == "done"
+    [retry] = trace.of_type("model_retry")
+    assert (retry["purpose"], retry["error"]) == ("summarize", "ModelAPIError: 503 busy")
+    summaries = trace.of_type("summarized")
+    assert summaries and len(summarizer.requests) == len(summaries) + 1
+    assert summarizer.requests[0].messages == summarizer.requests[1].messages

@@ -331,7 +331,7 @@ def create_research_agent(
         "keep_recent_turns": keep_recent_turns,
     }
     compression = ContextCompressionMiddleware(
-        plan.backend, chat_model, CompressionSettings(**compression_options)
+        plan.backend, chat_model, CompressionSettings(**compression_options, call_policy=policy)
     )
     # The middleware order. `create_agent` runs the first middleware outermost: its
     # `wrap_model_call`/`wrap_tool_call` sees the request first and the response last. So:
