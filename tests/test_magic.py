@@ -335,7 +335,7 @@ def test_a_failed_model_call_is_one_line_without_the_providers_frames_or_key(
             headers = {"x-api-key": "demo-provider-key-4417"}  # as an HTTP client holds them
             raise ConnectionError(f"cannot reach the service (sent {headers})")
 
-    notebook.session.configure(model=UnreachableModel())
+    notebook.session.configure(model=UnreachableModel(), model_retry_wait=0)
     notebook.run("%xmode Verbose")
     cell = notebook.run("%%agent\nhello")
     error = cell.error
@@ -348,6 +348,9 @@ def test_a_failed_model_call_is_one_line_without_the_providers_frames_or_key(
     assert error._render_traceback_() == [f"ModelCallFailed: {error}"]
     assert "demo-provider-key-4417" not in cell.stdout + cell.stderr
     assert cell.live_text.splitlines()[-1].startswith("failed: ModelCallFailed")
+    retries = [line for line in cell.live_text.splitlines() if "↻ retrying" in line]
+    assert len(retries) == 2 and all("ConnectionError: cannot reach" in r for r in retries)
+    assert "demo-provider-key-4417" not in cell.live_text
     trace = notebook.shell.user_ns["_agent"]
     assert isinstance(trace, RunTrace) and trace.of_type("run_finished")[0]["status"] == "error"
     assert "demo-provider-key-4417" not in repr(trace.events)

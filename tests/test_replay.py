@@ -179,7 +179,7 @@ def test_secrets_never_reach_the_research_log_or_the_cell_outputs(
     )
     notebook.session.configure(model=model)
     told = notebook.run("%%agent\nWhat did the cell print?")
-    notebook.session.configure(model=_LeakyProvider())
+    notebook.session.configure(model=_LeakyProvider(), model_retry_wait=0)
     failed = notebook.run("%%agent\nTry the other provider.")
 
     assert isinstance(failed.error, Exception)

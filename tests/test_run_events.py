@@ -240,7 +240,7 @@ def test_a_stop_records_run_finished_and_keeps_the_partial_trace() -> None:
 def test_a_failed_run_records_the_error() -> None:
     model = ScriptedChatModel(script=[{"raise": "error", "message": "service down"}])
     with pytest.raises(ModelAPIError) as raised:
-        trace_run(create_research_agent(model), ask("hi"))
+        trace_run(create_research_agent(model, model_retries=0), ask("hi"))
     trace = raised.value.trace
     check_stream(trace, "error")
     assert "service down" in trace.events[-1]["error"]

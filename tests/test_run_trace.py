@@ -187,7 +187,8 @@ def test_a_key_in_a_provider_error_is_masked_in_every_event_a_consumer_receives(
     seen: list[dict] = []
 
     with pytest.raises(Exception, match="401") as info:
-        trace_run(create_research_agent(model, tools=[fetch]), ask(f"use {FAKE_KEY}"),
+        trace_run(create_research_agent(model, tools=[fetch], model_retries=0),
+                  ask(f"use {FAKE_KEY}"),
                   on_event=seen.append, redact=lambda text: text.replace(FAKE_KEY, "***"))
 
     partial = info.value.trace  # type: ignore[attr-defined]

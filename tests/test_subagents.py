@@ -194,7 +194,9 @@ def test_a_failing_subagent_reports_an_error_while_its_siblings_finish() -> None
         script=[tasks(*(f"Topic: {t}. Rate the evidence." for t in TOPICS)), "Two of three."],
         rules=rules,
     )
-    agent = create_research_agent(model, system_prompt=LEAD, subagents=[researcher()])
+    # no retries: the failing step is played once
+    agent = create_research_agent(model, system_prompt=LEAD, subagents=[researcher()],
+                                  model_retries=0)
     trace = trace_run(agent, ask("go"))
 
     frame = trace.results_frame()

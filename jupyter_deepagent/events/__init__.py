@@ -28,6 +28,7 @@ Every event has its `type` and:
 | `answer` | The main agent's final answer, just before `run_finished` (none on a pause or a failure). | `text`: The answer's whole text (streamed deltas reach a callback, not the event stream). `structured`: The structured response as JSON data when the agent has a `response_format`, else None. |
 | `prompt` | One per model call of an agent, before it: the system prompt it is sent. | `hash`: First 16 hex digits of the sha256 of the prompt text. `tokens`: Approximate tokens of the prompt. `assembly`: `PromptAssembly.as_dict()`; None when it is the prompt this agent and task sent last in this run (look it up by `hash`). |
 | `model_call` | A request to a chat model and its reply: the agent's own calls and the summarizer's. | `purpose`: agent: a step of the agent loop; summarize: the summarizer writing a summary. `model`: The model as "provider:model". `tokens_in`: Input tokens, as the provider reported them or counted here. `tokens_in_estimated`: True when `tokens_in` was counted here because the provider reported none. `tokens_out`: Output tokens the provider reported (0 if none). `seconds`: Wall time of the call. `messages`: How many messages were sent. `tool_calls`: Names of the tools the reply calls. `reply`: The AI message as `message_to_dict` gives it (`messages_from_dict([reply])` rebuilds it: content, tool calls with ids and full args, usage); None if the model gave no AI message. |
+| `model_retry` | A model call failed with an error that may pass (network, timeout, rate limit, server error); the same request is sent again after `wait` seconds. After the last attempt the error ends the run (in a notebook: `ModelCallFailed`). | `purpose`: agent: a step of the agent loop; summarize: the summarizer writing a summary. `model`: The model as "provider:model". `attempt`: The attempt that failed (1 for the first call). `attempts`: How many attempts are allowed in all (1 + `model_retries`). `wait`: Seconds before the next attempt. `error`: The error as "Type: message", on one line and shortened (secrets masked). |
 | `tool_call` | A tool call about to run. | `tool`: The tool's name. `tool_call_id`: The id the model gave the call. `args`: The arguments, shortened for display (`summarize_args`: long strings become `{"chars", "head"}`, long lists `{"items", "head"}`); the whole ones are in the reply. |
 | `tool_result` | What a tool returned. | `tool`: The tool's name. `tool_call_id`: The id of the call it answers. `content`: The tool message's text as the tool returned it, before any offloading. `chars`: Characters of `content`. `seconds`: Wall time of the tool. `error`: The error text when the tool failed, else None. |
 | `file_written` | A file tool changed a file (main agent or subagent). | `path`: The file's virtual path (e.g. `/outputs/chart.svg`). `tool`: The tool that wrote it (write_file, edit_file). `chars`: Characters written: the whole content, or an edit's replacement text. |
@@ -70,6 +71,7 @@ from jupyter_deepagent.events.run import (
     FileWrittenEvent,
     MemoryLoadedEvent,
     ModelCallEvent,
+    ModelRetryEvent,
     PromptEvent,
     RunFinishedEvent,
     RunStartedEvent,
@@ -109,6 +111,7 @@ __all__ = [
     "InputOffloadedEvent",
     "MemoryLoadedEvent",
     "ModelCallEvent",
+    "ModelRetryEvent",
     "OffloadedEvent",
     "PromptEvent",
     "RunEvent",

@@ -12,6 +12,7 @@ __all__ = [
     "FILE_WRITTEN",
     "MEMORY_LOADED",
     "MODEL_CALL",
+    "MODEL_RETRY",
     "PROMPT",
     "RUN_FINISHED",
     "RUN_STARTED",
@@ -26,6 +27,7 @@ __all__ = [
     "FileWrittenEvent",
     "MemoryLoadedEvent",
     "ModelCallEvent",
+    "ModelRetryEvent",
     "PromptEvent",
     "RunFinishedEvent",
     "RunStartedEvent",
@@ -41,6 +43,7 @@ RUN_FINISHED: Final = "run_finished"
 ANSWER: Final = "answer"
 PROMPT: Final = "prompt"
 MODEL_CALL: Final = "model_call"
+MODEL_RETRY: Final = "model_retry"
 TOOL_CALL: Final = "tool_call"
 TOOL_RESULT: Final = "tool_result"
 FILE_WRITTEN: Final = "file_written"
@@ -133,6 +136,26 @@ class ModelCallEvent(EventStamp):
     reply: dict[str, Any] | None
     """The AI message as `message_to_dict` gives it (`messages_from_dict([reply])` rebuilds it:
     content, tool calls with ids and full args, usage); None if the model gave no AI message."""
+
+
+class ModelRetryEvent(EventStamp):
+    """A model call failed with an error that may pass (network, timeout, rate limit, server
+    error); the same request is sent again after `wait` seconds. After the last attempt the
+    error ends the run (in a notebook: `ModelCallFailed`)."""
+
+    type: Literal["model_retry"]
+    purpose: Literal["agent", "summarize"]
+    """agent: a step of the agent loop; summarize: the summarizer writing a summary."""
+    model: str
+    """The model as "provider:model"."""
+    attempt: int
+    """The attempt that failed (1 for the first call)."""
+    attempts: int
+    """How many attempts are allowed in all (1 + `model_retries`)."""
+    wait: float
+    """Seconds before the next attempt."""
+    error: str
+    """The error as "Type: message", on one line and shortened (secrets masked)."""
 
 
 class ToolCallEvent(EventStamp):

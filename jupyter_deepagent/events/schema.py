@@ -44,6 +44,7 @@ RunEvent: TypeAlias = Union[  # noqa: UP007 - a runtime union for pydantic and f
     run.AnswerEvent,
     run.PromptEvent,
     run.ModelCallEvent,
+    run.ModelRetryEvent,
     run.ToolCallEvent,
     run.ToolResultEvent,
     run.FileWrittenEvent,

@@ -144,7 +144,8 @@ _PROMPT_NEUTRAL_ARGUMENTS = frozenset(
     {
         "store", "checkpointer", "context_schema", "state_schema", "name", "response_format",
         "max_parallel_subagents", "context_window", "offload_token_limit", "summarizer",
-        "compaction_tool", "age_token_limit", "keep_recent_turns",
+        "compaction_tool", "age_token_limit", "keep_recent_turns", "model_timeout",
+        "model_retries", "model_retry_wait",
     }
 )
 
@@ -230,6 +231,9 @@ def create_research_agent(
     compaction_tool: bool = False,
     age_token_limit: int | None = 2_000,
     keep_recent_turns: int = 3,
+    model_timeout: float | None = 60.0,
+    model_retries: int = 2,
+    model_retry_wait: float = 2.0,
 ) -> Any:
     """Create a research agent: a compiled LangGraph graph (`invoke`, `stream`, `ainvoke`).
 
@@ -264,14 +268,20 @@ def create_research_agent(
         age_token_limit: a tool result over this many tokens that the model has already replied
             to `keep_recent_turns` times is sent as a pointer to its file (None: never).
         keep_recent_turns: model replies a large result stays whole for.
+        model_timeout: seconds one model call may take, given to the provider's client when
+            `model` is a "provider:model" string (Google, OpenAI, Anthropic); None: no limit.
+        model_retries: further attempts after a model call fails with a transient error
+            (network, timeout, rate limit, server error), each reported as a `model_retry`
+            event; the provider client's own silent retries are turned off.
+        model_retry_wait: seconds before the first retry; each later wait doubles.
 
     Returns:
         The compiled agent graph. Its custom stream (`stream_mode="custom"`) carries run events.
 
     Raises:
         ValueError: `interrupt_on` without a checkpointer (also in a subagent), or naming a tool
-            the agent (or that subagent) does not have; `max_parallel_subagents` below 1, or a
-            compression limit that is not positive.
+            the agent (or that subagent) does not have; `max_parallel_subagents` below 1, a
+            compression limit that is not positive, or a negative retry setting.
         ModelConfigurationError: the model string cannot be resolved (e.g. missing API key).
     """
     from langchain.agents import create_agent
@@ -280,8 +290,10 @@ def create_research_agent(
     from jupyter_deepagent.harness.compression.middleware import ContextCompressionMiddleware
     from jupyter_deepagent.harness.compression.state import CompressionSettings
     from jupyter_deepagent.harness.filesystem_middleware import FilesystemMiddleware
+    from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
     from jupyter_deepagent.harness.models.label import MODEL_METADATA_KEY, model_label
     from jupyter_deepagent.harness.models.resolution import resolve_model
+    from jupyter_deepagent.harness.models.retry import ModelRetryMiddleware
     from jupyter_deepagent.harness.prompt.middleware import SystemPromptMiddleware
     from jupyter_deepagent.harness.run_events_middleware import RunEventsMiddleware
     from jupyter_deepagent.harness.todo_middleware import TodoMiddleware
@@ -307,7 +319,8 @@ def create_research_agent(
         name=name,
     )
     approvals = plan.config.interrupt_on  # checked; an inherited set narrowed to this agent
-    chat_model = resolve_model(model)
+    policy = ModelCallPolicy(model_timeout, model_retries, model_retry_wait)
+    chat_model = resolve_model(model, call_policy=policy)
     assembly_config = _with_memory_budget(plan.config, chat_model, context_window)
     compression_options = {
         "context_window": context_window,
@@ -318,7 +331,7 @@ def create_research_agent(
         "keep_recent_turns": keep_recent_turns,
     }
     compression = ContextCompressionMiddleware(
-        plan.backend, chat_model, CompressionSettings(**compression_options)
+        plan.backend, chat_model, CompressionSettings(**compression_options, call_policy=policy)
     )
     # The middleware order. `create_agent` runs the first middleware outermost: its
     # `wrap_model_call`/`wrap_tool_call` sees the request first and the response last. So:
@@ -329,6 +342,9 @@ def create_research_agent(
     #   system prompt                     (writes the assembled prompt; the model gets exactly it)
     #   compression                       (inside the prompt: it counts the final prompt's tokens
     #                                      and trims only the messages; offloads tool results)
+    #   model retries                     (inside compression, which sees a transient error only
+    #                                      once the retries are spent; a context overflow is not
+    #                                      retried and reaches it at once)
     #   run events                        (inside compression: a model_call event per request as
     #                                      really sent, retries included; a tool_result with the
     #                                      tool's own text, before offloading)
@@ -357,7 +373,10 @@ def create_research_agent(
             checkpointer=checkpointer,
             store=store,
             context_schema=context_schema,
-            options=compression_options,
+            options={
+                **compression_options, "model_timeout": model_timeout,
+                "model_retries": model_retries, "model_retry_wait": model_retry_wait,
+            },
         )
         # the `task` tool; a subagent builds its own stack in this same order
         stack.append(
@@ -373,6 +392,8 @@ def create_research_agent(
     stack.append(SystemPromptMiddleware(assembly_config, plan.backend))
     # sees the final system prompt (to count it) and shrinks only the messages
     stack.append(compression)
+    # sends a request again after a transient failure, a model_retry event each time
+    stack.append(ModelRetryMiddleware(policy))
     # closest to the model and the tools: reports what was really sent and really returned
     stack.append(RunEventsMiddleware())
     # innermost for tools: an exception becomes an error ToolMessage before anything above sees it

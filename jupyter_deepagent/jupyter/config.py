@@ -121,6 +121,13 @@ class AgentConfig:
     """Names or paths in /workspace/ the agent may read but never write, edit or delete."""
     replay: str = "auto"
     """The research log's replay mode: auto, strict or off (see `jupyter.recording`)."""
+    model_timeout: float | None = 60.0
+    """Seconds one model call may take before it fails (none: no limit)."""
+    model_retries: int = 2
+    """Further attempts after a model call fails with a network error, a timeout, a rate limit
+    or a server error; each shows a line in the cell (0: fail at once)."""
+    model_retry_wait: float = 2.0
+    """Seconds before the first retry; each later wait doubles (2 s, 4 s, ...)."""
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(AgentConfig)}
@@ -146,6 +153,10 @@ def _kind(name: str) -> str:
         return "int"
     if name == "model":
         return "model"
+    if name in ("model_timeout", "model_retry_wait"):
+        return "seconds"
+    if name == "model_retries":
+        return "count"
     return "str"
 
 
@@ -192,16 +203,50 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
             value = int(value.strip())
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
+    elif kind == "seconds":
+        number = _number(value)
+        if number is None and name == "model_timeout" and _is_none(value):
+            return None
+        if number is not None and (number > 0 or (number == 0 and name != "model_timeout")):
+            return number
+    elif kind == "count":
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
     elif isinstance(value, str):
         return value
     expected = {
         "list": "a list of strings (or comma-separated text)",
         "bool": "true or false",
         "int": "a positive whole number (or none)",
+        "seconds": "a positive number of seconds (or none)" if name == "model_timeout"
+        else "a number of seconds, 0 or more",
+        "count": "a whole number, 0 or more",
         "str": "text",
     }[kind]
     msg = f"{source}: {name} must be {expected}, got {value!r}"
     raise ValueError(msg)
+
+
+def _is_none(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
+
+
+def _number(value: Any) -> float | None:
+    """`value` as a finite number of seconds (from a number or text), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and value == value and value not in (
+        float("inf"), float("-inf")
+    ):
+        return float(value)
+    return None
 
 
 def _layer(source: str, table: Mapping[str, Any]) -> ConfigLayer:

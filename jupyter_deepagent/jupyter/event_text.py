@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["compression_line", "duration", "short_args", "short_text", "token_count"]
+__all__ = [
+    "compression_line",
+    "duration",
+    "retry_line",
+    "short_args",
+    "short_text",
+    "token_count",
+]
 
 _PATH_ARGS = ("file_path", "path")
 _BODY_ARGS = ("content", "old_string", "new_string")
@@ -68,3 +75,14 @@ def compression_line(event: dict[str, Any]) -> str:
         return f"{event.get('tool', 'result')} result saved to {event.get('path')}"
     before, after = event.get("tokens_before"), event.get("tokens_after")
     return f"summarized older messages ({before} → {after} tokens)"
+
+
+def retry_line(event: dict[str, Any]) -> str:
+    """A `model_retry` event as "retrying in 2 s (attempt 2 of 3): ConnectError: ..."."""
+    wait = float(event.get("wait") or 0)
+    when = f"{wait:g} s" if wait >= 1 else duration(wait)
+    attempt, attempts = int(event.get("attempt") or 1), event.get("attempts")
+    line = f"retrying in {when} (attempt {attempt + 1} of {attempts})"
+    if event.get("purpose") == "summarize":
+        line = "summarizer " + line
+    return f"{line}: {short_text(event.get('error', ''), 120)}"

@@ -18,6 +18,7 @@ from typing import Any
 from jupyter_deepagent.jupyter.event_text import (
     compression_line,
     duration,
+    retry_line,
     short_args,
     short_text,
     token_count,
@@ -201,6 +202,8 @@ class CellView:
             if event.get("error"):
                 line += f" — {short_text(event['error'], 100)}"
             self._add(f"subdone:{event.get('task_id')}", line, final=True)
+        elif kind == "model_retry":
+            self._add(f"retry:{len(self._lines)}", f"{prefix}↻ {retry_line(event)}", True)
         elif kind == "warning":
             self._add(f"warn:{len(self._lines)}", f"{prefix}! {notebook_warning(event)}", True)
         elif kind in ("offloaded", "summarized"):

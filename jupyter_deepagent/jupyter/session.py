@@ -28,7 +28,7 @@ from jupyter_deepagent.jupyter.config import (
 from jupyter_deepagent.jupyter.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
-from jupyter_deepagent.jupyter.session_models import SessionModels, model_label
+from jupyter_deepagent.jupyter.session_models import SessionModels, call_policy, model_label
 from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo, open_storage
 from jupyter_deepagent.jupyter.turns import (
     CELL_METADATA_KEY,
@@ -282,6 +282,9 @@ class Session:
             "skills": list(settings.skills),
             "backend": backend,
             "interrupt_on": {**dict.fromkeys(settings.interrupt_on, True), **approvals} or None,
+            "model_timeout": settings.model_timeout,
+            "model_retries": settings.model_retries,
+            "model_retry_wait": settings.model_retry_wait,
         }
 
     def plan(
@@ -308,7 +311,9 @@ class Session:
         if recording is not None:
             model = recording.model
         else:
-            model = self._models.get(settings.model, self.notebook_dir, settings.env_file)
+            model = self._models.get(
+                settings.model, self.notebook_dir, settings.env_file, call_policy(settings)
+            )
         new_thread = options.new
         if options.new:
             self._thread = self._fresh_thread()
@@ -370,7 +375,7 @@ class Session:
                 mode=replay_mode(options.replay, settings.replay),
                 spec=settings.model,
                 make_model=lambda: self._models.get(
-                    settings.model, self.notebook_dir, settings.env_file
+                    settings.model, self.notebook_dir, settings.env_file, call_policy(settings)
                 ),
                 redact=self.redactor(),
             )

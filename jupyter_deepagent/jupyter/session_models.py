@@ -18,7 +18,7 @@ from typing import Any
 from jupyter_deepagent.jupyter.notebook_words import notebook_words
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
 
-__all__ = ["SessionModels", "model_label"]
+__all__ = ["SessionModels", "call_policy", "model_label"]
 
 
 def model_label(model: Any) -> str:
@@ -32,6 +32,19 @@ def model_label(model: Any) -> str:
     return type(model).__name__
 
 
+def call_policy(settings: Any) -> Any:
+    """The `ModelCallPolicy` of an `AgentConfig`'s model timeout and retry settings.
+
+    Raises:
+        ValueError: A setting out of range (the config checks them first).
+    """
+    from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
+
+    return ModelCallPolicy(
+        settings.model_timeout, settings.model_retries, settings.model_retry_wait
+    )
+
+
 class SessionModels:
     """Resolves and keeps the session's chat models.
 
@@ -43,10 +56,11 @@ class SessionModels:
         self.keys = keys
         self._models: dict[Any, Any] = {}
 
-    def get(self, spec: Any, notebook_dir: Path, env_file: str) -> Any:
+    def get(self, spec: Any, notebook_dir: Path, env_file: str, call_policy: Any = None) -> Any:
         """The chat model for `spec`: "provider:model", "scripted:path.yaml" or a model object.
 
-        A relative scripted path and `env_file` are relative to `notebook_dir`.
+        A relative scripted path and `env_file` are relative to `notebook_dir`. `call_policy` (a
+        `ModelCallPolicy`) gives a provider's client its timeout and turns its own retries off.
 
         Raises:
             MissingAPIKey: The provider's key is not set (the message points at an env file line
@@ -62,10 +76,10 @@ class SessionModels:
             return resolve_model(spec)
         if spec.startswith("scripted:"):
             return self._scripted(spec, notebook_dir)
-        key = (spec, hash(frozenset(os.environ.items())))
+        key = (spec, hash(frozenset(os.environ.items())), call_policy)
         if key not in self._models:
             try:
-                self._models[key] = resolve_model(spec)
+                self._models[key] = resolve_model(spec, call_policy=call_policy)
             except MissingAPIKey as exc:
                 msg = notebook_words(str(exc), env_file=env_file)
                 broken = [name for name in self.keys.malformed if name in exc.variables]

@@ -103,7 +103,8 @@ class ContextCompressionMiddleware(AgentMiddleware):
         if isinstance(settings.summarizer, str):
             from jupyter_deepagent.harness.models.resolution import resolve_model
 
-            settings = replace(settings, summarizer=resolve_model(settings.summarizer))
+            summarizer = resolve_model(settings.summarizer, call_policy=settings.call_policy)
+            settings = replace(settings, summarizer=summarizer)
         self.backend, self.model, self.settings = backend, model, settings
         self.model_label = model_label(model)
         self.window = resolve_context_window(model, settings.context_window)
@@ -258,7 +259,8 @@ class ContextCompressionMiddleware(AgentMiddleware):
         """The effect that summarizes `job`: `summarize`'s arguments, for either driver."""
         budget = self._summary_budget(call)
         return "summarize", (self.settings.summarizer, request.model, job.folded, budget,
-                             call.view.transcript, partial(_summarizer_called, call.step))
+                             call.view.transcript, partial(_summarizer_called, call.step),
+                             self.settings.call_policy, call.step)
 
     def _summary_budget(self, call: _Call) -> int:
         budget = call.window.fraction(0.5)

@@ -135,6 +135,8 @@ class CompressionSettings:
         fallback_keep_messages: messages kept when summarizing with no known window.
         summarizer: the model or callable that writes summaries; None uses the agent's model.
         compaction_tool: offer the `compact_conversation` tool.
+        call_policy: the timeout and retries of the summarizer's model calls (a
+            `ModelCallPolicy`, as the agent's); None: no retries.
     """
 
     context_window: int | None = None
@@ -149,6 +151,7 @@ class CompressionSettings:
     fallback_keep_messages: int = 6
     summarizer: Any = None
     compaction_tool: bool = False
+    call_policy: Any = None
 
     def __post_init__(self) -> None:
         """Reject settings that cannot work, naming the option.

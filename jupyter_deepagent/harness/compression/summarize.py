@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
+from functools import partial
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
@@ -237,11 +238,15 @@ def summarize(
     budget_tokens: int,
     transcript: str,
     on_call: ModelCallReport | None = None,
+    call_policy: Any = None,
+    step: int = 0,
 ) -> tuple[str, int]:
     """Summarize `messages` with `summarizer` (a chat model or callable), else with `model`.
 
     `on_call(model, messages, reply, seconds)` is told of every request to a chat model (the
-    `model_call` event of purpose "summarize").
+    `model_call` event of purpose "summarize"). With `call_policy` (a `ModelCallPolicy`), a
+    chat model's call that fails with a transient error is sent again, each retry a
+    `model_retry` event of purpose "summarize" at `step`.
 
     Returns:
         The summary text (never empty, see the module docstring) and the approximate tokens
@@ -249,6 +254,7 @@ def summarize(
 
     Raises:
         TypeError: a callable summarizer returned something other than text, or is async.
+        Exception: the summarizer's model call failed (after its retries).
     """
     if inspect.iscoroutinefunction(summarizer):
         msg = "this summarizer is async: run the agent with ainvoke/astream"
@@ -258,7 +264,13 @@ def summarize(
         who, prompt = next(flow)
         while True:
             started = time.perf_counter()
-            reply = _call(who, prompt)
+            if call_policy is not None and _is_chat_model(who):
+                from jupyter_deepagent.harness.models.retry import call_with_retries
+
+                reply = call_with_retries(partial(_call, who, prompt), call_policy, model=who,
+                                          step=step, purpose="summarize")
+            else:
+                reply = _call(who, prompt)
             _report(on_call, who, prompt, reply, time.perf_counter() - started)
             who, prompt = flow.send(reply)
     except StopIteration as done:
@@ -272,18 +284,27 @@ async def asummarize(
     budget_tokens: int,
     transcript: str,
     on_call: ModelCallReport | None = None,
+    call_policy: Any = None,
+    step: int = 0,
 ) -> tuple[str, int]:
     """Async twin of `summarize`: awaits an async callable or the model's `ainvoke`.
 
     Raises:
         TypeError: a callable summarizer returned something other than text.
+        Exception: the summarizer's model call failed (after its retries).
     """
     flow = _summary_flow(summarizer, model, messages, budget_tokens, transcript)
     try:
         who, prompt = next(flow)
         while True:
             started = time.perf_counter()
-            reply = await _acall(who, prompt)
+            if call_policy is not None and _is_chat_model(who):
+                from jupyter_deepagent.harness.models.retry import acall_with_retries
+
+                reply = await acall_with_retries(partial(_acall, who, prompt), call_policy,
+                                                 model=who, step=step, purpose="summarize")
+            else:
+                reply = await _acall(who, prompt)
             _report(on_call, who, prompt, reply, time.perf_counter() - started)
             who, prompt = flow.send(reply)
     except StopIteration as done:

@@ -16,6 +16,8 @@ from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
 
+    from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
+
 __all__ = ["DEFAULT_PROVIDER", "resolve_model"]
 
 DEFAULT_PROVIDER = "google_genai"
@@ -97,7 +99,7 @@ def _describe_failure(
 
 
 def resolve_model(
-    model: str | BaseChatModel, **kwargs: Any
+    model: str | BaseChatModel, *, call_policy: ModelCallPolicy | None = None, **kwargs: Any
 ) -> BaseChatModel:
     """Return a chat model for `model`.
 
@@ -112,6 +114,10 @@ def resolve_model(
 
     Args:
         model: The model instance or specification string.
+        call_policy: For a `"provider:model"` of Google, OpenAI or Anthropic: give the client
+            the policy's timeout and turn its own silent retries off (the harness retries, see
+            `ModelCallPolicy`); `kwargs` naming `timeout` or `max_retries` still win. A model
+            instance and a scripted model are left as they are.
         **kwargs: Passed to the provider's chat model (e.g. `temperature`).
 
     Returns:
@@ -167,6 +173,8 @@ def resolve_model(
 
     from langchain.chat_models import init_chat_model  # noqa: PLC0415
 
+    if call_policy is not None:
+        kwargs = {**call_policy.client_options(provider), **kwargs}
     try:
         return init_chat_model(name, model_provider=provider, **kwargs)
     except ImportError as exc:
