@@ -323,6 +323,37 @@ export interface ModelCallEvent {
   reply: Record<string, unknown> | null;
 }
 
+/** A model call failed with an error that may pass (network, timeout, rate limit, server error); the same request is sent again after `wait` seconds. After the last attempt the error ends the run (in a notebook: `ModelCallFailed`). */
+export interface ModelRetryEvent {
+  /** The schema version the event follows (`SCHEMA_VERSION`). */
+  schema: 1;
+  /** When it happened, in seconds since the epoch (every time in every event is epoch seconds). */
+  time: number;
+  /** The agent it belongs to: `"main"`, or the subagent's name. */
+  agent: string;
+  /** None for the main agent; the task id for the events of a subagent's own steps. */
+  task_id: string | null;
+  /** The model call of the agent's run it belongs to (1-based; 0 before the first call). */
+  step: number;
+  /** The run (a uuid4 hex, one per `trace_run` call); only `trace_run` adds it. */
+  run_id?: string;
+  /** The event's position in its run (0, 1, 2, ... in arrival order); only `trace_run` adds it. */
+  seq?: number;
+  type: "model_retry";
+  /** agent: a step of the agent loop; summarize: the summarizer writing a summary. */
+  purpose: "agent" | "summarize";
+  /** The model as "provider:model". */
+  model: string;
+  /** The attempt that failed (1 for the first call). */
+  attempt: number;
+  /** How many attempts are allowed in all (1 + `model_retries`). */
+  attempts: number;
+  /** Seconds before the next attempt. */
+  wait: number;
+  /** The error as "Type: message", on one line and shortened (secrets masked). */
+  error: string;
+}
+
 /** A tool result too large for the conversation, saved to a file when it arrived. */
 export interface OffloadedEvent {
   /** The schema version the event follows (`SCHEMA_VERSION`). */
@@ -682,6 +713,7 @@ export type RunEvent =
   | InputOffloadedEvent
   | MemoryLoadedEvent
   | ModelCallEvent
+  | ModelRetryEvent
   | OffloadedEvent
   | PromptEvent
   | RunFinishedEvent
@@ -708,6 +740,7 @@ export type RunEventType =
   | "input_offloaded"
   | "memory_loaded"
   | "model_call"
+  | "model_retry"
   | "offloaded"
   | "prompt"
   | "run_finished"
