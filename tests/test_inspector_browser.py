@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from lab_under_test import running_jupyterlab
 
 from jupyter_deepagent.harness.prompt.sections import SECTION_ORDER
 
@@ -56,53 +53,13 @@ def playwright_ready() -> None:
     pytest.skip(missing)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:
     """JupyterLab on a copy of the fixture folder; yields its URL and the folder."""
     root = tmp_path / "lab"
     shutil.copytree(FIXTURE, root)
-    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
-    env.update(JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), IPYTHONDIR=str(tmp_path / "ipython"),
-               PYDEVD_DISABLE_FILE_VALIDATION="1")
-    port = _free_port()
-    log = (tmp_path / "jupyterlab.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         "--allow-root", "--ServerApp.token=", "--ServerApp.password=",
-         "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=None", "--LabApp.extension_manager=readonly",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api", timeout=1)
-                break
-            except OSError:
-                if server.poll() is not None:
-                    pytest.fail(f"JupyterLab exited:\n{(tmp_path / 'jupyterlab.log').read_text()}")
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not answer within 60 s")
+    with running_jupyterlab(root, tmp_path) as url:
         yield url, root
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def _idle(page: Any) -> bool:

@@ -10,23 +10,19 @@ the build in `jupyter_deepagent/labextension` (`make labextension`), put first o
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from lab_under_test import running_jupyterlab
 from sidebar_build import need_built_sidebar
 from test_inspector_browser import (
     ARTIFACTS,
     CHROMIUM,
     FIXTURE,
-    _free_port,
     _idle,
     _loopback_only,
     _wait,
@@ -63,44 +59,9 @@ def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:  
     jupyter_path = tmp_path / "jupyter"
     (jupyter_path / "labextensions").mkdir(parents=True)
     (jupyter_path / "labextensions" / "jupyter-deepagent").symlink_to(built)
-    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
-    env.update(JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"), JUPYTER_PATH=str(jupyter_path),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), IPYTHONDIR=str(tmp_path / "ipython"),
-               PYDEVD_DISABLE_FILE_VALIDATION="1")
-    port = _free_port()
-    log_path = tmp_path / "jupyterlab.log"
-    log = log_path.open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         "--allow-root", "--ServerApp.token=", "--ServerApp.password=",
-         "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=None", "--LabApp.extension_manager=readonly",
-         "--LabApp.expose_app_in_browser=True",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api", timeout=1)
-                break
-            except OSError:
-                if server.poll() is not None:
-                    pytest.fail(f"JupyterLab exited:\n{log_path.read_text()}")
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not answer within 60 s")
+    with running_jupyterlab(root, tmp_path, env={"JUPYTER_PATH": str(jupyter_path)},
+                            args=("--LabApp.expose_app_in_browser=True",)) as url:
         yield url, root
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def _run_all(page: Any) -> None:
