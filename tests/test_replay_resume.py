@@ -1,0 +1,172 @@
+"""A run paused for approval and resumed with `%agent resume` or a button is part of the research
+log: the resume's model calls and the human decision are recorded, replayed offline, verified and
+shown in the timeline; under strict replay a changed decision is a mismatch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import nbformat
+from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
+from test_replay import _fresh_kernel, _records, _shown
+
+from jupyter_deepagent import ReplayMismatch
+
+CONFIG = "%agent config interrupt_on=write_file"
+ASK = "%%agent\nWrite a short note to /outputs/note.md."
+
+
+def _script(**fields: Any) -> Any:
+    return scripted(
+        call("write_file", file_path="/outputs/note.md", content="# Note\n\nAll quiet."),
+        "The note is in `/outputs/note.md`.",
+        name="field-notes",
+        **fields,
+    )
+
+
+def _session(nb: Notebook, model: Any, decision: str = "%agent resume approve") -> list[Any]:
+    nb.session.configure(model=model)
+    runs = [nb.run(CONFIG), nb.run(ASK), nb.run(decision)]
+    for run in runs:
+        assert run.error is None, run.error
+    return runs
+
+
+def _save(nb: Notebook) -> None:
+    """The notebook file itself, as Jupyter saves it (no cell ids sent: keyed by source)."""
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(s) for s in (CONFIG, ASK, "%agent resume approve")]
+    nbformat.write(book, nb.path)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "jupyter_deepagent.cli", *args],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_an_approved_resume_replays_in_a_fresh_kernel_with_no_model_call(
+    notebook: Notebook,
+) -> None:
+    live = _script()
+    _, paused, resumed = _session(notebook, live)
+    assert "waiting for approval" in paused.live_text
+    assert len(live.requests) == 2
+    assert resumed.live_text.splitlines()[0].endswith(
+        "agent · resume approve · thread analysis · field-notes · live")
+
+    _fresh_kernel(notebook)
+    silent = scripted(name="field-notes")  # would raise "script is exhausted" if asked
+    _, paused_again, resumed_again = _session(notebook, silent)
+
+    assert silent.requests == []
+    assert _shown(paused_again) == _shown(paused)
+    assert _shown(resumed_again) == _shown(resumed)
+    assert "The note is in `/outputs/note.md`." in resumed_again.markdown
+    assert resumed_again.live_text.splitlines()[0].endswith(
+        "agent · resume approve · thread analysis · field-notes · replayed")
+    records = _records(notebook)
+    assert [(r["kind"], r["replay"]) for r in records] == [
+        ("run", "live"), ("resume", "live"), ("run", "replayed"), ("resume", "replayed")]
+    resume = records[1]
+    assert resume["resume"] == 1 and resume["source_key"] == records[0]["source_key"]
+    assert resume["decision"]["decision"] == "approve"
+    assert resume["decision"]["via"] == "%agent resume"
+    assert resume["decision"]["tools"] == ["write_file"]
+    assert [c["fingerprint"] for c in resume["calls"]] == [
+        c["fingerprint"] for c in records[3]["calls"]]
+
+
+def test_the_decision_is_in_the_timeline_and_verify_accepts_the_resume(
+    notebook: Notebook,
+) -> None:
+    _session(notebook, _script())
+    _save(notebook)
+
+    shown = _cli("log", str(notebook.path))
+    checked = _cli("verify", str(notebook.path))
+
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "   decision: approve write_file (via %agent resume)" in lines
+    assert lines.index("   decision: approve write_file (via %agent resume)") > lines.index(
+        "   Write a short note to /outputs/note.md.")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "the research log is intact" in checked.stdout
+
+
+def test_verify_finds_a_resume_that_lost_a_model_response(notebook: Notebook) -> None:
+    from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+
+    _session(notebook, _script())
+    _save(notebook)
+    log = ResearchLog(log_path_for(notebook.path))
+    records = log.records()
+    log.path.unlink()
+    for record in records:  # rewritten with a valid chain, the resume's calls gone
+        if record["kind"] == "resume":
+            record["calls"] = []
+        log.append({k: v for k, v in record.items() if k not in ("prev", "hash")})
+
+    checked = _cli("verify", str(notebook.path))
+
+    assert checked.returncode == 1
+    assert "the resume 1 of cell" in checked.stdout and "lacks model responses" in checked.stdout
+
+
+def test_strict_replay_with_a_changed_decision_is_a_mismatch_naming_both(
+    notebook: Notebook,
+) -> None:
+    _session(notebook, _script())
+    _fresh_kernel(notebook)
+    silent = scripted(name="field-notes")
+    notebook.session.configure(model=silent, replay="strict")
+    assert notebook.run(CONFIG).error is None
+    assert notebook.run(ASK).error is None
+
+    rejected = notebook.run("%agent resume reject not now")
+
+    assert isinstance(rejected.error, ReplayMismatch)
+    message = str(rejected.error)
+    assert "resume 1: the decision differs from the research log (strict replay)" in message
+    assert "recorded decision 'approve'" in message
+    assert "now decision 'reject', message 'not now'" in message
+    assert "--replay auto" in message
+    assert silent.requests == []
+
+
+def test_without_the_decision_check_a_changed_decision_still_cannot_reach_a_model(
+    notebook: Notebook,
+) -> None:
+    """Auto replay with no usable model: the rejected run's request differs, so it fails with
+    the difference instead of calling a model."""
+    _session(notebook, _script())
+    _fresh_kernel(notebook)
+    silent = scripted(name="field-notes")
+    notebook.session.configure(model=silent)
+    notebook.run(CONFIG)
+    notebook.run(ASK)
+
+    rejected = notebook.run("%agent resume reject not now")
+
+    assert rejected.error is not None
+    assert len(silent.requests) <= 1  # asked live once (auto), and the empty script refused
+    records = _records(notebook)
+    assert records[-1]["kind"] == "resume" and records[-1]["decision"]["decision"] == "reject"
+    assert records[-1]["status"] != "ok"
+
+
+def test_a_button_decision_is_recorded_as_the_cells_resume(notebook: Notebook) -> None:
+    from test_approval_buttons import click, paused
+
+    _, prompt = paused(notebook)
+    click(prompt.button("Approve"))
+
+    run, resume = _records(notebook)
+    assert notebook.shell.user_ns["total"] == 45
+    assert (run["kind"], resume["kind"], resume["resume"]) == ("run", "resume", 1)
+    assert resume["source_key"] == run["source_key"]
+    assert resume["decision"]["decision"] == "approve" and resume["decision"]["via"] == "button"
+    assert resume["decision"]["tools"] == ["python"] and len(resume["calls"]) == 1
