@@ -4,12 +4,14 @@ shown in the timeline; under strict replay a changed decision is a mismatch."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
-import sys
+from pathlib import Path
 from typing import Any
 
 import nbformat
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
+from test_cli import LOOPBACK_ONLY, _cli
 from test_replay import _fresh_kernel, _records, _shown
 
 from jupyter_deepagent import ReplayMismatch
@@ -40,11 +42,6 @@ def _save(nb: Notebook) -> None:
     book = nbformat.v4.new_notebook()
     book.cells = [nbformat.v4.new_code_cell(s) for s in (CONFIG, ASK, "%agent resume approve")]
     nbformat.write(book, nb.path)
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jupyter_deepagent.cli", *args],
-                          capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_an_approved_resume_replays_in_a_fresh_kernel_with_no_model_call(
@@ -85,8 +82,8 @@ def test_the_decision_is_in_the_timeline_and_verify_accepts_the_resume(
     _session(notebook, _script())
     _save(notebook)
 
-    shown = _cli("log", str(notebook.path))
-    checked = _cli("verify", str(notebook.path))
+    shown = _cli(notebook.folder, "log", str(notebook.path))
+    checked = _cli(notebook.folder, "verify", str(notebook.path))
 
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
@@ -110,7 +107,7 @@ def test_verify_finds_a_resume_that_lost_a_model_response(notebook: Notebook) ->
             record["calls"] = []
         log.append({k: v for k, v in record.items() if k not in ("prev", "hash")})
 
-    checked = _cli("verify", str(notebook.path))
+    checked = _cli(notebook.folder, "verify", str(notebook.path))
 
     assert checked.returncode == 1
     assert "the resume 1 of cell" in checked.stdout and "lacks model responses" in checked.stdout
@@ -130,7 +127,8 @@ def test_strict_replay_with_a_changed_decision_is_a_mismatch_naming_both(
 
     assert isinstance(rejected.error, ReplayMismatch)
     message = str(rejected.error)
-    assert "resume 1: the decision differs from the research log (strict replay)" in message
+    assert ('the cell "Write a short note to /outputs/note.md." (resume 1): the decision '
+            "differs from the research log (strict replay)") in message
     assert "recorded decision 'approve'" in message
     assert "now decision 'reject', message 'not now'" in message
     assert "--replay auto" in message
@@ -170,3 +168,47 @@ def test_a_button_decision_is_recorded_as_the_cells_resume(notebook: Notebook) -
     assert resume["source_key"] == run["source_key"]
     assert resume["decision"]["decision"] == "approve" and resume["decision"]["via"] == "button"
     assert resume["decision"]["tools"] == ["python"] and len(resume["calls"]) == 1
+
+
+SUMS = """\
+profile: {max_input_tokens: 100000}
+script:
+  - tool_calls: [{name: python, args: {code: "total = sum(range(10))\\nprint('total', total)"}}]
+  - The total is 45.
+"""
+
+
+@LOOPBACK_ONLY
+def test_run_replays_a_resume_cell_headless_and_exits_1_when_its_decision_changed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "sums.yaml").write_text(SUMS)
+    path = tmp_path / "sums.ipynb"
+    sources = ["%load_ext jupyter_deepagent", "%%agent -m scripted:sums.yaml --python\nadd up",
+               "%agent resume approve", "print(total)"]
+
+    def save(decision: str) -> None:
+        book = nbformat.v4.new_notebook()
+        book.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+        book.cells[2].source = decision
+        nbformat.write(book, path)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        shutil.rmtree(tmp_path / ".deepagent", ignore_errors=True)  # a fresh clone
+        return _cli(tmp_path, "run", str(path), "--no-progress", *args)
+
+    save("%agent resume approve")
+    recorded = run()
+    replayed = run("--replay", "strict", "--output", str(tmp_path / "out.ipynb"))
+    save("%agent resume reject no")
+    changed = run("--replay", "strict")
+
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    rows = [line.split() for line in replayed.stdout.splitlines()[1:3]]
+    assert [row[-4] for row in rows] == ["replayed", "replayed"]
+    assert "%agent resume approve" in replayed.stdout
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    assert out.cells[3].outputs[0]["text"] == "45\n"
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    assert "mismatch" in changed.stdout and "the decision differs" in changed.stderr

@@ -88,7 +88,7 @@ class RunRecording:
         def said(d: Mapping[str, Any]) -> str:
             return ", ".join(f"{k} {d.get(k)!r}" for k in keys if d.get(k) is not None)
         text = (
-            f"{self.ledger.cell}, resume {self.resume}: the decision differs from the research "
+            f"{self.ledger.cell}: the decision differs from the research "
             f"log (strict replay): recorded {said(recorded)}; now {said(fields)}.\n"
             + self.ledger.way_out
         )
