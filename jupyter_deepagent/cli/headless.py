@@ -1,5 +1,6 @@
 """`jupyter-deepagent run`: execute a notebook headless with nbclient, cell by cell, and report
-each agent cell (replayed, live, mixed or mismatch; model calls, tokens, seconds).
+each agent cell and each `%agent resume` cell (replayed, live, mixed or mismatch; model calls,
+tokens, seconds).
 
 The kernel is told which notebook it runs (`JPY_SESSION_NAME`), so it finds the research log
 and the thread; each execute request carries the cell's id in its metadata (`cellId`, as
@@ -88,6 +89,16 @@ def _error(cell: Any) -> tuple[str, str] | None:
     return None
 
 
+def _resume_cells(notebook: Any) -> list[tuple[int, str]]:
+    """The `%agent resume ...` cells (position, their line): they replay a paused cell's run."""
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        source = str(cell.get("source", "")).strip() if cell.get("cell_type") == "code" else ""
+        if source.startswith("%agent resume") and "\n" not in source:
+            found.append((index, source))
+    return found
+
+
 def run_notebook(
     path: Path,
     *,
@@ -116,7 +127,9 @@ def run_notebook(
     path = path.resolve()
     notebook = nbformat.read(path, as_version=4)
     agents = {cell.index: cell for cell in agent_cells(notebook)}
-    report = RunReport(cells=[CellReport(c.index, c.title) for c in agents.values()])
+    rows = [CellReport(c.index, c.title) for c in agents.values()]
+    rows += [CellReport(index, title) for index, title in _resume_cells(notebook)]
+    report = RunReport(cells=sorted(rows, key=lambda row: row.index))
     by_index = {r.index: r for r in report.cells}
     code_cells = sum(1 for cell in notebook.cells if cell.get("cell_type") == "code")
     bar = tqdm(total=code_cells, desc=path.name, unit="cell", disable=not progress,
@@ -157,11 +170,13 @@ def run_notebook(
         client.execute(env=env)
     except CellExecutionError as exc:
         report.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+        if getattr(exc, "ename", "") == "ReplayMismatch":
+            report.mismatch = True
         bar.update(0)
     finally:
         bar.close()
         report.seconds = time.perf_counter() - started
-    report.mismatch = any(r.outcome == "mismatch" for r in report.cells)
+    report.mismatch = report.mismatch or any(r.outcome == "mismatch" for r in report.cells)
     if report.error and not report.mismatch and "ReplayMismatch" in report.error:
         report.mismatch = True
     if output is not None:

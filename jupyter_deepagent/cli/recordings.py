@@ -41,8 +41,9 @@ def agent_cells(notebook: Any) -> list[AgentCell]:
 
 
 def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
-    """Problems of a notebook's research log: its hash chain, and any agent cell without a
-    complete recording (a finished run whose every model call has its response).
+    """Problems of a notebook's research log: its hash chain, any agent cell without a
+    complete recording (a finished run whose every model call has its response), and any
+    recorded resume lacking a response or its human decision.
 
     Raises:
         OSError: The log exists but cannot be read.
@@ -58,9 +59,22 @@ def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
             problems.append(LogProblem(0, f"{name} has no complete recording: run it once "
                                           "with a model (replay auto) to record it"))
             continue
-        calls = record.get("calls", [])
-        made = [e for e in record.get("events", []) if e.get("type") == "model_call"]
-        if any(not call.get("response") for call in calls) or len(calls) < len(made):
-            problems.append(LogProblem(0, f"{name}: its recording lacks model responses "
-                                          f"({len(calls)} recorded for {len(made)} calls)"))
+        problems += _incomplete(name, record)
+    for number, record in enumerate(log.records(), 1):
+        if record.get("kind") == "resume":
+            problems += [LogProblem(number, p.message) for p in _incomplete(
+                f"the resume {record.get('resume')} of cell "
+                f"{record.get('cell_id') or record.get('source_key')}", record)]
+            if not (record.get("decision") or {}).get("decision"):
+                problems.append(LogProblem(number, "a resumed run without its human decision"))
     return problems
+
+
+def _incomplete(name: str, record: dict[str, Any]) -> list[LogProblem]:
+    """A problem when a record lacks the response of a model call it made."""
+    calls = record.get("calls", [])
+    made = [e for e in record.get("events", []) if e.get("type") == "model_call"]
+    if any(not call.get("response") for call in calls) or len(calls) < len(made):
+        return [LogProblem(0, f"{name}: its recording lacks model responses "
+                              f"({len(calls)} recorded for {len(made)} calls)")]
+    return []

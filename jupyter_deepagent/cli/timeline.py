@@ -34,15 +34,32 @@ def _args(args: Any) -> str:
     return line if len(line) <= 70 else line[:69] + "…"
 
 
+def _decision(record: dict[str, Any]) -> str:
+    """A resume's human decision in a line: "decision: reject python (via button): not now"."""
+    if record.get("kind") != "resume":
+        return ""
+    decided = record.get("decision") or {}
+    tools = ", ".join(str(t) for t in decided.get("tools") or [])
+    line = f"decision: {decided.get('decision')} {tools} (via {decided.get('via')})"
+    if decided.get("message"):
+        line += f": {decided['message']}"
+    if decided.get("edits"):
+        line += f"; edited {_args(decided['edits'])}"
+    return " ".join(line.split())
+
+
 def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per run: when, which cell, model, replayed or live, calls, tokens, status and
-    its tool calls in order."""
+    its tool calls in order; a run resumed after an approval starts with the human decision."""
     entries = []
     for number, record in enumerate(records, 1):
-        if record.get("kind") != "run":
+        if record.get("kind") not in ("run", "resume"):
             continue
         events = record.get("events", [])
         title = next((e.get("input") for e in events if e.get("type") == "run_started"), "")
+        decision = _decision(record)
+        if decision:
+            title = decision
         entries.append({
             "number": number,
             "when": _when(record),
@@ -55,6 +72,7 @@ def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "calls": len(record.get("calls", [])),
             "tokens_in": record.get("tokens_in", 0),
             "tokens_out": record.get("tokens_out", 0),
+            "decision": record.get("decision") if record.get("kind") == "resume" else None,
             "tools": [
                 ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
                 + f"{e.get('tool')} {_args(e.get('args'))}".rstrip()

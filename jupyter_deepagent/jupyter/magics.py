@@ -14,7 +14,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from jupyter_deepagent._exceptions import ResearchAssistantError
+from jupyter_deepagent._exceptions import ReplayMismatch, ResearchAssistantError
 from jupyter_deepagent.jupyter.inspect_command import RunHistory, parse_inspect, trace_bundle
 from jupyter_deepagent.jupyter.options import (
     CELL_USAGE,
@@ -140,10 +140,13 @@ class AgentMagics(Magics):
         return masked_interpolation(path, value, self.session.redactor())
 
     def _plan(
-        self, options: RunOptions, address: CellAddress | None = None, cell: str | None = None
+        self, options: RunOptions, address: CellAddress | None = None, cell: str | None = None,
+        *, resume: bool = False,
     ) -> RunPlan:
         try:
-            return self.session.plan(options, cell_id=cell or cell_id(self.shell), cell=address)
+            return self.session.plan(
+                options, cell_id=cell or cell_id(self.shell), cell=address, resume=resume
+            )
         except ResearchAssistantError as exc:
             raise _brief(exc) from None
         except ValueError as exc:
@@ -246,8 +249,8 @@ class AgentMagics(Magics):
         if plan.recording is None:
             return
         outcome = plan.recording.ledger.outcome
-        if outcome != "none":
-            view.retitle(f"{self._header(plan)} · {outcome}")
+        if outcome != "none" and not view.header.endswith(f" · {outcome}"):
+            view.retitle(f"{view.header} · {outcome}")
 
     def _warn_if_overwriting(self, view: CellView, into: str) -> None:
         """Say so when the results replace a variable of the user's that was not a result table."""
@@ -411,7 +414,7 @@ class AgentMagics(Magics):
         from jupyter_deepagent.jupyter.thread_state import pending_requests
 
         session = self.session
-        plan = self._plan(session.resume_options(command.thread), cell=cell)
+        plan = self._plan(session.resume_options(command.thread), cell=cell, resume=True)
         try:
             if shown is not None:
                 still_waiting(plan.agent, plan.config, shown)
@@ -425,6 +428,11 @@ class AgentMagics(Magics):
             plan.agent, plan.config, pending, command.decision,
             message=command.message, edits=command.edits, via=via,
         )
+        if plan.recording is not None:
+            try:
+                plan.recording.check_decision(fields)
+            except ReplayMismatch as exc:
+                raise _brief(exc) from None
         self._answered(plan.thread, f"answered in another cell: %agent resume {command.decision}")
         view = self._view(plan, [], action=f" · resume {command.decision}")
         on_event = recording_decision(self._watch(view, plan), fields)

@@ -1,6 +1,7 @@
 """The notebook's research log, wired to `%%agent`: each cell's run is recorded and replayed.
 
-`start_recording` opens `<notebook>.agentlog.jsonl`, finds the cell's last complete record and
+`start_recording` opens `<notebook>.agentlog.jsonl`, finds the cell's last complete record (or,
+for a run resumed after an approval, the record of that resume of the cell's turn) and
 wraps the run's chat model in a `ReplayChatModel` that serves it; `RunRecording.finish` appends
 the run's record (secrets masked) and returns the summary kept in the cell's output metadata.
 The replay mode is the cell's `--replay`, else `JUPYTER_DEEPAGENT_REPLAY`, else the `replay`
@@ -67,6 +68,31 @@ class RunRecording:
     params: dict[str, Any]
     profile: Any
     redact: Callable[[str], str]
+    resume: int = 0
+    """0 for a cell's run; n for the n-th resume of the cell's turn (after a human decision)."""
+    recorded_decision: dict[str, Any] | None = None
+    """The decision the research log holds for this resume, when it has one to replay."""
+
+    def check_decision(self, fields: Mapping[str, Any]) -> None:
+        """Under strict replay, check the human decision against the one recorded.
+
+        Raises:
+            ReplayMismatch: The decision, its message or its edits differ from the log's.
+        """
+        recorded = self.recorded_decision
+        if self.mode != "strict" or recorded is None:
+            return
+        keys = ("decision", "message", "edits")
+        if all(recorded.get(k) == fields.get(k) for k in keys):
+            return
+        def said(d: Mapping[str, Any]) -> str:
+            return ", ".join(f"{k} {d.get(k)!r}" for k in keys if d.get(k) is not None)
+        text = (
+            f"{self.ledger.cell}: the decision differs from the research "
+            f"log (strict replay): recorded {said(recorded)}; now {said(fields)}.\n"
+            + self.ledger.way_out
+        )
+        raise ReplayMismatch(text, cell=self.ledger.cell, step=0)
 
     def finish(self, trace: Any, thread: str, error: BaseException | None = None) -> dict[str, Any]:
         """Append the run's record; returns its summary (for the cell's output metadata).
@@ -89,6 +115,14 @@ class RunRecording:
             redact=getattr(self.redact, "frozen", lambda: self.redact)(),  # values gathered once
         )
         record["params"] = self.params
+        if self.resume:
+            decided = next((e for e in record["events"]
+                            if e.get("type") == "approval_decided"), {})
+            record.update(
+                kind="resume", resume=self.resume,
+                decision={k: decided.get(k) for k in
+                          ("decision", "via", "tools", "tool_call_ids", "message", "edits")},
+            )
         if isinstance(error, ReplayMismatch) or self.ledger.mismatch is not None:
             record["status"] = "mismatch"
         elif error is not None and record["status"] == "ok":
@@ -114,6 +148,7 @@ def start_recording(
     spec: Any,
     make_model: Callable[[], Any],
     redact: Callable[[str], str],
+    resume: int = 0,
 ) -> RunRecording:
     """Open the notebook's log, find the cell's recording and wrap the live model for the run.
 
@@ -132,9 +167,10 @@ def start_recording(
     from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
 
     log = ResearchLog(log_path_for(notebook))
-    recorded = log.latest_for(address.cell_id, address.source_key) if mode != "off" else None
+    recorded = log.latest_for(address.cell_id, address.source_key, resume) if mode != "off" else (
+        None)
     calls = list(recorded.get("calls", [])) if recorded else []
-    label = _cell_label(address, address.title)
+    label = _cell_label(address, address.title) + (f" (resume {resume})" if resume else "")
     try:
         inner = make_model()
         why = ""
@@ -156,4 +192,6 @@ def start_recording(
         inner=inner, ledger=ledger, label=model_name, params=params, redact=redact,
         profile=profile,
     )
-    return RunRecording(log, address, ledger, wrapper, mode, params, profile, redact)
+    decision = recorded.get("decision") if recorded else None
+    return RunRecording(log, address, ledger, wrapper, mode, params, profile, redact, resume,
+                        decision if isinstance(decision, dict) else None)

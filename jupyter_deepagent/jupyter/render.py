@@ -138,6 +138,11 @@ class CellView:
                 if key.startswith("note:"):
                     print(line)
 
+    @property
+    def header(self) -> str:
+        """The header line as shown now."""
+        return self._header
+
     def retitle(self, header: str) -> None:
         """Replace the header line (the run's end says whether it was replayed or live)."""
         with self._lock:

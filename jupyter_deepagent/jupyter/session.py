@@ -72,6 +72,8 @@ class Session:
         self.last_thread: str | None = None
         self.tools: list[Any] = []
         self._run_options: dict[str, RunOptions] = {}
+        self._paused_cells: dict[str, tuple[CellAddress, int]] = {}
+        """thread -> the cell of its last `%%agent` turn, and how many resumes it has had"""
 
     # -- where the notebook is -------------------------------------------------------------------
     @property
@@ -288,12 +290,19 @@ class Session:
         }
 
     def plan(
-        self, options: RunOptions, *, cell_id: str | None = None, cell: CellAddress | None = None
+        self,
+        options: RunOptions,
+        *,
+        cell_id: str | None = None,
+        cell: CellAddress | None = None,
+        resume: bool = False,
     ) -> RunPlan:
         """Decide the thread, model, filesystem and agent of a run, without running it.
 
         `cell` (an `%%agent` cell's address) makes the run a turn of that cell: its checkpoints
         carry the cell's key, so a later re-run of the cell can rewind to it (`rewind`).
+        `resume` makes it the resume of a paused run: it is recorded in the research log as a
+        "resume" of the cell whose turn it continues (the last `%%agent` cell of the thread).
 
         Raises:
             MissingAPIKey: The model's provider needs a key that is not set.
@@ -307,7 +316,10 @@ class Session:
         from jupyter_deepagent.jupyter.stop_button import StopButton, StopButtonMiddleware
 
         settings = self._settings(options)
-        recording = self._recording(settings, options, cell)
+        if resume:
+            recording = self._resume_recording(settings, options)
+        else:
+            recording = self._recording(settings, options, cell)
         if recording is not None:
             model = recording.model
         else:
@@ -321,6 +333,8 @@ class Session:
             self._thread = options.thread
         thread = self.thread
         self._run_options[thread] = replace(options, thread=thread, new=False)
+        if cell is not None:
+            self._paused_cells[thread] = (cell, 0)
         self.keys.add_context(options.context)
         outputs = OutputsBackend()
         storage = self.storage
@@ -359,10 +373,21 @@ class Session:
         name = thread or self.thread
         return self._run_options.get(name) or RunOptions(thread=name)
 
+    def _resume_recording(self, settings: AgentConfig, options: RunOptions) -> Any:
+        """The research-log recording of a resume: the next resume of the thread's last cell
+        turn; None when no `%%agent` cell of this kernel ran on the thread."""
+        paused = self._paused_cells.get(options.thread or self.thread)
+        if paused is None:
+            return None
+        cell, resumes = paused
+        return self._recording(settings, options, cell, resume=resumes + 1)
+
     def _recording(
-        self, settings: AgentConfig, options: RunOptions, cell: CellAddress | None
+        self, settings: AgentConfig, options: RunOptions, cell: CellAddress | None,
+        resume: int = 0,
     ) -> Any:
-        """The research-log recording of a cell's run; None outside a known notebook."""
+        """The research-log recording of a cell's run (or of its `resume`-th resume); None
+        outside a known notebook."""
         path = self.notebook_path
         if cell is None or path is None:
             return None
@@ -378,6 +403,7 @@ class Session:
                     settings.model, self.notebook_dir, settings.env_file, call_policy(settings)
                 ),
                 redact=self.redactor(),
+                resume=resume,
             )
         except OSError as exc:
             msg = f"cannot read the research log beside {path.name}: {exc}"
@@ -499,6 +525,8 @@ class Session:
         """Append the run to the notebook's research log (when it is a cell's turn)."""
         if plan.recording is None:
             return {}
+        if plan.recording.resume:  # the next resume of this cell's turn is the one after
+            self._paused_cells[plan.thread] = (plan.recording.address, plan.recording.resume)
         try:
             return plan.recording.finish(trace, plan.thread, error)
         except OSError as exc:

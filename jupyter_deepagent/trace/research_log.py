@@ -4,7 +4,9 @@ Each line is a JSON object whose `prev` is the `hash` of the line before ("" for
 whose `hash` is the sha256 of the line's own JSON without `hash` (sorted keys). Editing, removing
 or reordering a line breaks the chain at that line, which `verify` reports. Lines are only ever
 appended. A record names its cell (`cell_id`, `source_key`), and holds the run's events and, for
-each model call, the canonical request and the full response (see `run_record`).
+each model call, the canonical request and the full response (see `run_record`). A run resumed
+after an approval is a record of kind "resume" of the cell whose turn it continues, numbered
+(`resume`: 1, 2, ...) and holding the human `decision`.
 """
 
 from __future__ import annotations
@@ -141,16 +143,24 @@ class ResearchLog:
             previous = str(record.get("hash", ""))
         return problems
 
-    def latest_for(self, cell_id: str | None, source_key: str) -> dict[str, Any] | None:
+    def latest_for(
+        self, cell_id: str | None, source_key: str, resume: int = 0
+    ) -> dict[str, Any] | None:
         """The last complete record of a cell: by its frontend id when it has one, else (or when
         none matches) by its text's key. A run that failed or was stopped does not count.
+
+        `resume` > 0 asks for the record of that resume of the cell's turn (kind "resume": the
+        run that continued it after a human decision, 1 for the first) instead of the cell's.
 
         Raises:
             OSError: The file exists but cannot be read.
         """
         by_id = by_source = None
+        kind = "resume" if resume else "run"
         for record in self.records():
-            if record.get("kind") != "run" or record.get("status") not in ("ok", "interrupted"):
+            if record.get("kind") != kind or record.get("status") not in ("ok", "interrupted"):
+                continue
+            if resume and record.get("resume") != resume:
                 continue
             if cell_id and record.get("cell_id") == cell_id:
                 by_id = record
