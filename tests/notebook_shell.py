@@ -6,6 +6,7 @@ Imported by the magic and session tests: `from notebook_shell import ...`.
 
 from __future__ import annotations
 
+import atexit
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -87,6 +88,7 @@ class Notebook:
 
     def stop(self) -> None:
         self.shell.run_line_magic("unload_ext", "jupyter_deepagent")
+        _forget(self.shell)
         InteractiveShell.clear_instance()
 
     def restart(self) -> None:
@@ -103,12 +105,19 @@ def _with_memory_history(make: Any) -> InteractiveShell:
     return shell
 
 
+def _forget(shell: InteractiveShell) -> None:
+    """Drop the exit hook every shell registers: it keeps the shell (and all a test ran in it)
+    alive until the end of the session, and then runs a full garbage collection per shell."""
+    atexit.unregister(shell.atexit_operations)
+
+
 @pytest.fixture
 def shell() -> Iterator[InteractiveShell]:
     """A fresh IPython shell with in-memory history, without the extension."""
     fresh = _with_memory_history(InteractiveShell)
     yield fresh
     OutputCapture.install(fresh).uninstall()
+    _forget(fresh)
 
 
 @pytest.fixture
