@@ -87,6 +87,21 @@ def _loopback_only(route: Any) -> None:
         route.abort()
 
 
+def launch_chromium(playwright: Any) -> Any:
+    """Debian's headless Chromium, resolving no host but 127.0.0.1."""
+    return playwright.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True,
+        args=["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+
+
+def open_notebook(page: Any, url: str, name: str) -> None:
+    """Open notebook `name` in the lab at `url` (loopback requests only); wait for its kernel."""
+    page.route("**/*", _loopback_only)
+    page.goto(f"{url}/lab/tree/{name}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    _wait(lambda: _idle(page), 60, "the kernel to start")
+
+
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_the_inspector_shows_prompt_skills_an_offloaded_artifact_and_the_gauge(
     lab: tuple[str, Path],
@@ -96,15 +111,10 @@ def test_the_inspector_shows_prompt_skills_an_offloaded_artifact_and_the_gauge(
     url, root = lab
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True,
-            args=["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        browser = launch_chromium(p)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 2200})
-            page.route("**/*", _loopback_only)
-            page.goto(f"{url}/lab/tree/inspector.ipynb")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-            _wait(lambda: _idle(page), 60, "the kernel to start")
+            open_notebook(page, url, "inspector.ipynb")
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
             page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
             time.sleep(1.0)

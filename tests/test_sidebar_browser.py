@@ -21,11 +21,11 @@ from lab_under_test import running_jupyterlab
 from sidebar_build import need_built_sidebar
 from test_inspector_browser import (
     ARTIFACTS,
-    CHROMIUM,
     FIXTURE,
     _idle,
-    _loopback_only,
     _wait,
+    launch_chromium,
+    open_notebook,
     playwright_ready,  # noqa: F401 - a fixture
 )
 
@@ -84,15 +84,10 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
     url, root = lab
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True,
-            args=["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        browser = launch_chromium(p)
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1000})
-            page.route("**/*", _loopback_only)
-            page.goto(f"{url}/lab/tree/inspector.ipynb")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-            _wait(lambda: _idle(page), 60, "the kernel to start")
+            open_notebook(page, url, "inspector.ipynb")
 
             page.locator('.jp-SideBar .lm-TabBar-tab[title="Agent inspector"]').click()
             panel = page.locator(PANEL)
