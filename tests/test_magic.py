@@ -278,6 +278,10 @@ def test_subagent_results_are_shown_and_assigned_to_the_into_variable(notebook: 
     assert "agent_results" not in notebook.shell.user_ns
     streamed = [o.data["text/markdown"] for o in cell.outputs if "text/markdown" in o.data]
     assert not [text for text in streamed if "Three sources" in text]  # subagents' words stay out
+    # the summary line counts every model call, as the inspector does: 2 by the agent, 1 each
+    trace = notebook.shell.user_ns["_agent"]
+    assert trace.of_type("run_finished")[0]["model_calls"] == 4
+    assert live.splitlines()[-1].startswith("done · 4 model calls")
 
 
 def test_the_answer_streams_into_one_display_that_ends_as_the_final_answer(

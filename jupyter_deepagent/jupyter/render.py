@@ -104,7 +104,8 @@ class CellView:
         self._status = ""
         self._handle: Any = None
         self._last_refresh = 0.0
-        self._model_calls = 0
+        self._steps = 0  # the main agent's model calls
+        self._model_calls = 0  # every model call: subagents' and the summarizer's too
         self._tokens_in = 0
         self._started = time.perf_counter()
         self._streamed = ""
@@ -173,10 +174,12 @@ class CellView:
         kind = event.get("type")
         task = None if event.get("task_id") is None else self._task_name(event)
         prefix = "  " if task is None else f"    [{task}] "
-        if kind == "model_call" and event.get("task_id") is None:
+        if kind == "model_call":  # counted as the run's totals count them (`run_finished`)
             self._model_calls += 1
             self._tokens_in += int(event.get("tokens_in") or 0)
-            self._status = f"step {self._model_calls} · {token_count(self._tokens_in)} tokens in"
+            if event.get("task_id") is None and event.get("purpose") != "summarize":
+                self._steps += 1
+            self._status = f"step {self._steps} · {token_count(self._tokens_in)} tokens in"
             self._refresh()
         elif kind == "tool_call":
             line = f"{prefix}… {event['tool']} {short_args(event.get('args', {}))}".rstrip()
