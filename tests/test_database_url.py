@@ -159,7 +159,7 @@ def test_threads_and_memories_of_an_earlier_version_are_adopted(notebook: Notebo
 def test_two_notebook_folders_of_one_project_share_memories(tmp_path: Path) -> None:
     from notebook_shell import Notebook as Shell
 
-    settings = 'project = "soil-survey"\nstate_dir = "../state"\n'
+    settings = 'project = "soil.survey"\nstate_dir = "../state"\n'
     folders = [tmp_path / "north", tmp_path / "south"]
     for folder in folders:
         folder.mkdir()
@@ -174,7 +174,7 @@ def test_two_notebook_folders_of_one_project_share_memories(tmp_path: Path) -> N
         assert south.run("%%agent\nHow many plots?").error is None
         tool = [m for m in south.shell.user_ns["_agent"].messages if m.type == "tool"]
         assert "12 plots" in str(tool[-1].text)
-        assert south.session.owner.project == "soil-survey"
+        assert south.session.owner.project == "soil.survey"
     finally:
         north.stop()
         south.stop()

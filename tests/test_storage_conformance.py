@@ -86,8 +86,10 @@ def test_a_conversation_survives_a_restart_and_threads_are_listed(
 
     listing = notebook.run("%agent threads")
     assert "**yields** (current)" in listing.markdown[0] and "| 4 |" in listing.markdown[0]
-    if storage_kind == "postgres":  # nothing was written beside the notebook but the folder
-        assert not (notebook.folder / ".deepagent" / "checkpoints.sqlite").exists()
+    state = notebook.folder / ".deepagent"
+    assert (state / ".gitignore").read_text().splitlines()[-1] == "*"  # artifacts out of git
+    if storage_kind == "postgres":  # no database beside the notebook
+        assert not (state / "checkpoints.sqlite").exists()
 
 
 def test_rerunning_the_cells_rewinds_their_turns(

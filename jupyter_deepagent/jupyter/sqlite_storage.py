@@ -138,11 +138,12 @@ class SqliteStorage:
                             f"UPDATE {table} SET thread_id = ? WHERE thread_id = ?",  # noqa: S608
                             (owner.key(thread), thread),
                         )
-            earlier = self.store.search(("memories",), limit=10_000)
-            for item in earlier:
-                if item.namespace == ("memories",):
-                    self.store.put(owner.memory_namespace, item.key, item.value)
-                    self.store.delete(("memories",), item.key)
+            earlier = self._store.execute("SELECT key FROM store WHERE prefix = 'memories'")
+            for (key,) in earlier.fetchall():
+                item = self.store.get(("memories",), key)
+                if item is not None:
+                    self.store.put(owner.memory_namespace, key, item.value)
+                    self.store.delete(("memories",), key)
         except sqlite3.DatabaseError as exc:
             raise self.damage(exc) from None
 

@@ -84,7 +84,16 @@ def open_storage(folder: Path, setting: str, database_url: str = "",
     """
     if database_url:
         from jupyter_deepagent.jupyter.postgres_storage import PostgresStorage
+        from jupyter_deepagent.jupyter.state_folder import claim_state_folder
 
+        try:  # artifacts (offloaded results, transcripts) stay beside the notebook, ignored by git
+            claim_state_folder(folder, setting or str(folder))
+        except OSError as exc:
+            msg = (
+                f"state_dir {setting!r}: cannot keep artifacts in {folder}: "
+                f"{exc.strerror or exc}. Set state_dir to a folder you can write."
+            )
+            raise ValueError(msg) from None
         return PostgresStorage(database_url, source)
     from jupyter_deepagent.jupyter.sqlite_storage import open_sqlite_storage
 

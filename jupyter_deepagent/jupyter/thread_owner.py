@@ -21,7 +21,7 @@ _SEPARATOR = "/"
 
 def _part(text: str, fallback: str) -> str:
     """`text` usable as one part of a key: no separator, no surrounding spaces."""
-    cleaned = text.strip().replace(_SEPARATOR, "_")
+    cleaned = text.strip().replace(_SEPARATOR, "_").replace("\x00", "")
     return cleaned or fallback
 
 
@@ -50,8 +50,9 @@ class ThreadOwner:
 
     @property
     def memory_namespace(self) -> tuple[str, ...]:
-        """The store namespace of the project's `/memories/` (shared by its users)."""
-        return ("memories", self.project)
+        """The store namespace of the project's `/memories/` (shared by its users; a store
+        label cannot hold a ".")."""
+        return ("memories", self.project.replace(".", "_"))
 
     def key(self, thread: str) -> str:
         """The checkpointer's thread id of this user's `thread`."""
