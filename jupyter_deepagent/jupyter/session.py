@@ -219,24 +219,12 @@ class Session:
         return [info for info in infos if info is not None]
 
     def own_thread(self, name: str) -> str:
-        """`name` as one of this user's threads: `USER/NAME` (as `threads --all` lists them) is
-        accepted for this user's own only.
+        """`name` as one of this user's threads (see `ThreadOwner.own`).
 
         Raises:
             ValueError: The thread is another user's; they alone may run or reset it.
         """
-        user, slash, plain = name.rpartition("/")
-        if not slash:
-            return name
-        me = self.owner.user
-        if user == me:
-            return plain
-        msg = (
-            f"thread {plain!r} of {user} is theirs: `%agent threads --all` lists the project's "
-            f"threads read-only, and only {user} may continue or reset it. Your own thread of "
-            f"that name is %%agent -t {plain} (it is separate from theirs; you are {me})."
-        )
-        raise ValueError(msg)
+        return self.owner.own(name)
 
     def reset(self, thread: str | None = None) -> str:
         """Forget a thread's conversation (the current one by default); returns its name.

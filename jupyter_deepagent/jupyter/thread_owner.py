@@ -70,3 +70,20 @@ class ThreadOwner:
         if project != self.project or not user or not thread:
             return None
         return user, thread
+
+    def own(self, name: str) -> str:
+        """`name` as one of this user's threads: a plain name, or `USER/NAME` (as `%agent threads
+        --all` lists them) for this user's own only.
+
+        Raises:
+            ValueError: The thread is another user's; they alone may continue or reset it.
+        """
+        user, slash, plain = name.rpartition(_SEPARATOR)
+        if not slash or user == self.user:
+            return plain
+        msg = (
+            f"thread {plain!r} of {user} is theirs: `%agent threads --all` lists the project's "
+            f"threads read-only, and only {user} may continue or reset it. Your own thread of "
+            f"that name is %%agent -t {plain} (it is separate from theirs; you are {self.user})."
+        )
+        raise ValueError(msg)
