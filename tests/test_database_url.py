@@ -178,3 +178,26 @@ def test_two_notebook_folders_of_one_project_share_memories(tmp_path: Path) -> N
     finally:
         north.stop()
         south.stop()
+
+
+def test_a_database_with_foreign_tables_is_named_damaged_and_left_alone(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch, postgres_server: object
+) -> None:
+    import psycopg
+
+    from jupyter_deepagent import StateDamaged
+
+    url = postgres_server.create_database("foreign_tables")  # type: ignore[attr-defined]
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE TABLE checkpoints (id integer, note text)")
+        connection.execute("INSERT INTO checkpoints VALUES (1, 'theirs')")
+    monkeypatch.setenv("JUPYTER_DEEPAGENT_DATABASE_URL", url)
+    model = scripted("never sent")
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent\nhello")
+    assert isinstance(cell.error, StateDamaged) and model.requests == []
+    [line] = cell.error._render_traceback_()
+    assert line.startswith("StateDamaged: The PostgreSQL database 'foreign_tables'")
+    assert "langgraph-checkpoint-postgres" in line and "database of its own" in line
+    with psycopg.connect(url) as connection:
+        assert connection.execute("SELECT note FROM checkpoints").fetchall() == [("theirs",)]
