@@ -143,6 +143,19 @@ class PostgresStorage:
             raise self.unreachable(exc) from None
         return [str(row["thread_id"]) for row in rows]
 
+    def latest(self, key: str) -> Any:
+        """The latest checkpoint of thread id `key` (a `CheckpointTuple`), or None.
+
+        Raises:
+            DatabaseUnreachable: The connection to the server failed.
+        """
+        import psycopg
+
+        try:
+            return self.checkpointer.get_tuple({"configurable": {"thread_id": key}})
+        except psycopg.OperationalError as exc:
+            raise self.unreachable(exc) from None
+
     def relation_bytes(self) -> int:
         """Bytes the checkpoint tables take on the server (with indexes and TOAST)."""
         with self._pool.connection() as connection:

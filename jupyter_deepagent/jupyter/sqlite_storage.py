@@ -121,6 +121,17 @@ class SqliteStorage:
             raise self.damage(exc) from None
         return [str(row[0]) for row in rows]
 
+    def latest(self, key: str) -> Any:
+        """The latest checkpoint of thread id `key` (a `CheckpointTuple`), or None.
+
+        Raises:
+            StateDamaged: The conversations database turned out damaged.
+        """
+        try:
+            return self.checkpointer.get_tuple({"configurable": {"thread_id": key}})
+        except sqlite3.DatabaseError as exc:
+            raise self.damage(exc) from None
+
     def adopt_earlier_state(self, owner: ThreadOwner) -> None:
         """Give `owner` the threads and memories an earlier version kept without an owner
         (thread ids without a "/", the `("memories",)` namespace), so an upgrade loses nothing.

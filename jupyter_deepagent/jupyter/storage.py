@@ -66,6 +66,9 @@ class Storage(Protocol):
     def thread_keys(self) -> list[str]:
         """Every checkpointer thread id, sorted."""
 
+    def latest(self, key: str) -> Any:
+        """The latest checkpoint of thread id `key`, or None."""
+
 
 def open_storage(folder: Path, setting: str, database_url: str = "",
                  source: str = "database_url") -> Storage:
@@ -167,7 +170,7 @@ class OwnedStorage:
                 if info.name == name and info.owner != self.owner.user]
 
     def _info(self, key: str, name: str, user: str) -> ThreadInfo | None:
-        saved = self.raw.checkpointer.get_tuple({"configurable": {"thread_id": key}})
+        saved = self.raw.latest(key)
         if saved is None:
             return None
         messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
