@@ -45,6 +45,8 @@ labextension: $(VENV)/.installed
 
 # -rs lists skipped tests with their reason (the browser test says how to enable it);
 # JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 (set by .ci/run) makes a missing browser a failure.
+# The storage tests start their own PostgreSQL server from the system's binaries and skip without
+# them (apt-get install postgresql); JUPYTER_DEEPAGENT_REQUIRE_POSTGRES=1 (.ci/run) fails instead.
 test: $(VENV)/.installed labextension
 	$(PY) -m pytest -rs
 

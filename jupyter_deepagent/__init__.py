@@ -20,6 +20,7 @@ __all__ = [
     "CompiledSubAgent",
     "CompositeBackend",
     "ContextOverflow",
+    "DatabaseUnreachable",
     "DiskBackend",
     "EditConflict",
     "FileNotFound",

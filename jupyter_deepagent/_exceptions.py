@@ -16,6 +16,7 @@ ResearchAssistantError
  ├── ReplayMismatch                a request differs from the notebook's research log
  ├── ContextOverflow               the conversation does not fit the window, even compressed
  ├── StateDamaged                  a state folder's database is damaged; carries .path
+ ├── DatabaseUnreachable           the PostgreSQL database cannot be reached; carries .address
  └── ThreadBusy                    another process runs the thread; carries .thread, .pid
 ```
 
@@ -29,6 +30,7 @@ __all__ = [
     "BackendError",
     "BinaryFile",
     "ContextOverflow",
+    "DatabaseUnreachable",
     "EditConflict",
     "FileNotFound",
     "FileTooLarge",
@@ -145,6 +147,18 @@ class StateDamaged(ResearchAssistantError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class DatabaseUnreachable(ResearchAssistantError):
+    """The PostgreSQL database of `database_url` cannot be reached (or refused the login).
+
+    Attributes:
+        address: Where it was sought ("db.example.org:5432"), never with the password.
+    """
+
+    def __init__(self, message: str, *, address: str) -> None:
+        super().__init__(message)
+        self.address = address
 
 
 class ThreadBusy(ResearchAssistantError):

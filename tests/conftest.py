@@ -117,3 +117,47 @@ def any_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Moun
         mounted = DiskBackend(tmp_path / "mnt")
         composite = CompositeBackend(StateBackend(), {"/mnt/": mounted})
         yield MountedBackend(composite, "/mnt/" if kind == "composite-mount" else "/")
+
+
+# -- storage: SQLite files, or a PostgreSQL server of the test session's own --------------------
+
+
+@pytest.fixture(autouse=True)
+def _no_team_settings_from_outside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database URL or a hub user of the machine running the tests must not reach them."""
+    monkeypatch.delenv("JUPYTER_DEEPAGENT_DATABASE_URL", raising=False)
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """A PostgreSQL server in a temporary folder, on a unix socket, for the whole session.
+
+    Skips (with how to install the binaries) where PostgreSQL is missing, unless
+    JUPYTER_DEEPAGENT_REQUIRE_POSTGRES=1: then that is a failure.
+    """
+    from postgres_server import REQUIRE_VARIABLE, PostgresServer, missing_reason
+
+    reason = missing_reason()
+    if reason is not None:
+        if os.environ.get(REQUIRE_VARIABLE) == "1":
+            pytest.fail(f"{reason} ({REQUIRE_VARIABLE}=1)")
+        pytest.skip(reason)
+    server = PostgresServer.start()
+    yield server
+    server.stop()
+
+
+_databases = iter(range(1, 10**6))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def storage_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each storage test twice: on the SQLite files beside the notebook, and on a fresh database
+    of the session's PostgreSQL server (given to kernels started by the test through
+    JUPYTER_DEEPAGENT_DATABASE_URL, as a JupyterHub would)."""
+    if request.param == "postgres":
+        server = request.getfixturevalue("postgres_server")
+        url = server.create_database(f"test_{os.getpid()}_{next(_databases)}")
+        monkeypatch.setenv("JUPYTER_DEEPAGENT_DATABASE_URL", url)
+    return request.param

@@ -4,8 +4,13 @@ own process, running `%%agent` cells on a thread of a project folder.
     python kernel_process.py FOLDER THREAD hold        # one turn whose tool waits for FOLDER/go
     python kernel_process.py FOLDER THREAD turns N K   # N turns tagged pK, each retried while
                                                        # the thread is busy
+    python kernel_process.py FOLDER THREAD remember FILE TEXT  # one turn writing /memories/FILE
+    python kernel_process.py FOLDER THREAD recall FILE         # one turn reading /memories/FILE
+    python kernel_process.py FOLDER - threads                  # the user's and project's threads
 
-It prints one JSON line per cell: {"turn": ..., "error": name or null}.
+It prints one JSON line per cell: {"turn": ..., "error": name or null, "result": the last tool
+result}, and for `threads` one line {"own": [names], "all": [[owner, name], ...]}. The user is
+JUPYTERHUB_USER and the database JUPYTER_DEEPAGENT_DATABASE_URL, from the environment.
 """
 
 from __future__ import annotations
@@ -48,7 +53,22 @@ def main() -> None:
         return f"noted {text}"
 
     session.tools.extend([wait_for_go, note])
-    if mode == "hold":
+    if mode == "threads":
+        own = [info.name for info in session.threads()]
+        every = [[info.owner, info.name] for info in session.threads(every_user=True)]
+        print(json.dumps({"own": own, "all": every}))
+        shell.run_line_magic("unload_ext", "jupyter_deepagent")
+        return
+    if mode == "remember":
+        path, text = f"/memories/{sys.argv[4]}", sys.argv[5]
+        steps = [{"tool_calls": [{"name": "write_file", "args": {"file_path": path,
+                                                                  "content": text}}]}, "saved"]
+        turns = [f"remember {path}"]
+    elif mode == "recall":
+        path = f"/memories/{sys.argv[4]}"
+        steps = [{"tool_calls": [{"name": "read_file", "args": {"file_path": path}}]}, "read"]
+        turns = [f"recall {path}"]
+    elif mode == "hold":
         steps: list = [{"tool_calls": [{"name": "wait_for_go", "args": {}}]}, "First turn done."]
         turns = ["first"]
     else:
@@ -65,7 +85,11 @@ def main() -> None:
             if not isinstance(error, ThreadBusy):
                 break
             time.sleep(0.02)
-        print(json.dumps({"turn": turn, "error": type(error).__name__ if error else None}))
+        trace = session.last_trace
+        tools = [m for m in (trace.messages if trace is not None else []) if m.type == "tool"]
+        result = str(tools[-1].text) if tools else None
+        print(json.dumps({"turn": turn, "error": type(error).__name__ if error else None,
+                          "result": result}))
         sys.stdout.flush()
     shell.run_line_magic("unload_ext", "jupyter_deepagent")
 

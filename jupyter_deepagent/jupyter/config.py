@@ -3,7 +3,13 @@
 1. built-in defaults (`AgentConfig()`),
 2. `[tool.jupyter-deepagent]` in the nearest `pyproject.toml` at or above the notebook's folder,
 3. `.deepagent.toml` beside the notebook (keys at the top level),
-4. `%agent config key=value` in this kernel.
+4. `%agent config key=value` in this kernel,
+5. `JUPYTER_DEEPAGENT_DATABASE_URL` in the environment, for `database_url` only (a JupyterHub sets
+   it for everyone; see `database_url`).
+
+`database_url` is a secret: a password in it is refused everywhere but the environment variable
+(a notebook and its configuration files end up in version control; libpq also reads passwords
+from `~/.pgpass` and `PGPASSWORD`), and its value is shown only masked.
 
 The files are re-read at every run, so an edit takes effect without restarting the kernel. The
 agent cannot change them: `/workspace/` refuses writes to `.deepagent.toml` and `pyproject.toml`
@@ -23,6 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_deepagent.jupyter.database_url import (
+    DATABASE_URL_VARIABLE,
+    check_database_url,
+    database_password,
+    environment_database_url,
+    mask_database_url,
+)
 from jupyter_deepagent.jupyter.options import check_variable_name
 
 __all__ = [
@@ -33,7 +46,9 @@ __all__ = [
     "AgentConfig",
     "ConfigLayer",
     "coerce_setting",
+    "environment_layers",
     "file_layers",
+    "shown_value",
     "resolve_config",
 ]
 
@@ -128,6 +143,11 @@ class AgentConfig:
     or a server error; each shows a line in the cell (0: fail at once)."""
     model_retry_wait: float = 2.0
     """Seconds before the first retry; each later wait doubles (2 s, 4 s, ...)."""
+    database_url: str = ""
+    """A postgresql:// URL to keep conversations and /memories/ in a shared PostgreSQL database
+    (empty: SQLite files in state_dir). `JUPYTER_DEEPAGENT_DATABASE_URL` wins over the rest."""
+    project: str = ""
+    """The project whose /memories/ its users share (empty: the notebook folder's name)."""
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(AgentConfig)}
@@ -184,6 +204,13 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
     if name == "replay":
         msg = f"{source}: replay must be auto, strict or off, got {value!r}"
         raise ValueError(msg)
+    if name == "database_url" and isinstance(value, str):
+        return _database_url(value, source)
+    if name == "project" and isinstance(value, str) and "/" not in value:
+        return value.strip()
+    if name == "project":
+        msg = f"{source}: project must be a name without '/', got {value!r}"
+        raise ValueError(msg)
     if name == "into" and isinstance(value, str):
         return check_variable_name(value.strip(), f"{source}: into")
     if kind == "list":
@@ -227,6 +254,24 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
     }[kind]
     msg = f"{source}: {name} must be {expected}, got {value!r}"
     raise ValueError(msg)
+
+
+def _database_url(value: str, source: str) -> str:
+    """A checked `database_url`; a password only from the environment variable."""
+    url = check_database_url(value, source)
+    if url and source != DATABASE_URL_VARIABLE and database_password(url) is not None:
+        msg = (
+            f"{source}: database_url {mask_database_url(url)!r} holds a password, which would be "
+            "saved with the notebook or its configuration. Give the URL without it and put the "
+            f"password in ~/.pgpass or PGPASSWORD, or set the whole URL in {DATABASE_URL_VARIABLE}."
+        )
+        raise ValueError(msg)
+    return url
+
+
+def shown_value(name: str, value: Any) -> Any:
+    """A setting's value as it may be shown (the database URL's password masked)."""
+    return mask_database_url(value) if name == "database_url" and isinstance(value, str) else value
 
 
 def _is_none(value: Any) -> bool:
@@ -303,6 +348,18 @@ def file_layers(notebook_dir: Path) -> list[ConfigLayer]:
     if local.is_file():
         layers.append(_layer(LOCAL_CONFIG_FILE, _read_toml(local)))
     return layers
+
+
+def environment_layers() -> list[ConfigLayer]:
+    """The layer of `JUPYTER_DEEPAGENT_DATABASE_URL`, when it is set (it wins over the others).
+
+    Raises:
+        ValueError: The variable is not a postgresql:// URL (the message masks it).
+    """
+    url = environment_database_url()
+    if url is None:
+        return []
+    return [_layer(DATABASE_URL_VARIABLE, {"database_url": url})]
 
 
 def resolve_config(layers: list[ConfigLayer]) -> tuple[AgentConfig, dict[str, str]]:

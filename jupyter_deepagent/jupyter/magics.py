@@ -15,6 +15,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from jupyter_deepagent._exceptions import ReplayMismatch, ResearchAssistantError
+from jupyter_deepagent.jupyter.config import shown_value
+from jupyter_deepagent.jupyter.database_url import DATABASE_URL_VARIABLE
 from jupyter_deepagent.jupyter.inspect_command import RunHistory, parse_inspect, trace_bundle
 from jupyter_deepagent.jupyter.options import (
     CELL_USAGE,
@@ -122,9 +124,11 @@ class AgentMagics(Magics):
         self._answered(plan.thread, "no longer waiting: a new %%agent request was sent")
         try:
             session.rewind(plan)
+            notes = session.settle(plan)
+        except ResearchAssistantError as exc:  # the database went away, or is damaged
+            raise _brief(exc) from None
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        notes = session.settle(plan)
         view = self._view(plan, notes)
         on_event = self._watch(view, plan)
         outcome = self._drive(
@@ -293,15 +297,15 @@ class AgentMagics(Magics):
             print(HELP)
         else:
             try:  # these only read the configuration and the state folder
-                self._inspect(command.name, command.thread)
+                self._inspect(command.name, command.thread, every_user=command.all)
             except ResearchAssistantError as exc:  # a damaged database, a thread in use
                 raise _brief(exc) from None
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
 
-    def _inspect(self, name: str, thread: str | None) -> None:
+    def _inspect(self, name: str, thread: str | None, *, every_user: bool = False) -> None:
         if name == "threads":
-            self._threads()
+            self._threads(every_user=every_user)
         elif name == "show":
             self._show_prompt(thread)
         else:
@@ -339,9 +343,12 @@ class AgentMagics(Magics):
             config, sources = session.config, session.config_sources()
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if "database_url" in command.assignments and sources["database_url"] != "%agent config":
+            print(f"database_url is set by {DATABASE_URL_VARIABLE} in the environment, which "
+                  "wins: unset it there (and restart the kernel) to use another database.")
         rows = ["| setting | value | from |", "|---|---|---|"]
         for name, source in sources.items():
-            value = getattr(config, name)
+            value = shown_value(name, getattr(config, name))
             if isinstance(value, tuple):
                 value = ", ".join(value)
             elif not isinstance(value, (str, int, bool, type(None))):
@@ -350,18 +357,32 @@ class AgentMagics(Magics):
             rows.append(f"| {name} | {shown} | {source} |")
         show(markdown("\n".join(rows)))
 
-    def _threads(self) -> None:
+    def _threads(self, *, every_user: bool = False) -> None:
         session = self.session
-        infos = session.threads()
-        current = session.thread
+        infos = session.threads(every_user=every_user)
+        current, owner = session.thread, session.owner
         if not infos:
             text = f"No conversations yet. The next `%%agent` cell starts thread `{current}`."
+            if every_user:
+                text = f"No conversations yet in project `{owner.project}`."
             show(markdown(text))
             return
-        rows = ["| thread | messages | last update |", "|---|---|---|"]
+        if not every_user:
+            rows = ["| thread | messages | last update |", "|---|---|---|"]
+            for info in infos:
+                name = f"**{info.name}** (current)" if info.name == current else info.name
+                rows.append(f"| {name} | {info.messages} | {info.updated} |")
+            show(markdown("\n".join(rows)))
+            return
+        rows = [f"Project `{owner.project}`: others' threads are read-only (listed as "
+                "`user/thread`; only their owner may continue or reset them).", "",
+                "| thread | owner | messages | last update |", "|---|---|---|---|"]
         for info in infos:
-            name = f"**{info.name}** (current)" if info.name == current else info.name
-            rows.append(f"| {name} | {info.messages} | {info.updated} |")
+            mine = info.owner == owner.user
+            name = info.name if mine else f"{info.owner}/{info.name}"
+            name = f"**{name}** (current)" if mine and info.name == current else name
+            who = f"{info.owner} (you)" if mine else info.owner
+            rows.append(f"| {name} | {who} | {info.messages} | {info.updated} |")
         show(markdown("\n".join(rows)))
 
     def _show_prompt(self, thread: str | None) -> None:

@@ -304,6 +304,7 @@ def notebook_filesystem(
     workspace_read_only: bool,
     state_dir: Path,
     store: Any,
+    memory_namespace: tuple[str, ...] = ("memories",),
     env_file: Path | None = None,
     redact: Callable[[str], str] | None = None,
     hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
@@ -313,6 +314,7 @@ def notebook_filesystem(
 
     In `/workspace/`, the state folder and `env_file` are hidden wherever they are, so are
     `hidden_paths`, `protected_paths` are read-only, and text read there passes through `redact`.
+    `/memories/` is `store`'s `memory_namespace` (the project's, shared by its users).
     """
     hidden = (state_dir, *([env_file] if env_file is not None else []))
     routes: dict[str, BackendProtocol] = {
@@ -325,7 +327,7 @@ def notebook_filesystem(
             hidden_paths=hidden_paths,
             protected_paths=protected_paths,
         ),
-        "/memories/": StoreBackend(store, namespace=("memories",)),
+        "/memories/": StoreBackend(store, namespace=memory_namespace),
     }
     for name in ARTIFACT_MOUNTS:
         routes[f"/{name}/"] = DiskBackend(state_dir / "artifacts" / name)

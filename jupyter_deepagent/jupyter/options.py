@@ -41,7 +41,7 @@ usage: %%agent [-m MODEL] [-t NAME | --new] [--system TEXT] [--skills DIR]... [-
 
 LINE_USAGE = """\
 usage: %agent config [KEY=VALUE ...]     show or set this notebook's defaults
-       %agent threads                    list the conversations kept beside the notebook
+       %agent threads [--all]            list your conversations (--all: the project's)
        %agent show [-t NAME]             the system prompt the next run sends, by section
        %agent inspect [-t NAME] [--run N] the inspector of an earlier run (N: 1 first, -1 last)
        %agent reset [-t NAME]            forget a conversation and its transcript
@@ -120,6 +120,8 @@ class ThreadCommand:
 
     name: str
     thread: str | None = None
+    all: bool = False
+    """`threads --all`: every user's threads of the project."""
 
 
 @dataclass(frozen=True)
@@ -173,11 +175,17 @@ def _split(line: str) -> list[str]:
 
 
 def check_thread_name(name: str) -> str:
-    """Return `name` if it can name a thread (letters, digits, `_.-`; up to 100 characters).
+    """Return `name` if it can name a thread (letters, digits, `_.-`; up to 100 characters),
+    optionally as `USER/NAME` (a user's thread, as `%agent threads --all` lists them).
 
     Raises:
         ValueError: The name is empty or holds other characters.
     """
+    owner, slash, plain = name.rpartition("/")
+    if slash and owner and len(owner) <= 100 and not re.search(r"[/\s]", owner):
+        name = plain if _THREAD_NAME.match(plain) else name
+        if name == plain:
+            return f"{owner}/{plain}"
     if not _THREAD_NAME.match(name):
         msg = (
             f"thread name {name!r} is not allowed: use letters, digits, '_', '.' and '-', "
@@ -333,10 +341,11 @@ def parse_line(line: str) -> LineCommand:
         return ConfigCommand(_assignments(words, "%agent config takes KEY=VALUE pairs"))
     if command in ("threads", "show", "reset"):
         thread, words = _thread_option(words, command)
-        if words or (command == "threads" and thread is not None):
+        every = command == "threads" and words == ["--all"]
+        if (words and not every) or (command == "threads" and thread is not None):
             msg = f"%agent {command}: unexpected {' '.join(words) or '-t'!r}"
             raise ValueError(msg)
-        return ThreadCommand(command, thread)
+        return ThreadCommand(command, thread, all=every)
     msg = (
         f"unknown %agent command {command!r}. Write a request as a cell starting with %%agent, "
         "or use one of: config, threads, show, reset, resume, help"

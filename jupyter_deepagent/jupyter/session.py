@@ -1,7 +1,8 @@
 """`Session`: the one object per kernel behind `%%agent`, its configuration and its storage.
 
-It knows where the notebook is, reads the configuration layers, opens the SQLite checkpointer and
-store in `.deepagent/` beside the notebook (lazily, at the first run), keeps the current thread,
+It knows where the notebook is, reads the configuration layers, opens the checkpointer and store
+(SQLite in `.deepagent/` beside the notebook, or PostgreSQL with `database_url`; lazily, at the
+first run) as its user's view in the project (see `OwnedStorage`), keeps the current thread,
 reads `.env` before each run, and plans each cell's run: the agent over the notebook's
 filesystem. Running a plan is `execution`'s job. LangChain and LangGraph are imported only when a
 run starts.
@@ -22,6 +23,7 @@ from jupyter_deepagent.jupyter.config import (
     AgentConfig,
     ConfigLayer,
     coerce_setting,
+    environment_layers,
     file_layers,
     resolve_config,
 )
@@ -29,7 +31,8 @@ from jupyter_deepagent.jupyter.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
 from jupyter_deepagent.jupyter.session_models import SessionModels, call_policy, model_label
-from jupyter_deepagent.jupyter.storage import Storage, ThreadInfo, open_storage
+from jupyter_deepagent.jupyter.storage import OwnedStorage, ThreadInfo, open_storage
+from jupyter_deepagent.jupyter.thread_owner import ThreadOwner, current_user, project_name
 from jupyter_deepagent.jupyter.turns import (
     CELL_METADATA_KEY,
     TURN_METADATA_KEY,
@@ -64,7 +67,8 @@ class Session:
         self.capture = capture
         self._notebook_path = notebook_path
         self._overrides: dict[str, Any] = {}
-        self._storage: Storage | None = None
+        self._storage: OwnedStorage | None = None
+        self._storage_identity: tuple[str, ThreadOwner] | None = None
         self._thread: str | None = None
         self.keys = SessionKeys()
         self._models = SessionModels(self.keys)
@@ -95,7 +99,8 @@ class Session:
 
     # -- configuration ---------------------------------------------------------------------------
     def _layers(self) -> list[ConfigLayer]:
-        return [*file_layers(self.notebook_dir), ConfigLayer("%agent config", self._overrides)]
+        return [*file_layers(self.notebook_dir), ConfigLayer("%agent config", self._overrides),
+                *environment_layers()]
 
     @property
     def config(self) -> AgentConfig:
@@ -142,20 +147,40 @@ class Session:
         return folder
 
     @property
-    def storage(self) -> Storage:
-        """The checkpointer and store, opened on first use (and reopened if the folder moved).
+    def owner(self) -> ThreadOwner:
+        """This kernel's user (`JUPYTERHUB_USER`, else the OS user) in the notebook's project.
+
+        Raises:
+            ValueError: A configuration file is invalid.
+        """
+        return ThreadOwner(project_name(self.config.project, self.notebook_dir.name),
+                           current_user())
+
+    @property
+    def storage(self) -> OwnedStorage:
+        """The checkpointer and store, opened on first use (and reopened when the state folder,
+        `database_url`, the project or the user changed).
 
         Raises:
             ValueError: The state folder cannot be created, is a folder of other files, or its
                 databases cannot be opened.
-            StateDamaged: A database of the state folder is damaged or truncated.
+            StateDamaged: A database is damaged or truncated.
+            DatabaseUnreachable: The PostgreSQL server of `database_url` cannot be reached.
         """
+        config, sources = resolve_config(self._layers())
         folder = self.state_dir
-        if self._storage is not None and self._storage.folder != folder:
-            self._storage.close()
-            self._storage = None
+        identity = (config.database_url or str(folder), self.owner)
+        if self._storage is not None and self._storage_identity != identity:
+            self.close()
         if self._storage is None:
-            self._storage = open_storage(folder, self.config.state_dir)
+            raw = open_storage(folder, config.state_dir, config.database_url,
+                               sources["database_url"])
+            try:
+                self._storage = OwnedStorage(raw, identity[1])
+            except BaseException:
+                raw.close()
+                raise
+            self._storage_identity = identity
         return self._storage
 
     def close(self) -> None:
@@ -163,6 +188,7 @@ class Session:
         if self._storage is not None:
             self._storage.close()
             self._storage = None
+            self._storage_identity = None
 
     # -- threads ---------------------------------------------------------------------------------
     @property
@@ -180,15 +206,25 @@ class Session:
         """The current thread: the last one chosen with -t or --new, else the default."""
         return self._thread or self.default_thread
 
-    def threads(self) -> list[ThreadInfo]:
-        """The conversations kept in this notebook's state folder.
+    def threads(self, *, every_user: bool = False) -> list[ThreadInfo]:
+        """This user's conversations in the project (`every_user`: everybody's, yours first).
 
         Raises:
             ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
         """
         storage = self.storage
+        if every_user:
+            return storage.project_threads()
         infos = [storage.thread_info(name) for name in storage.thread_names()]
         return [info for info in infos if info is not None]
+
+    def own_thread(self, name: str) -> str:
+        """`name` as one of this user's threads (see `ThreadOwner.own`).
+
+        Raises:
+            ValueError: The thread is another user's; they alone may run or reset it.
+        """
+        return self.owner.own(name)
 
     def reset(self, thread: str | None = None) -> str:
         """Forget a thread's conversation (the current one by default); returns its name.
@@ -201,7 +237,7 @@ class Session:
             ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
             ThreadBusy: Another process is running the thread.
         """
-        name = thread or self.thread
+        name = self.own_thread(thread or self.thread)
         with self.storage.writing(name):
             self.storage.delete_thread(name)
         transcript = self.state_dir / "artifacts" / "conversation_history" / f"{name}.md"
@@ -218,8 +254,15 @@ class Session:
     # -- secrets ---------------------------------------------------------------------------------
     def secret_values(self) -> list[str]:
         """Values to keep from the model besides the environment's keys: what the env file set,
-        and the `--context` values of this session's runs."""
-        return list(self.keys.values())
+        the `--context` values of this session's runs, and the database URL's password."""
+        from jupyter_deepagent.jupyter.database_url import database_password
+
+        values = list(self.keys.values())
+        try:
+            password = database_password(self.config.database_url)
+        except ValueError:  # an invalid configuration file: the run says so
+            password = None
+        return [*values, password] if password else values
 
     def redactor(self) -> Callable[[str], str]:
         """Masks secret values (see `Redactor`) in a text."""
@@ -263,6 +306,7 @@ class Session:
             workspace_read_only=settings.workspace_read_only,
             state_dir=self.state_dir,
             store=self.storage.store,
+            memory_namespace=self.storage.memory_namespace,
             env_file=self.notebook_dir / settings.env_file,
             redact=notebook.redact,
             hidden_paths=settings.hidden_paths,
@@ -330,7 +374,7 @@ class Session:
         if options.new:
             self._thread = self._fresh_thread()
         elif options.thread:
-            self._thread = options.thread
+            self._thread = self.own_thread(options.thread)
         thread = self.thread
         self._run_options[thread] = replace(options, thread=thread, new=False)
         if cell is not None:

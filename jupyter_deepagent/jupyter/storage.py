@@ -1,30 +1,24 @@
-"""What a notebook's agent keeps on disk: conversations (a SQLite checkpointer) and long-term
-memory (a SQLite store), in `.deepagent/` beside the notebook, so both survive a kernel restart.
+"""Where a notebook's agent keeps conversations (a checkpointer) and long-term memory (a store).
 
-Opening checks the folder (see `claim_state_folder`) and both databases (see `check_database`): a
-missing database is a new, empty one; a damaged one stops with `StateDamaged` and is left as it
-is. Each thread has a lock (see `ThreadLock`), so one process at a time runs it.
+Two implementations of one small `Storage` protocol: `SqliteStorage`, files in `.deepagent/`
+beside the notebook (the default, embedded), and `PostgresStorage`, a shared server named by
+`database_url` (for a team). The session sees them through `OwnedStorage`, one user's view in
+one project (see `ThreadOwner`): its own threads by their plain names, the project's
+`/memories/`, and the other users' threads of the project to list, read-only.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from jupyter_deepagent._exceptions import StateDamaged
-from jupyter_deepagent.jupyter.database_health import check_database, damage_of, damaged
-from jupyter_deepagent.jupyter.state_folder import claim_state_folder
-from jupyter_deepagent.jupyter.thread_lock import ThreadLock
+if TYPE_CHECKING:
+    from jupyter_deepagent.jupyter.thread_owner import ThreadOwner
 
-__all__ = ["Storage", "ThreadInfo", "open_storage"]
-
-CHECKPOINTS_FILE = "checkpoints.sqlite"
-STORE_FILE = "store.sqlite"
-_ROLES = {CHECKPOINTS_FILE: "conversations", STORE_FILE: "long-term memories (/memories/)"}
+__all__ = ["OwnedStorage", "Storage", "ThreadInfo", "ThreadLockLike", "open_storage"]
 
 
 @dataclass(frozen=True)
@@ -34,135 +28,158 @@ class ThreadInfo:
     name: str
     messages: int
     updated: str
+    owner: str = ""
+    """The user whose thread it is."""
 
 
-class Storage:
-    """The checkpointer and store of one state folder; open until `close()`.
+class ThreadLockLike(Protocol):
+    """One writer per thread: a lock file (SQLite) or an advisory lock (PostgreSQL)."""
 
-    Args:
-        folder: The state folder: created if missing (with a `.gitignore` so its databases of
-            conversations stay out of version control), else it must be one or be empty.
-        setting: The `state_dir` value as configured, for messages.
+    def held(self) -> AbstractContextManager[None]:
+        """Hold the lock for the block; `ThreadBusy` if another process holds it."""
 
-    Raises:
-        ValueError: The folder holds files that are not the tool's (see `claim_state_folder`).
-        StateDamaged: A database exists but is damaged or truncated.
-        OSError: The folder cannot be created.
-        sqlite3.Error: A database cannot be opened (for example in a read-only folder).
-    """
+    def check(self) -> None:
+        """Raise `ThreadBusy` if another process holds the lock now."""
 
-    def __init__(self, folder: Path, setting: str = "") -> None:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-        from langgraph.store.sqlite import SqliteStore
 
-        self.folder = folder
-        claim_state_folder(folder, setting or str(folder))
-        for name, role in _ROLES.items():
-            check_database(folder / name, role)
-        self._checkpoints = sqlite3.connect(folder / CHECKPOINTS_FILE, check_same_thread=False)
-        self._store = sqlite3.connect(
-            folder / STORE_FILE, check_same_thread=False, isolation_level=None
-        )
-        try:
-            self.checkpointer: Any = SqliteSaver(self._checkpoints)
-            self.checkpointer.setup()
-            self.store: Any = SqliteStore(self._store)
-            self.store.setup()
-        except sqlite3.DatabaseError as exc:
-            self.close()
-            raise self.damage(exc) from None
+class Storage(Protocol):
+    """What the session needs of a checkpointer and store, whatever keeps them."""
+
+    location: str
+    """Where it is, for messages (a folder, or a URL with its password masked)."""
+    checkpointer: Any
+    store: Any
+
+    @property
+    def identity(self) -> str:
+        """Equal for the same database (to know when a setting moved it)."""
 
     def close(self) -> None:
-        """Close both databases."""
-        self._checkpoints.close()
-        self._store.close()
+        """Release files and connections."""
 
-    def thread_lock(self, thread: str) -> ThreadLock:
-        """The lock a process holds while it runs `thread` (see `ThreadLock`)."""
-        return ThreadLock(self.folder, thread)
+    def thread_lock(self, thread: str, key: str | None = None) -> ThreadLockLike:
+        """The lock of `thread`, kept as checkpointer thread id `key`."""
+
+    def writing(self, thread: str, key: str | None = None) -> AbstractContextManager[None]:
+        """Hold the thread's lock for the block, naming database damage."""
+
+    def thread_keys(self) -> list[str]:
+        """Every checkpointer thread id, sorted."""
+
+    def latest(self, key: str) -> Any:
+        """The latest checkpoint of thread id `key`, or None."""
+
+
+def open_storage(folder: Path, setting: str, database_url: str = "",
+                 source: str = "database_url") -> Storage:
+    """The SQLite files in `folder`, or the PostgreSQL database of `database_url` when set.
+
+    Args:
+        folder: The resolved state folder (for SQLite).
+        setting: The `state_dir` value as configured, for messages.
+        database_url: A `postgresql://` URL, or empty for SQLite.
+        source: Where `database_url` was set, for messages.
+
+    Raises:
+        ValueError: The state folder is a folder of other files, or cannot be created or written.
+        StateDamaged: A database is damaged or truncated.
+        DatabaseUnreachable: The PostgreSQL server cannot be reached.
+    """
+    if database_url:
+        from jupyter_deepagent.jupyter.postgres_storage import PostgresStorage
+        from jupyter_deepagent.jupyter.state_folder import claim_state_folder
+
+        try:  # artifacts (offloaded results, transcripts) stay beside the notebook, ignored by git
+            claim_state_folder(folder, setting or str(folder))
+        except OSError as exc:
+            msg = (
+                f"state_dir {setting!r}: cannot keep artifacts in {folder}: "
+                f"{exc.strerror or exc}. Set state_dir to a folder you can write."
+            )
+            raise ValueError(msg) from None
+        return PostgresStorage(database_url, source)
+    from jupyter_deepagent.jupyter.sqlite_storage import open_sqlite_storage
+
+    return open_sqlite_storage(folder, setting)
+
+
+class OwnedStorage:
+    """One user's view of a `Storage` within a project.
+
+    Args:
+        storage: The database(s).
+        owner: The user and project.
+    """
+
+    def __init__(self, storage: Storage, owner: ThreadOwner) -> None:
+        from jupyter_deepagent.jupyter.owned_checkpointer import OwnedCheckpointer
+
+        self.raw = storage
+        self.owner = owner
+        adopt = getattr(storage, "adopt_earlier_state", None)
+        if adopt is not None:
+            adopt(owner)
+        self.checkpointer = OwnedCheckpointer(storage.checkpointer, owner)
+        self.store = storage.store
+
+    @property
+    def memory_namespace(self) -> tuple[str, ...]:
+        """The store namespace of the project's `/memories/`."""
+        return self.owner.memory_namespace
+
+    def thread_lock(self, thread: str) -> ThreadLockLike:
+        """The lock a process holds while it runs this user's `thread`."""
+        return self.raw.thread_lock(thread, self.owner.key(thread))
 
     @contextmanager
     def writing(self, thread: str) -> Iterator[None]:
-        """Hold `thread`'s lock for the block; a database error in it names the damaged file.
+        """Hold this user's `thread`'s lock for the block (see the storage's `writing`).
 
         Raises:
             ThreadBusy: Another process is running the thread; the block did not run.
             StateDamaged: A database turned out damaged.
+            DatabaseUnreachable: The PostgreSQL server went away.
         """
-        try:
-            with self.thread_lock(thread).held():
-                yield
-        except sqlite3.DatabaseError as exc:
-            raise self.damage(exc) from None
-
-    def damage(self, exc: sqlite3.DatabaseError) -> Exception:
-        """The error to show for `exc`, raised by a database of this folder: `StateDamaged`
-        naming the damaged file when one is, else `exc` itself (a locked or unwritable file)."""
-        for name, role in _ROLES.items():
-            problem = damage_of(self.folder / name)
-            if problem is not None:
-                return damaged(self.folder / name, role, problem)
-        if isinstance(exc, sqlite3.OperationalError):
-            return exc
-        message = (
-            f"A database of the state folder {self.folder} failed: {exc}. Neither "
-            f"{CHECKPOINTS_FILE} nor {STORE_FILE} fails SQLite's check now; run the cell again, "
-            "and if this repeats, move the state folder aside to start afresh."
-        )
-        return StateDamaged(message, path=str(self.folder))
+        with self.raw.writing(thread, self.owner.key(thread)):
+            yield
 
     def thread_names(self) -> list[str]:
-        """Every thread with at least one checkpoint, sorted.
-
-        Raises:
-            StateDamaged: The conversations database turned out damaged.
-        """
-        try:
-            with self.checkpointer.lock:
-                rows = self._checkpoints.execute(
-                    "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
-                ).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise self.damage(exc) from None
-        return [str(row[0]) for row in rows]
+        """This user's threads with at least one checkpoint, sorted."""
+        names = (self.owner.thread_of(key) for key in self.raw.thread_keys())
+        return sorted(name for name in names if name is not None)
 
     def thread_info(self, name: str) -> ThreadInfo | None:
-        """Message count and last update of a thread, or None if it has no checkpoint.
+        """Message count and last update of this user's thread, or None if it has none."""
+        return self._info(self.owner.key(name), name, self.owner.user)
 
-        Raises:
-            StateDamaged: The conversations database turned out damaged.
-        """
-        try:
-            saved = self.checkpointer.get_tuple({"configurable": {"thread_id": name}})
-        except sqlite3.DatabaseError as exc:
-            raise self.damage(exc) from None
+    def project_threads(self) -> list[ThreadInfo]:
+        """Every user's threads in the project (theirs to run; listed here read-only)."""
+        infos = []
+        for key in self.raw.thread_keys():
+            found = self.owner.project_thread(key)
+            if found is not None:
+                info = self._info(key, found[1], found[0])
+                if info is not None:
+                    infos.append(info)
+        return sorted(infos, key=lambda info: (info.owner != self.owner.user, info.owner,
+                                               info.name))
+
+    def owner_of(self, name: str) -> list[str]:
+        """The other users of the project who have a thread called `name`."""
+        return [info.owner for info in self.project_threads()
+                if info.name == name and info.owner != self.owner.user]
+
+    def _info(self, key: str, name: str, user: str) -> ThreadInfo | None:
+        saved = self.raw.latest(key)
         if saved is None:
             return None
         messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
-        return ThreadInfo(name, len(messages), str(saved.checkpoint.get("ts", ""))[:19])
+        return ThreadInfo(name, len(messages), str(saved.checkpoint.get("ts", ""))[:19], user)
 
     def delete_thread(self, name: str) -> None:
-        """Forget a thread's conversation and scratch files."""
+        """Forget this user's thread's conversation."""
         self.checkpointer.delete_thread(name)
 
-
-def open_storage(folder: Path, setting: str) -> Storage:
-    """Open the state folder's databases, with an error a notebook user can act on.
-
-    Args:
-        folder: The resolved state folder.
-        setting: The `state_dir` value as configured, for messages.
-
-    Raises:
-        ValueError: The folder is a folder of other files, or cannot be created or written.
-        StateDamaged: A database of the folder is damaged or truncated.
-    """
-    try:
-        return Storage(folder, setting)
-    except (OSError, sqlite3.OperationalError) as exc:
-        why = getattr(exc, "strerror", None) or str(exc)
-        msg = (
-            f"state_dir {setting!r}: cannot keep conversations in {folder}: {why}. Set state_dir "
-            "to a folder you can write (in .deepagent.toml or with %agent config state_dir=...)."
-        )
-        raise ValueError(msg) from None
+    def close(self) -> None:
+        """Close the storage underneath."""
+        self.raw.close()

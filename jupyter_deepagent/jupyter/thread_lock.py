@@ -2,7 +2,8 @@
 
 Two kernels continuing one thread at once each read the same last checkpoint and write their own
 turn after it, so one of the turns is lost, and tool calls can be left without results. While a
-run goes on, its process holds an exclusive `flock` on `<state_dir>/locks/<thread>.lock` and
+run goes on, its process holds an exclusive `flock` on `<state_dir>/locks/<key>.lock` (the
+thread's key of `ThreadOwner`, as a file name) and
 writes its pid and host there; another process that wants the thread gets `ThreadBusy`, naming
 that process, before it changes anything. The operating system drops the lock when its process
 ends, however it ends (a `kill -9` too), so a lock is never stale. Within one process the lock is
@@ -11,8 +12,10 @@ re-entrant. Where `fcntl` is missing (Windows), runs are not locked.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -28,7 +31,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ThreadLock"]
+__all__ = ["ThreadLock", "lock_file_name", "thread_busy"]
 
 _held: dict[Path, tuple[int, int]] = {}  # lock file -> (descriptor, depth), in this process
 _held_guard = threading.Lock()
@@ -39,15 +42,17 @@ class ThreadLock:
 
     Args:
         folder: The state folder.
-        thread: The thread's name.
+        thread: The thread's name, for messages.
+        key: The thread's id in the checkpointer (`<project>/<user>/<thread>`); the name alone
+            when not given.
 
     Raises:
         ValueError: `thread` is not a valid thread name (see `check_thread_name`).
     """
 
-    def __init__(self, folder: Path, thread: str) -> None:
-        self.thread = check_thread_name(thread)  # so it is a plain file name
-        self.path = folder / "locks" / f"{thread}.lock"
+    def __init__(self, folder: Path, thread: str, *, key: str | None = None) -> None:
+        self.thread = check_thread_name(thread)
+        self.path = folder / "locks" / f"{lock_file_name(key or thread)}.lock"
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -106,23 +111,53 @@ class ThreadLock:
 
     def _busy(self, holder: dict[str, object]) -> ThreadBusy:
         pid = holder.get("pid")
-        pid = pid if isinstance(pid, int) else None
         host = holder.get("host")
         since = holder.get("since")
-        who = f"process {pid}" if pid is not None else "another process"
-        if isinstance(host, str) and host != socket.gethostname():
-            who += f" on {host}"
-        if isinstance(since, (int, float)):
-            who += f", running since {time.strftime('%H:%M:%S', time.localtime(since))}"
-        end = f"end process {pid}" if pid is not None else "end that kernel"
-        message = (
-            f"thread {self.thread!r} is being run by another kernel ({who}); this cell did "
-            "nothing, so no turn is lost. Two kernels writing one thread would drop each "
-            "other's turns. Run the cell again once that run has finished, or stop it (the stop "
-            f"button of its notebook, or {end}), or use another thread here: %%agent -t NAME or "
-            "%%agent --new."
+        return thread_busy(
+            self.thread,
+            pid=pid if isinstance(pid, int) else None,
+            host=host if isinstance(host, str) else None,
+            since=since if isinstance(since, (int, float)) else None,
         )
-        return ThreadBusy(message, thread=self.thread, pid=pid)
+
+
+def thread_busy(
+    thread: str, *, pid: int | None, host: str | None = None, since: float | None = None,
+    holder: str = "",
+) -> ThreadBusy:
+    """The `ThreadBusy` error for `thread`, run by process `pid` on `host` since `since`.
+
+    Args:
+        thread: The thread's name.
+        pid: The other process, when known.
+        host: Its machine (named only when it is not this one).
+        since: When its run started (seconds since the epoch).
+        holder: More about the holder (for example its PostgreSQL backend).
+    """
+    who = f"process {pid}" if pid is not None else "another process"
+    if host and host != socket.gethostname():
+        who += f" on {host}"
+    if since is not None:
+        who += f", running since {time.strftime('%H:%M:%S', time.localtime(since))}"
+    if holder:
+        who += f", {holder}"
+    end = f"end process {pid}" if pid is not None else "end that kernel"
+    message = (
+        f"thread {thread!r} is being run by another kernel ({who}); this cell did "
+        "nothing, so no turn is lost. Two kernels writing one thread would drop each "
+        "other's turns. Run the cell again once that run has finished, or stop it (the stop "
+        f"button of its notebook, or {end}), or use another thread here: %%agent -t NAME or "
+        "%%agent --new."
+    )
+    return ThreadBusy(message, thread=thread, pid=pid)
+
+
+def lock_file_name(key: str) -> str:
+    """A plain file name for a thread key: readable, and distinct for distinct keys."""
+    readable = re.sub(r"[^A-Za-z0-9_.\-]+", "_", key).strip("._")[:80]
+    if readable == key:
+        return key
+    return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
 def _read_holder(descriptor: int) -> dict[str, object]:
