@@ -270,3 +270,27 @@ def test_file_written_events_name_the_files_and_unknown_event_types_are_ignored(
     from jupyter_deepagent.jupyter.output_files import written_order
 
     assert written_order(events) == ["/outputs/b.md"]
+
+
+def test_outputs_are_shown_in_the_order_of_the_reply_not_the_order_the_writes_finished() -> None:
+    from jupyter_deepagent.jupyter.output_files import written_order
+
+    def event(kind: str, **fields: object) -> dict:
+        return {"type": kind, "agent": "main", "task_id": None, **fields}
+
+    def write(path: str) -> dict:
+        return {"name": "write_file", "args": {"file_path": path, "content": "x"}, "id": path}
+
+    reply = {"type": "ai", "data": {"content": "", "tool_calls": [
+        write("/outputs/z.md"), write("/workspace/notes.md"), write("/outputs/a.csv")]}}
+    events = [
+        event("model_call", reply=reply),
+        # the two calls of one reply ran concurrently: a.csv happened to finish first
+        event("file_written", path="/outputs/a.csv", tool="write_file", chars=1, preview="x"),
+        event("file_written", path="/outputs/z.md", tool="write_file", chars=1, preview="x"),
+        event("file_written", path="/workspace/notes.md", tool="write_file", chars=1,
+              preview="x"),
+    ]
+    assert written_order(events) == ["/outputs/z.md", "/outputs/a.csv"]
+    # a write the reply asked for but that failed is not shown
+    assert written_order(events[:2]) == ["/outputs/a.csv"]

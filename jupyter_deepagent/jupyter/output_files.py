@@ -34,22 +34,24 @@ class _Caption:
 
 
 def written_order(events: Iterable[dict[str, Any]], mount: str = "/outputs/") -> list[str]:
-    """Paths under `mount` in the order the run first wrote them (from `file_written` events, or
-    else from the `write_file`/`edit_file` calls in the model's replies: calls of one reply run
-    concurrently, so their order in the reply is the one that stays the same)."""
+    """Paths under `mount` in the order the run wrote them: the order of the `write_file` and
+    `edit_file` calls in the model's replies (calls of one reply run concurrently, so the order
+    they finish in, which `file_written` events follow, changes from run to run; their order in
+    the reply does not). When there are `file_written` events, only the files they name count."""
     events = list(events)
     written = [e.get("path") for e in events if e.get("type") == "file_written"]
-    if not written:
-        for event in events:
-            if event.get("type") != "model_call":
-                continue
-            data = (event.get("reply") or {}).get("data") or {}
-            written += [(call.get("args") or {}).get("file_path")
-                        for call in data.get("tool_calls") or []
-                        if call.get("name") in ("write_file", "edit_file")]
+    called: list[Any] = []
+    for event in events:
+        if event.get("type") != "model_call":
+            continue
+        data = (event.get("reply") or {}).get("data") or {}
+        called += [(call.get("args") or {}).get("file_path")
+                   for call in data.get("tool_calls") or []
+                   if call.get("name") in ("write_file", "edit_file")]
+    done = set(written) if written else set(called)
     order: list[str] = []
-    for path in written:
-        if isinstance(path, str) and path.startswith(mount) and path not in order:
+    for path in [*called, *written]:
+        if isinstance(path, str) and path in done and path.startswith(mount) and path not in order:
             order.append(path)
     return order
 
