@@ -93,7 +93,7 @@ class ServerStoreBackend(StoreBackend):
                 "store LangGraph Server gives each run. Run it under the server, or pass store= "
                 "to build_served_agent."
             )
-            raise BackendError(msg, path="/memories/")
+            raise BackendError(msg)  # no inner path: the message names the mount itself
         return store
 
 
