@@ -128,10 +128,13 @@ def test_the_served_agent_cannot_change_what_the_server_runs_nor_read_its_thread
 
     trace = trace_run(build_served_agent(folder, store=InMemoryStore()), _ask("Try."))
 
-    errors = [event["error"] for event in trace.of_type("tool_result")]
-    assert all(errors[:4]) and errors[4] is None
-    assert "protected path" in errors[0] and "protected path" in errors[1]
-    assert "off limits" in errors[2] and "off limits" in errors[3]
+    paths = {e["tool_call_id"]: e["args"]["file_path"] for e in trace.of_type("tool_call")}
+    errors = {paths[e["tool_call_id"]]: e["error"] for e in trace.of_type("tool_result")}
+    assert "protected path" in errors["/workspace/deepagent_graph.py"]
+    assert "protected path" in errors["/workspace/langgraph.json"]
+    assert "off limits" in errors["/workspace/.langgraph_api/.langgraph_ops.pckl"]
+    assert "off limits" in errors["/workspace/.env"]
+    assert errors["/workspace/notes.md"] is None
     assert (folder / "deepagent_graph.py").read_text(encoding="utf-8") == module
     assert (folder / "notes.md").read_text(encoding="utf-8") == "Moss."
 
