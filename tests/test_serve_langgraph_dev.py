@@ -211,8 +211,8 @@ def _approve_on(client: object) -> None:
     request = paused.of_type("approval_requested")[0]
     assert request["tool"] == "edit_file" and request["args"]["new_string"] == "retreat fast."
 
-    resumed = trace_remote_run(client, "agent", Command(resume={"decisions": [{"type": "approve"}]}),
-                               thread_id=AIR)
+    approve = Command(resume={"decisions": [{"type": "approve"}]})
+    resumed = trace_remote_run(client, "agent", approve, thread_id=AIR)
     assert resumed.status == "ok" and resumed.final_text == "Edited."
     decided = resumed.of_type("approval_decided")
     assert decided and decided[0]["tools"] == ["edit_file"]

@@ -16,7 +16,13 @@ from pathlib import Path
 
 from jupyter_deepagent.jupyter.served_agent import GRAPH_MODULE, SERVER_CONFIG_FILE, served_config
 
-__all__ = ["GRAPH_NAME", "ServeFiles", "graph_module_text", "server_config_text", "write_serve_config"]
+__all__ = [
+    "GRAPH_NAME",
+    "ServeFiles",
+    "graph_module_text",
+    "server_config_text",
+    "write_serve_config",
+]
 
 GRAPH_NAME = "agent"
 """The graph's name in `langgraph.json`: the assistant id clients run."""

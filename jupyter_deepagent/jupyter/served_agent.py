@@ -1,12 +1,11 @@
 """The research agent of a notebook folder, built for LangGraph Server (`langgraph dev`, a team's
 server): the same settings as `%%agent` in that folder, without the notebook.
 
-| path | in the notebook | served |
-|---|---|---|
-| `/workspace/` | the notebook's folder | a configured folder (default: the folder itself), guarded the same way |
-| `/memories/` | the SQLite store beside the notebook | the server's store (`langgraph dev`: in memory; a team's server: PostgreSQL) |
-| `/notebook/`, `/outputs/` | the live notebook, the cell's output | absent: a server has no kernel |
-| `/large_tool_results/`, `/conversation_history/`, `/subagents/` | disk, under `.deepagent/` | the thread's state, in the server's checkpoints |
+- `/workspace/`: a configured folder (default: the folder itself), guarded as in the notebook;
+- `/memories/`: the server's store (`langgraph dev`: in memory; a team's server: PostgreSQL);
+- `/notebook/`, `/outputs/`: absent, a server has no kernel;
+- `/large_tool_results/`, `/conversation_history/`, `/subagents/` and anything else: the
+  thread's state, in the server's checkpoints.
 
 The server gives the graph its checkpointer and store when it runs it, so the graph is compiled
 without its own; `/memories/` reaches the server's store through the running graph. Settings that

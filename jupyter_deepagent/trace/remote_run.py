@@ -1,11 +1,14 @@
 """`trace_remote_run`: a run of an agent served by LangGraph Server, collected as a `RunTrace`.
 
-The served agent writes its run events to LangGraph's custom stream, as it does in a notebook; the
-client asks the server for that stream (with the state's values and updates) through LangGraph's
-`RemoteGraph`, checks each event against the schema, and records the run exactly as `trace_run`
-records a local one: `run_started` first, then the server's events, then `answer` and
-`run_finished`, each masked, stamped with the run's id and `seq`. So `trace.final_text`,
-`trace.events`, `trace.results_frame()` and `results_frame(events)` work on a remote run.
+The served agent writes its run events to LangGraph's custom stream; the client asks the server
+for that stream (with the state's values and updates) through LangGraph's `RemoteGraph`, checks
+each event against the schema, and records the run as `trace_run` records a local one:
+`run_started` first, then the server's events, then `answer` and `run_finished`, each masked and
+stamped with the run's id and `seq`. So `trace.final_text`, `trace.events`,
+`trace.results_frame()` and `results_frame(events)` work on a remote run. One difference: the
+server knows no `trace_run`, so every `prompt` event carries its whole assembly (locally, a prompt
+sent again is only its hash), and warnings are not kept to one per run (see
+`jupyter_deepagent.events`: on a plain custom stream, only the main agent gives them).
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ def remote_graph(client: Any, assistant_id: str) -> Any:
     if not isinstance(client, SyncLangGraphClient):
         msg = (
             "trace_remote_run takes the server's URL (e.g. http://127.0.0.1:2024), a client from "
-            f"langgraph_sdk.get_sync_client(url=...) or a RemoteGraph, not a {type(client).__name__}"
+            "langgraph_sdk.get_sync_client(url=...) or a RemoteGraph, not a "
+            f"{type(client).__name__}"
         )
         raise TypeError(msg)
     return RemoteGraph(assistant_id, sync_client=client)
