@@ -48,9 +48,11 @@ __all__ = [
     "agent_tool",
     "assemble_prompt",
     "atrace_run",
+    "build_served_agent",
     "create_research_agent",
     "resolve_model",
     "results_frame",
+    "trace_remote_run",
     "trace_run",
 ]
 
@@ -74,6 +76,8 @@ _EXPORTS: dict[str, str] = {
     "SubAgent": "jupyter_deepagent.harness.subagents.specs",
     "CompiledSubAgent": "jupyter_deepagent.harness.subagents.specs",
     "results_frame": "jupyter_deepagent.trace.results",
+    "trace_remote_run": "jupyter_deepagent.trace.remote_run",
+    "build_served_agent": "jupyter_deepagent.jupyter.served_agent",
     "agent_tool": "jupyter_deepagent.jupyter.notebook_tools",
     "Inspector": "jupyter_deepagent.jupyter.inspector_widget",
     **dict.fromkeys(_exceptions.__all__, "jupyter_deepagent._exceptions"),
@@ -137,5 +141,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.subagents.specs import CompiledSubAgent, SubAgent
     from jupyter_deepagent.jupyter.inspector_widget import Inspector
     from jupyter_deepagent.jupyter.notebook_tools import agent_tool
+    from jupyter_deepagent.jupyter.served_agent import build_served_agent
+    from jupyter_deepagent.trace.remote_run import trace_remote_run
     from jupyter_deepagent.trace.results import results_frame
     from jupyter_deepagent.trace.run_trace import RunTrace, atrace_run, trace_run

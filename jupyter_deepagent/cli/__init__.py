@@ -3,10 +3,12 @@
     jupyter-deepagent run NOTEBOOK [--replay strict|auto|off] [--output OUT.ipynb]
     jupyter-deepagent log NOTEBOOK [--format text|markdown|json]
     jupyter-deepagent verify NOTEBOOK
+    jupyter-deepagent serve-config [FOLDER] [--workspace PATH] [--output DIR] [--force]
 
 `run` exits 1 when a strict replay finds a request that differs from the log, 2 when a cell
 fails otherwise; `verify` exits 1 when the log's hash chain is broken or an agent cell has no
-complete recording.
+complete recording; `serve-config` exits 1 when it writes nothing (an invalid configuration,
+or a file it would replace was changed).
 """
 
 from __future__ import annotations
@@ -36,6 +38,16 @@ def _parser() -> argparse.ArgumentParser:
     log.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     verify = commands.add_parser("verify", help="check the hash chain and every agent cell")
     verify.add_argument("notebook", type=Path)
+    serve = commands.add_parser(
+        "serve-config", help="write langgraph.json and a graph module: serve the folder's agent"
+    )
+    serve.add_argument("folder", type=Path, nargs="?", default=Path(),
+                       help="the notebook folder whose .deepagent.toml configures the agent "
+                            "(default: here)")
+    serve.add_argument("--workspace", help="the folder mounted at /workspace/, relative to "
+                                           "FOLDER (default: the workspace setting)")
+    serve.add_argument("--output", type=Path, help="where to write the files (default: FOLDER)")
+    serve.add_argument("--force", action="store_true", help="replace files that were changed")
     return parser
 
 
@@ -103,9 +115,30 @@ def _verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve_config(args: argparse.Namespace) -> int:
+    from jupyter_deepagent.cli.serve_config import GRAPH_NAME, write_serve_config
+
+    try:
+        files = write_serve_config(args.folder, workspace=args.workspace, output=args.output,
+                                   force=args.force)
+    except (ValueError, OSError) as exc:
+        print(f"serve-config: {exc}", file=sys.stderr)
+        return 1
+    for path in files.written:
+        print(f"wrote {path}")
+    for path in files.unchanged:
+        print(f"{path} is up to date")
+    folder = (files.written or files.unchanged)[0].parent
+    print(f"serve it: cd {folder} && langgraph dev   (graph {GRAPH_NAME!r}"
+          + (f", keys from {files.env_file})" if files.env_file else ")"))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = _parser().parse_args(argv)
-    command = {"run": _run, "log": _log, "verify": _verify}[args.command]
+    command = {"run": _run, "log": _log, "verify": _verify, "serve-config": _serve_config}[
+        args.command
+    ]
     return command(args)
 
