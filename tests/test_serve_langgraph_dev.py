@@ -93,7 +93,7 @@ def _project(folder: Path) -> None:
     (folder / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
     (folder / ".deepagent.toml").write_text(
         f'model = "scripted:script.json"\nsystem_prompt = "{LEAD}"\n'
-        'interrupt_on = ["edit_file"]\n',
+        'interrupt_on = ["edit_file"]\nproject = "glacier.lab"\n',
         encoding="utf-8",
     )
     assert cli_main(["serve-config", str(folder)]) == 0
@@ -216,5 +216,6 @@ def _approve_on(client: object) -> None:
     assert resumed.status == "ok" and resumed.final_text == "Edited."
     decided = resumed.of_type("approval_decided")
     assert decided and decided[0]["tools"] == ["edit_file"]
-    item = client.store.get_item(["memories"], key="/notes.md")
+    # the project's namespace, as the project's notebooks keep /memories/ ("." cannot be in one)
+    item = client.store.get_item(["memories", "glacier_lab"], key="/notes.md")
     assert item["value"]["content"] == "Glaciers retreat fast."

@@ -212,3 +212,27 @@ def test_remote_threads_are_uuids_and_a_wrong_client_is_named() -> None:
         trace_remote_run("http://127.0.0.1:9", "agent", _ask("Hi"), thread_id="moss")
     with pytest.raises(TypeError, match="get_sync_client"):
         trace_remote_run(object(), "agent", _ask("Hi"))
+
+
+def test_the_served_agent_reads_the_memories_the_projects_notebooks_wrote(tmp_path: Path) -> None:
+    from jupyter_deepagent.jupyter.storage import OwnedStorage, open_storage
+    from jupyter_deepagent.jupyter.thread_owner import ThreadOwner
+
+    folder = _folder(
+        tmp_path,
+        {"tool_calls": [_call("read_file", file_path="/memories/AGENTS.md")]},
+        "Done.",
+        settings='project = "moss.survey"\n',
+    )
+    # what a notebook of the project remembered, kept in the notebooks' database
+    notebooks = OwnedStorage(open_storage(folder / ".deepagent", ".deepagent"),
+                             ThreadOwner("moss.survey", "ana"))
+    try:
+        notebooks.store.put(notebooks.memory_namespace, "/AGENTS.md",
+                            {"content": ["Cite the 2019 survey."], "created_at": "",
+                             "modified_at": ""})
+        trace = trace_run(build_served_agent(folder, store=notebooks.store), _ask("Recall."))
+    finally:
+        notebooks.close()
+    [memory] = trace.of_type("tool_result")
+    assert memory["error"] is None and "Cite the 2019 survey." in memory["content"]

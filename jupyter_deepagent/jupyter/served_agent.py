@@ -29,13 +29,13 @@ from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
 from jupyter_deepagent.jupyter.config import AgentConfig, file_layers, resolve_config
+from jupyter_deepagent.jupyter.thread_owner import memory_namespace, project_name
 
 if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
 
 __all__ = [
     "GRAPH_MODULE",
-    "MEMORY_NAMESPACE",
     "SERVER_CONFIG_FILE",
     "SERVER_STATE_FOLDERS",
     "ServerStoreBackend",
@@ -47,8 +47,6 @@ SERVER_CONFIG_FILE = "langgraph.json"
 """The file LangGraph Server reads: which graph to serve, its dependencies, its env file."""
 GRAPH_MODULE = "deepagent_graph.py"
 """The module that builds the served graph; the server runs it, so the agent may not change it."""
-MEMORY_NAMESPACE = ("memories",)
-"""The store namespace of `/memories/`, as in the notebook."""
 SERVER_STATE_FOLDERS = (".langgraph_api",)
 """What `langgraph dev` keeps in the folder it runs in: every thread's checkpoints, as pickles it
 loads at start. Hidden from the agent, which could otherwise read other threads or plant code."""
@@ -66,9 +64,7 @@ class ServerStoreBackend(StoreBackend):
         namespace: The store namespace of the files.
     """
 
-    def __init__(
-        self, store: BaseStore | None = None, namespace: tuple[str, ...] = MEMORY_NAMESPACE
-    ) -> None:
+    def __init__(self, store: BaseStore | None, namespace: tuple[str, ...]) -> None:
         super().__init__(store, namespace=namespace)
 
     @property
@@ -130,10 +126,16 @@ def _workspace(folder: Path, config: AgentConfig, workspace: str | Path | None) 
 
 
 def _filesystem(
-    folder: Path, config: AgentConfig, workspace: Path, store: Any, redact: Any
+    folder: Path,
+    config: AgentConfig,
+    workspace: Path,
+    store: Any,
+    namespace: tuple[str, ...],
+    redact: Any,
 ) -> CompositeBackend:
     """/workspace/ guarded as in the notebook (the generated server files protected too),
-    /memories/ in the server's store, everything else in the thread's state."""
+    /memories/ in the server's store under the project's namespace (the notebooks' of the same
+    project, when the server uses their database), everything else in the thread's state."""
     from jupyter_deepagent.jupyter.mounts import GuardedFolder
 
     protected = tuple(dict.fromkeys((*config.protected_paths, SERVER_CONFIG_FILE, GRAPH_MODULE)))
@@ -145,11 +147,11 @@ def _filesystem(
         protected_paths=protected,
     )
     return CompositeBackend(
-        StateBackend(), {"/workspace/": guarded, "/memories/": ServerStoreBackend(store)}
+        StateBackend(), {"/workspace/": guarded, "/memories/": ServerStoreBackend(store, namespace)}
     )
 
 
-def _served_prompt(read_only: bool) -> str:  # noqa: FBT001
+def _served_prompt(read_only: bool) -> str:
     """The system prompt's section on the served agent's files."""
     workspace = "read-only" if read_only else "data files, scripts, reports you are asked to save"
     return f"""\
@@ -217,7 +219,10 @@ def build_served_agent(
     keys = SessionKeys()
     model = SessionModels(keys).get(config.model, root, config.env_file, call_policy(config))
     redact = Redactor(extra=keys.values)
-    backend = _filesystem(root, config, _workspace(root, config, workspace), store, redact)
+    namespace = memory_namespace(project_name(config.project, root.name))
+    backend = _filesystem(
+        root, config, _workspace(root, config, workspace), store, namespace, redact
+    )
     approvals = dict.fromkeys(config.interrupt_on, True) or None
     return create_research_agent(
         model,

@@ -13,7 +13,13 @@ import getpass
 import os
 from dataclasses import dataclass
 
-__all__ = ["HUB_USER_VARIABLE", "ThreadOwner", "current_user", "project_name"]
+__all__ = [
+    "HUB_USER_VARIABLE",
+    "ThreadOwner",
+    "current_user",
+    "memory_namespace",
+    "project_name",
+]
 
 HUB_USER_VARIABLE = "JUPYTERHUB_USER"
 _SEPARATOR = "/"
@@ -41,6 +47,12 @@ def project_name(setting: str, notebook_folder_name: str) -> str:
     return _part(setting or notebook_folder_name, "default")
 
 
+def memory_namespace(project: str) -> tuple[str, ...]:
+    """The store namespace of a project's `/memories/`, shared by its users, its notebooks and
+    its served agent (a store label cannot hold a ".")."""
+    return ("memories", project.replace(".", "_"))
+
+
 @dataclass(frozen=True)
 class ThreadOwner:
     """A user in a project: maps plain thread names to the keys kept in the checkpointer."""
@@ -50,9 +62,8 @@ class ThreadOwner:
 
     @property
     def memory_namespace(self) -> tuple[str, ...]:
-        """The store namespace of the project's `/memories/` (shared by its users; a store
-        label cannot hold a ".")."""
-        return ("memories", self.project.replace(".", "_"))
+        """The store namespace of the project's `/memories/` (see `memory_namespace`)."""
+        return memory_namespace(self.project)
 
     def key(self, thread: str) -> str:
         """The checkpointer's thread id of this user's `thread`."""
