@@ -23,6 +23,17 @@ from notebook_shell import Notebook, notebook, scripted  # noqa: F401
         (".deepagent.toml", 'state_dir = ".."\n', "'..' is the notebook's folder or a"),
         (".deepagent.toml", 'workspace = "data"\nstate_dir = "data"\n', "is the workspace"),
         (".deepagent.toml", 'state_dir = "/proc/forbidden"\n', "cannot keep conversations in"),
+        (".deepagent.toml", 'subagents = "judge"\n', "subagents must be a JSON list"),
+        (".deepagent.toml", '[[subagents]]\nname = "judge"\n', "subagents[0] needs a description"),
+        (".deepagent.toml", '[[subagents]]\nname = "a judge"\ndescription = "d"\n',
+         "subagents[0]: subagent name 'a judge' is not usable"),
+        (".deepagent.toml", '[[subagents]]\nname = "j"\ndescription = "d"\nmodel = "x:y"\n',
+         "unknown key 'model'; known keys: name, description, system_prompt, skills, "
+         "interrupt_on, response_format. A subagent uses the agent's model."),
+        (".deepagent.toml", '[[subagents]]\nname = "j"\ndescription = "d"\n'
+         'response_format = "Verdict"\n', "response_format must be a JSON schema table"),
+        (".deepagent.toml", '[[subagents]]\nname = "j"\ndescription = "d"\n'
+         '[[subagents]]\nname = "j"\ndescription = "e"\n', "the name 'j' is given twice"),
     ],
 )
 def test_a_bad_settings_file_stops_the_cell_naming_it(
@@ -60,3 +71,48 @@ def test_into_overwriting_a_variable_that_is_not_a_result_table_warns(notebook: 
     again = notebook.run("%%agent --into findings\nsurvey again")
     assert again.error is None
     assert "held a" not in again.live_text  # a result table replaced by the next one: no warning
+
+
+def test_subagents_declared_in_the_folders_settings_are_offered_and_fill_the_results_table(
+    notebook: Notebook,
+) -> None:
+    (notebook.folder / ".deepagent.toml").write_text(
+        '[[subagents]]\n'
+        'name = "judge"\n'
+        'description = "Weighs the evidence on one claim."\n'
+        'system_prompt = "Judge the claim."\n'
+        '[subagents.response_format]\n'
+        'title = "Verdict"\n'
+        'type = "object"\n'
+        'properties = { verdict = { type = "string" }, confident = { type = "boolean" } }\n'
+        'required = ["verdict", "confident"]\n',
+        encoding="utf-8",
+    )
+    task = {"name": "task", "args": {"description": "Is the glacier retreating?",
+                                     "subagent_type": "judge"}}
+    model = scripted(
+        {"tool_calls": [task]},
+        "The judge says yes.",
+        rules=[{"when": "Is the glacier retreating?", "when_system": "Judge the claim.",
+                "reply": {"tool_calls": [{
+            "name": "Verdict", "args": {"verdict": "retreating", "confident": True}}]}}],
+    )
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent --into verdicts\njudge it")
+    assert cell.error is None
+    frame = notebook.shell.user_ns["verdicts"]
+    assert frame["subagent"].tolist() == ["judge"]
+    assert frame["verdict"].tolist() == ["retreating"] and frame["confident"].tolist() == [True]
+    # the main agent was told about the judge, with its description
+    assert "Weighs the evidence on one claim." in model.requests[0].system
+
+
+def test_agent_config_takes_subagents_as_json(notebook: Notebook) -> None:
+    cell = notebook.run(
+        """%agent config 'subagents=[{"name": "scout", "description": "Finds sources."}]'"""
+    )
+    assert cell.error is None
+    assert notebook.session.config.subagents == ({"name": "scout", "description": "Finds sources."},)
+    assert "| subagents | `scout` | %agent config |" in cell.markdown[0]
+    bad = notebook.run("%agent config subagents=[{name:scout}]")
+    assert isinstance(bad.error, UsageError) and "subagents must be a JSON list" in str(bad.error)

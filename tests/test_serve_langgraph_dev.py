@@ -36,18 +36,6 @@ pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
 
 ICE, SEA, AIR = (str(uuid.uuid4()) for _ in range(3))  # server threads are named by UUID
 LEAD = "You coordinate a research team."
-VERDICT = {
-    "title": "Verdict",
-    "type": "object",
-    "properties": {
-        "verdict": {"type": "string"},
-        "confident": {"type": "boolean"},
-        "sources": {"type": "integer"},
-    },
-    "required": ["verdict", "confident", "sources"],
-}
-JUDGE = {"name": "judge", "description": "Judges evidence.", "system_prompt": "Judge the evidence.",
-         "response_format": VERDICT}
 
 
 def _call(name: str, **args: object) -> dict:
@@ -93,17 +81,19 @@ def _project(folder: Path) -> None:
     (folder / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
     (folder / ".deepagent.toml").write_text(
         f'model = "scripted:script.json"\nsystem_prompt = "{LEAD}"\n'
-        'interrupt_on = ["edit_file"]\nproject = "glacier.lab"\n',
+        'interrupt_on = ["edit_file"]\nproject = "glacier.lab"\n'
+        # the judge, declared in the settings as in the notebooks, with a typed result
+        '[[subagents]]\nname = "judge"\ndescription = "Judges evidence."\n'
+        'system_prompt = "Judge the evidence."\n'
+        '[subagents.response_format]\ntitle = "Verdict"\ntype = "object"\n'
+        'required = ["verdict", "confident", "sources"]\n'
+        'properties = { verdict = { type = "string" }, confident = { type = "boolean" }, '
+        'sources = { type = "integer" } }\n',
         encoding="utf-8",
     )
     assert cli_main(["serve-config", str(folder)]) == 0
-    module = folder / "deepagent_graph.py"
-    text = module.read_text(encoding="utf-8")
-    generated = "graph = build_served_agent(\n    HERE,\n)"
-    assert generated in text
-    module.write_text(text.replace(
-        generated, f"JUDGE = {JUDGE!r}\n\ngraph = build_served_agent(HERE, subagents=[JUDGE])"
-    ), encoding="utf-8")
+    text = (folder / "deepagent_graph.py").read_text(encoding="utf-8")
+    assert "graph = build_served_agent(\n    HERE,\n)" in text
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +148,7 @@ def test_a_remote_run_streams_the_same_events_as_a_local_one(server, ice_run) ->
     _, folder = server
     remote = ice_run
 
-    local_agent = build_served_agent(folder, subagents=[JUDGE], checkpointer=InMemorySaver(),
-                                     store=InMemoryStore())
+    local_agent = build_served_agent(folder, checkpointer=InMemorySaver(), store=InMemoryStore())
     local = trace_run(local_agent, _ask("Survey the ice."),
                       config={"configurable": {"thread_id": ICE}})
 

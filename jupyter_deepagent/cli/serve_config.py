@@ -3,7 +3,7 @@ folder's research agent, `langgraph.json` and a small graph module.
 
 The graph module calls `build_served_agent` on the folder, so the served agent reads the same
 `.deepagent.toml` as the notebook each time the server starts. Both files are short and meant to
-be read and edited (tools and subagents are added in the module); writing them again refuses to
+be read and edited (Python-only tools and subagents are added in the module); writing them again refuses to
 replace a file that differs from what would be written, unless `force`.
 """
 
@@ -53,8 +53,8 @@ def graph_module_text(folder: Path, output: Path, workspace: str | None = None) 
 
 Written by `jupyter-deepagent serve-config`. The agent reads the folder's .deepagent.toml (and
 pyproject.toml) when the server starts, as a notebook does at each run: restart the server after
-changing them. Add Python-only parts here: tools=[...], subagents=[...] (a subagent with a
-response_format gives typed rows in results_frame).
+changing them. Add Python-only parts here: tools=[...], or subagents=[...] with a model of
+their own (the [[subagents]] of .deepagent.toml are offered already).
 """
 
 from pathlib import Path

@@ -48,8 +48,9 @@ __all__ = [
     "coerce_setting",
     "environment_layers",
     "file_layers",
-    "shown_value",
     "resolve_config",
+    "shown_value",
+    "virtual_path",
 ]
 
 LOCAL_CONFIG_FILE = ".deepagent.toml"
@@ -148,6 +149,9 @@ class AgentConfig:
     (empty: SQLite files in state_dir). `JUPYTER_DEEPAGENT_DATABASE_URL` wins over the rest."""
     project: str = ""
     """The project whose /memories/ its users share (empty: the notebook folder's name)."""
+    subagents: tuple[dict[str, Any], ...] = ()
+    """Subagents besides the general-purpose one (`[[subagents]]` tables: name, description,
+    system_prompt, skills, interrupt_on, response_format; see `jupyter.subagent_settings`)."""
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(AgentConfig)}
@@ -211,6 +215,10 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
     if name == "project":
         msg = f"{source}: project must be a name without '/', got {value!r}"
         raise ValueError(msg)
+    if name == "subagents":
+        from jupyter_deepagent.jupyter.subagent_settings import check_subagents
+
+        return check_subagents(value, source)
     if name == "into" and isinstance(value, str):
         return check_variable_name(value.strip(), f"{source}: into")
     if kind == "list":
@@ -269,8 +277,19 @@ def _database_url(value: str, source: str) -> str:
     return url
 
 
+def virtual_path(path: str) -> str:
+    """A skills or memory path of the configuration in the agent's filesystem: a relative path
+    is in /workspace/."""
+    from jupyter_deepagent.backends import normalize_virtual_path
+
+    return normalize_virtual_path(path if path.startswith("/") else "/workspace/" + path)
+
+
 def shown_value(name: str, value: Any) -> Any:
-    """A setting's value as it may be shown (the database URL's password masked)."""
+    """A setting's value as it may be shown (the database URL's password masked, subagents by
+    name)."""
+    if name == "subagents":
+        return tuple(str(spec.get("name")) for spec in value)
     return mask_database_url(value) if name == "database_url" and isinstance(value, str) else value
 
 

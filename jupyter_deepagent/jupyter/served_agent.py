@@ -10,8 +10,9 @@ server): the same settings as `%%agent` in that folder, without the notebook.
 The server gives the graph its checkpointer and store when it runs it, so the graph is compiled
 without its own; `/memories/` reaches the server's store through the running graph. Settings that
 only mean something in a kernel (`python`, `tools`, `into`, `quiet`, `replay`, ...) are ignored;
-Python-only parts (tools, subagents with a `response_format`) are arguments of
-`build_served_agent`, written in the graph module `jupyter-deepagent serve-config` generates.
+The settings' `[[subagents]]` are offered as in the notebook; Python-only parts (tools,
+subagents with a model of their own) are arguments of `build_served_agent`, written in the graph
+module `jupyter-deepagent serve-config` generates.
 Nothing here imports IPython: a server has no kernel.
 """
 
@@ -23,12 +24,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent._exceptions import BackendError
-from jupyter_deepagent.backends import normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
-from jupyter_deepagent.jupyter.config import AgentConfig, file_layers, resolve_config
+from jupyter_deepagent.jupyter.config import (
+    AgentConfig,
+    file_layers,
+    resolve_config,
+    virtual_path,
+)
+from jupyter_deepagent.jupyter.subagent_settings import subagent_specs
 from jupyter_deepagent.jupyter.thread_owner import memory_namespace, project_name
 
 if TYPE_CHECKING:
@@ -101,10 +107,6 @@ def served_config(folder: str | Path) -> AgentConfig:
     """
     return resolve_config(file_layers(Path(folder)))[0]
 
-
-def _virtual(path: str) -> str:
-    """A skills/memory path of the configuration: relative paths are in /workspace/."""
-    return normalize_virtual_path(path if path.startswith("/") else "/workspace/" + path)
 
 
 def _workspace(folder: Path, config: AgentConfig, workspace: str | Path | None) -> Path:
@@ -182,8 +184,9 @@ def build_served_agent(
         workspace: The folder mounted at /workspace/ (default: the `workspace` setting, itself
             the folder by default), guarded as in the notebook.
         tools: Extra tools (LangChain tools or plain functions).
-        subagents: `SubAgent`/dict specs for the `task` tool (a `response_format` gives each
-            task a row of typed columns in `results_frame`).
+        subagents: `SubAgent`/dict specs for the `task` tool besides the settings'
+            `[[subagents]]` (a `response_format` gives each task typed columns in
+            `results_frame`).
         middleware: Your own `AgentMiddleware`.
         checkpointer: None under LangGraph Server, which gives the graph its own; pass one to
             run the graph yourself (`trace_run`), as approvals need it.
@@ -230,9 +233,9 @@ def build_served_agent(
         system_prompt="\n\n".join(
             p for p in (config.system_prompt, _served_prompt(config.workspace_read_only)) if p
         ),
-        memory=[_virtual(p) for p in config.memory],
-        skills=[_virtual(p) for p in config.skills],
-        subagents=list(subagents),
+        memory=[virtual_path(p) for p in config.memory],
+        skills=[virtual_path(p) for p in config.skills],
+        subagents=[*subagent_specs(config.subagents), *subagents],
         backend=backend,
         # the server's checkpointer, given at run time (`True`: "the one the graph runs with")
         checkpointer=checkpointer if checkpointer is not None or not approvals else True,

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_deepagent._exceptions import ThreadBusy
-from jupyter_deepagent.backends import normalize_virtual_path
 from jupyter_deepagent.jupyter import execution
 from jupyter_deepagent.jupyter.config import (
     AgentConfig,
@@ -26,6 +25,7 @@ from jupyter_deepagent.jupyter.config import (
     environment_layers,
     file_layers,
     resolve_config,
+    virtual_path,
 )
 from jupyter_deepagent.jupyter.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
@@ -43,10 +43,6 @@ from jupyter_deepagent.jupyter.turns import (
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
-
-def _virtual(path: str) -> str:
-    """A skills/memory path of the configuration: relative paths are in /workspace/."""
-    return normalize_virtual_path(path if path.startswith("/") else "/workspace/" + path)
 
 
 class Session:
@@ -278,8 +274,8 @@ class Session:
             config,
             model=options.model if options.model is not None else config.model,
             system_prompt=system,
-            skills=tuple(_virtual(p) for p in (*config.skills, *options.skills)),
-            memory=tuple(_virtual(p) for p in (*config.memory, *options.memory)),
+            skills=tuple(virtual_path(p) for p in (*config.skills, *options.skills)),
+            memory=tuple(virtual_path(p) for p in (*config.memory, *options.memory)),
             into=options.into or config.into,
             quiet=options.quiet or config.quiet,
             tools=tuple(dict.fromkeys((*config.tools, *options.tools))),
@@ -317,6 +313,7 @@ class Session:
         """The keyword arguments of `create_research_agent` (besides the model) for `settings`."""
         from jupyter_deepagent.jupyter.mounts import notebook_prompt
         from jupyter_deepagent.jupyter.notebook_tools import run_tools
+        from jupyter_deepagent.jupyter.subagent_settings import subagent_specs
 
         notebook = notebook_prompt(workspace_read_only=settings.workspace_read_only)
         tools, approvals = run_tools(self.shell, settings, backend, redact=self.redactor())
@@ -326,6 +323,7 @@ class Session:
             "system_prompt": "\n\n".join(p for p in (settings.system_prompt, notebook) if p),
             "memory": list(settings.memory),
             "skills": list(settings.skills),
+            "subagents": subagent_specs(settings.subagents),
             "backend": backend,
             "interrupt_on": {**dict.fromkeys(settings.interrupt_on, True), **approvals} or None,
             "model_timeout": settings.model_timeout,
