@@ -201,3 +201,79 @@ def test_a_database_with_foreign_tables_is_named_damaged_and_left_alone(
     assert "langgraph-checkpoint-postgres" in line and "database of its own" in line
     with psycopg.connect(url) as connection:
         assert connection.execute("SELECT note FROM checkpoints").fetchall() == [("theirs",)]
+
+
+# -- spellings that once leaked the password ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"Postgresql://ana:{PASSWORD}@db.example.org/lab",  # any case: libpq wants lower case
+        f"postgresql://ana:{PASSWORD}@side@db.example.org/lab",  # a raw "@" in the password
+        f"postgresql://ana@db.example.org/lab?sslpassword={PASSWORD}",
+    ],
+)
+def test_every_spelling_of_a_password_is_masked(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.setenv("JUPYTER_DEEPAGENT_DATABASE_URL", url)
+    shown = notebook.run("%agent config")
+    assert shown.error is None
+    assert PASSWORD not in shown.markdown[0] and "***" in shown.markdown[0]
+    assert notebook.session.config.database_url.startswith("postgresql://")
+
+
+def test_a_stray_percent_in_the_password_is_refused_without_echoing_it(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUPYTER_DEEPAGENT_DATABASE_URL", "postgresql://ana:se%ZZ" + "cret@db/lab")
+    cell = notebook.run("%agent config")
+    assert isinstance(cell.error, UsageError)
+    assert "write a '%' in a user name or password as %25" in str(cell.error)
+    assert "ZZcret" not in str(cell.error)
+
+
+def _open_storage_in_a_process(url: str) -> str:
+    from jupyter_deepagent.jupyter.postgres_storage import PostgresStorage
+
+    try:
+        PostgresStorage(url).close()
+    except Exception as exc:  # noqa: BLE001 - the test reports what each process met
+        return f"{type(exc).__name__}: {exc}"
+    return "ok"
+
+
+def test_kernels_opening_a_new_database_at_once_all_get_it(postgres_server: object) -> None:
+    import multiprocessing
+
+    url = postgres_server.create_database(f"together_{int(time.time() * 1000)}")
+    with multiprocessing.get_context("spawn").Pool(6) as pool:
+        results = pool.map(_open_storage_in_a_process, [url] * 6)
+    assert results == ["ok"] * 6
+
+
+def test_the_agent_cannot_read_libpqs_password_files(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = "db.example.org:5432:lab:ana:" + PASSWORD + "\n"
+    (notebook.folder / ".pgpass").write_text(line)  # a home folder, as on a JupyterHub
+    (notebook.folder / "keys").mkdir()
+    (notebook.folder / "keys" / "lab.pass").write_text(line)
+    monkeypatch.setenv("PGPASSFILE", str(notebook.folder / "keys" / "lab.pass"))
+    model = scripted(
+        {"tool_calls": [{"name": "read_file", "args": {"file_path": "/workspace/.pgpass"}},
+                        {"name": "read_file", "args": {"file_path": "/workspace/keys/lab.pass"}},
+                        {"name": "grep", "args": {"pattern": "5432", "path": "/workspace/"}},
+                        {"name": "ls", "args": {"path": "/workspace/"}}]},
+        "done",
+    )
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent\nfind the database password")
+    assert cell.error is None
+    sent = "\n".join(str(m.content) for m in model.requests[-1].messages)
+    assert PASSWORD not in sent
+    results = {r["tool"]: r for r in notebook.session.last_trace.of_type("tool_result")}
+    assert "credential files" in results["read_file"]["error"]
+    assert "No matches" in results["grep"]["content"]
+    assert ".pgpass" not in results["ls"]["content"] and "keys/" in results["ls"]["content"]

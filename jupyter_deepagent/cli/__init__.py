@@ -129,7 +129,8 @@ def _serve_config(args: argparse.Namespace) -> int:
     for path in files.unchanged:
         print(f"{path} is up to date")
     folder = (files.written or files.unchanged)[0].parent
-    print(f"serve it: cd {folder} && langgraph dev   (graph {GRAPH_NAME!r}"
+    # --no-reload: the agent may write a .py file into the folder, which would restart the server
+    print(f"serve it: cd {folder} && langgraph dev --no-reload   (graph {GRAPH_NAME!r}"
           + (f", keys from {files.env_file})" if files.env_file else ")"))
     return 0
 

@@ -58,9 +58,25 @@ _PYPROJECT_TABLE = "jupyter-deepagent"
 CONFIG_FILE_NAMES = (LOCAL_CONFIG_FILE, "pyproject.toml")
 """Files whose settings every run reads; only the user may change them."""
 
-DEFAULT_HIDDEN_PATHS = (".git", ".hg", ".svn")
-"""Version-control internals: hidden from the agent (and so never changed by it). A write to
-`.git/config` or `.git/hooks/` runs a command at the user's next `git status` or `git commit`."""
+DEFAULT_HIDDEN_PATHS = (
+    # version-control internals: a write to `.git/config` or `.git/hooks/` runs a command at
+    # the user's next `git status` or `git commit`
+    ".git",
+    ".hg",
+    ".svn",
+    # credentials that sit in a home folder, which on a JupyterHub is the notebook's folder:
+    # libpq's password and service files (where For teams puts the database password), and
+    # the usual stores of other services' keys
+    ".pgpass",
+    "pgpass.conf",
+    ".pg_service.conf",
+    ".netrc",
+    ".git-credentials",
+    ".ssh",
+    ".aws",
+    ".gnupg",
+)
+"""Hidden from the agent (and so never changed by it)."""
 
 DEFAULT_PROTECTED_PATHS = (
     # Python and Jupyter start-up: run when a kernel or an interpreter starts

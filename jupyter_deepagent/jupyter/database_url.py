@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 __all__ = [
@@ -21,14 +22,21 @@ __all__ = [
     "check_database_url",
     "database_address",
     "database_password",
+    "database_secrets",
     "environment_database_url",
+    "libpq_credential_files",
     "mask_database_url",
 ]
 
 DATABASE_URL_VARIABLE = "JUPYTER_DEEPAGENT_DATABASE_URL"
 _SCHEMES = ("postgresql", "postgres")
-_PASSWORD = re.compile(r"(?P<head>\b(?:postgres(?:ql)?)://[^:/@\s]*:)(?P<secret>[^@\s]*)(?=@)")
-_QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)(?P<secret>[^&\s]*)", re.IGNORECASE)
+# the password runs from the user's ":" to the last "@" of the URL (a raw "@" may be in it)
+_PASSWORD = re.compile(
+    r"(?P<head>\b(?:postgres(?:ql)?)://[^:/@\s]*:)(?P<secret>\S*)(?=@[^@\s]*)", re.IGNORECASE
+)
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&](?:ssl)?password=)(?P<secret>[^&\s]*)",
+                             re.IGNORECASE)
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 @dataclass(frozen=True)
@@ -54,14 +62,18 @@ def mask_database_url(text: str) -> str:
 
 def database_password(url: str) -> str | None:
     """The password a URL carries (in its user part or as `?password=`), to mask it elsewhere."""
-    try:
-        parts = urlsplit(url)
-        if parts.password:
-            return unquote(parts.password)
-        values = parse_qs(parts.query).get("password")
-    except ValueError:
-        return None
-    return values[0] if values else None
+    secrets = database_secrets(url)
+    return secrets[0] if secrets else None
+
+
+def database_secrets(url: str) -> list[str]:
+    """Every spelling of the URL's passwords (as written and decoded, `?password=` and
+    `?sslpassword=` too), longest first, so a message can be cleaned of each."""
+    found = [m.group("secret") for pattern in (_PASSWORD, _QUERY_PASSWORD)
+             for m in pattern.finditer(url)]
+    spellings = {spelling for secret in found if secret
+                 for spelling in (secret, unquote(secret))}
+    return sorted(spellings, key=len, reverse=True)
 
 
 def check_database_url(value: str, source: str) -> str:
@@ -81,11 +93,18 @@ def check_database_url(value: str, source: str) -> str:
             f"notebook; got {mask_database_url(value)!r}"
         )
         raise ValueError(msg)
+    value = scheme + value[len(scheme):]  # libpq reads "postgresql://" in lower case only
     try:
         urlsplit(value).port  # noqa: B018 - a malformed port raises here
     except ValueError as exc:
         msg = f"{source}: database_url {mask_database_url(value)!r} is malformed: {exc}"
         raise ValueError(msg) from None
+    if _BAD_ESCAPE.search(value):
+        msg = (
+            f"{source}: database_url {mask_database_url(value)!r} has a '%' that does not start "
+            "a %XX escape: write a '%' in a user name or password as %25."
+        )
+        raise ValueError(msg)
     return value
 
 
@@ -108,3 +127,10 @@ def environment_database_url() -> str | None:
     """`JUPYTER_DEEPAGENT_DATABASE_URL` when set (it wins over the files and `%agent config`)."""
     value = os.environ.get(DATABASE_URL_VARIABLE, "").strip()
     return value or None
+
+
+def libpq_credential_files() -> tuple[Path, ...]:
+    """The password and service files libpq was pointed at (`PGPASSFILE`, `PGSERVICEFILE`),
+    to hide from the agent wherever they are (the default names are in `hidden_paths`)."""
+    named = (os.environ.get(variable, "").strip() for variable in ("PGPASSFILE", "PGSERVICEFILE"))
+    return tuple(Path(value).expanduser() for value in named if value)

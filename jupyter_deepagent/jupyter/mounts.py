@@ -171,8 +171,9 @@ class GuardedFolder(AsyncBackendMixin):
             or any(_same_or_within(real, hidden) for hidden in self.hidden)
         ):
             msg = (
-                f"{virtual} is off limits: .env files, version-control folders such as .git, and "
-                "the agent's own state folder are hidden from the agent (setting: hidden_paths)."
+                f"{virtual} is off limits: .env files, credential files (.pgpass, .ssh, ...), "
+                "version-control folders such as .git, and the agent's own state folder are "
+                "hidden from the agent (setting: hidden_paths)."
             )
             return PermissionDenied(msg, path=virtual)
         if not change:
@@ -316,7 +317,9 @@ def notebook_filesystem(
     `hidden_paths`, `protected_paths` are read-only, and text read there passes through `redact`.
     `/memories/` is `store`'s `memory_namespace` (the project's, shared by its users).
     """
-    hidden = (state_dir, *([env_file] if env_file is not None else []))
+    from jupyter_deepagent.jupyter.database_url import libpq_credential_files
+
+    hidden = (state_dir, *([env_file] if env_file is not None else []), *libpq_credential_files())
     routes: dict[str, BackendProtocol] = {
         "/notebook/": notebook,
         "/outputs/": outputs,

@@ -12,19 +12,27 @@ the cell does not look hung. One writer per thread is kept by `AdvisoryLock`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from jupyter_deepagent._exceptions import DatabaseUnreachable, StateDamaged
 from jupyter_deepagent.jupyter.advisory_lock import AdvisoryLock, application_name
-from jupyter_deepagent.jupyter.database_url import database_address, mask_database_url
+from jupyter_deepagent.jupyter.database_url import (
+    database_address,
+    database_secrets,
+    mask_database_url,
+)
 
 __all__ = ["CONNECT_TIMEOUT", "PostgresStorage"]
 
 CONNECT_TIMEOUT = 5
 """Seconds to wait for the server to answer a new connection."""
 _POOL_SIZE = 4
+_SETUP_LOCK = 0x6A64_6173_6574_7570  # "jdasetup": kernels opening a new database at once
+_SETUP_ATTEMPTS = 3
+_SETUP_PATIENCE = 60  # seconds to wait for another kernel's table set-up
 
 
 class PostgresStorage:
@@ -62,13 +70,13 @@ class PostgresStorage:
         self._pool = ConnectionPool(
             url, min_size=1, max_size=_POOL_SIZE, open=False, timeout=connect_timeout,
             kwargs={**self._options, "prepare_threshold": 0, "row_factory": dict_row},
+            check=ConnectionPool.check_connection,  # a server restart costs no failed cell
         )
         try:
             self._pool.open(wait=True, timeout=connect_timeout)
             self.checkpointer: Any = PostgresSaver(self._pool)
-            self.checkpointer.setup()
             self.store: Any = PostgresStore(self._pool)
-            self.store.setup()
+            self._set_up()
         except psycopg.OperationalError as exc:
             self._pool.close()
             raise self.unreachable(exc) from None
@@ -80,6 +88,35 @@ class PostgresStorage:
             if type(exc).__module__.startswith("psycopg_pool"):
                 raise self.unreachable(exc) from None
             raise
+
+    def _set_up(self) -> None:
+        """Create or migrate the tables, one kernel at a time: kernels that open a new database
+        together (a class starting at once, the first run after an upgrade) would otherwise
+        race on the migrations. A lost race that slipped through is retried.
+
+        Raises:
+            psycopg.Error: The server refused the tables (after the retries).
+        """
+        import psycopg
+
+        for attempt in range(_SETUP_ATTEMPTS):
+            try:
+                with self.connect() as guard:
+                    # polled, not waited for: a session waiting in pg_advisory_lock holds a
+                    # snapshot, which the migrations' CREATE INDEX CONCURRENTLY waits for
+                    deadline = time.monotonic() + _SETUP_PATIENCE
+                    while not guard.execute(
+                        "SELECT pg_try_advisory_lock(%s)", (_SETUP_LOCK,)
+                    ).fetchone()[0]:
+                        if time.monotonic() > deadline:
+                            break  # set up without it; a lost race is retried below
+                        time.sleep(0.1)
+                    self.checkpointer.setup()
+                    self.store.setup()
+                return
+            except (psycopg.errors.UniqueViolation, psycopg.errors.DeadlockDetected):
+                if attempt == _SETUP_ATTEMPTS - 1:
+                    raise
 
     @property
     def identity(self) -> str:
@@ -166,29 +203,47 @@ class PostgresStorage:
             ).fetchone()
         return int(row["size"] or 0) if row else 0
 
+    def _reason(self, exc: BaseException) -> str:
+        """The server's or the driver's words, on one line, without the URL's password."""
+        reason = " ".join(str(exc).split()).replace(self._url, self.location)
+        for secret in database_secrets(self._url):
+            reason = reason.replace(secret, "***")
+        return mask_database_url(reason)[:300] or type(exc).__name__
+
     def unreachable(self, exc: BaseException) -> DatabaseUnreachable:
-        """The one-line error for a server that cannot be reached, naming host and port."""
-        address = self.address
-        reason = mask_database_url(" ".join(str(exc).split()))[:300] or type(exc).__name__
-        for secret in (self._url,):
-            reason = reason.replace(secret, self.location)
+        """The one-line error for a server that cannot be reached or refuses the login, naming
+        host and port, with advice that fits the reason."""
+        address, reason = self.address, self._reason(exc)
         message = (
             f"Cannot reach the PostgreSQL database {address.database!r} at {address} (user "
             f"{address.user or 'default'!r}) that keeps conversations and /memories/: {reason}. "
-            f"Check that the server is running and reachable from here, and the URL "
-            f"({self.source}); or set another with %agent config database_url=... (empty for "
-            "the SQLite files beside the notebook)."
+            f"{_advice(reason)} ({self.source}), or set another with %agent config "
+            "database_url=... (empty for the SQLite files beside the notebook)."
         )
         return DatabaseUnreachable(message, address=str(address))
 
     def damage(self, exc: BaseException) -> StateDamaged:
         """`StateDamaged` for tables the server refuses to use as LangGraph needs them."""
-        reason = mask_database_url(" ".join(str(exc).split()))[:300]
+        reason = self._reason(exc)
         message = (
             f"The PostgreSQL database {self.address.database!r} at {self.address} "
             f"({self.location}) cannot be used for conversations and /memories/: {reason}. "
             "Nothing was changed by this cell. Check that its tables were made by "
             "langgraph-checkpoint-postgres (use a database of its own for the tool) and that "
-            "your user may create and write tables there."
+            "your user may create and write tables there (on PostgreSQL 15 and later, make the "
+            "user the database's owner or GRANT CREATE ON SCHEMA public)."
         )
         return StateDamaged(message, path=self.location)
+
+
+def _advice(reason: str) -> str:
+    """What to check, from the server's or the driver's reason."""
+    lowered = reason.lower()
+    if "password authentication failed" in lowered or "no password supplied" in lowered:
+        return ("Check the user and the password libpq is given (~/.pgpass, PGPASSWORD, or the "
+                "URL in JUPYTER_DEEPAGENT_DATABASE_URL) and the URL")
+    if "does not exist" in lowered:
+        return "Create the database (createdb) or correct its name in the URL"
+    if "no pg_hba.conf entry" in lowered or "permission denied" in lowered:
+        return "Ask the server's administrator to let this user connect from here; check the URL"
+    return "Check that the server is running and reachable from here, and the URL"

@@ -34,6 +34,7 @@ from jupyter_deepagent.jupyter.config import (
     resolve_config,
     virtual_path,
 )
+from jupyter_deepagent.jupyter.database_url import libpq_credential_files
 from jupyter_deepagent.jupyter.subagent_settings import subagent_specs
 from jupyter_deepagent.jupyter.thread_owner import memory_namespace, project_name
 
@@ -143,7 +144,8 @@ def _filesystem(
     protected = tuple(dict.fromkeys((*config.protected_paths, SERVER_CONFIG_FILE, GRAPH_MODULE)))
     guarded = GuardedFolder(
         DiskBackend(workspace, read_only=config.workspace_read_only),
-        hidden=((folder / config.state_dir).resolve(), (folder / config.env_file).resolve()),
+        hidden=((folder / config.state_dir).resolve(), (folder / config.env_file).resolve(),
+                *libpq_credential_files()),
         redact=redact,
         hidden_paths=tuple(dict.fromkeys((*config.hidden_paths, *SERVER_STATE_FOLDERS))),
         protected_paths=protected,

@@ -44,7 +44,6 @@ from jupyter_deepagent.jupyter.turns import (
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
 
-
 class Session:
     """The agent's state in one kernel: configuration, storage, threads and the last run.
 
