@@ -15,17 +15,20 @@ from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, EditConflict
 from jupyter_deepagent.backends._glob import compile_glob, expand_braces
+from jupyter_deepagent.backends._line_regex import line_pattern
 from jupyter_deepagent.backends._paths import relative_to
 from jupyter_deepagent.backends._regex_cost import check_regex_cost
 from jupyter_deepagent.backends.protocol import GrepMatch
 
 __all__ = [
     "REGEX_TIME_BUDGET",
+    "BlockSearch",
     "compile_glob",
     "expand_braces",
     "file_filter_matches",
     "glob_matches",
     "grep_texts",
+    "matching_lines",
     "regex_time_budget",
     "replace_exact",
 ]
@@ -123,6 +126,84 @@ def _regex_hit(pattern: str) -> Callable[[str], bool]:
         return found is not None
 
     return hit
+
+
+BlockSearch = Callable[[str], Iterator[tuple[int, str]]]
+"""Searches a block of lines joined by `"\\n"`: yields `(0-based index in the block, line)` of
+each line holding the pattern, in order."""
+
+
+def matching_lines(pattern: str, regex: bool = False) -> BlockSearch:
+    """A grep over blocks of lines: the lines of a block that hold `pattern`, as `grep_texts`
+    would find them line by line, but searched a whole block at a time where that means the same.
+
+    Args:
+        pattern: A literal substring, or a regular expression when `regex` is true.
+        regex: Treat `pattern` as a regular expression; its matching shares the grep's
+            `REGEX_TIME_BUDGET` (see `regex_time_budget`), checked block by block.
+
+    Returns:
+        The search of one block (lines joined by `"\\n"`, no line break at the end).
+
+    Raises:
+        BackendError: If `regex` is true and the pattern does not compile or would take too long
+            to compile; the returned search raises it when matching runs over the budget.
+    """
+    if not regex:
+        return lambda block: _literal_lines(pattern, block)
+    _compile_regex(pattern)  # the pattern's own errors, exactly as a line-by-line grep says them
+    form = line_pattern(pattern)
+    if form is None:
+        hit = _regex_hit(pattern)
+        return lambda block: ((i, line) for i, line in enumerate(block.split("\n")) if hit(line))
+    import regex as mrab  # noqa: PLC0415 - only regex greps need it
+
+    body, flags = form
+    inline = f"(?{flags})" if flags else ""
+    runs = mrab.compile(inline + body, mrab.VERSION0 | mrab.MULTILINE)
+    budget = _regex_budget.get() or _RegexBudget(REGEX_TIME_BUDGET)
+    return lambda block: _regex_lines(pattern, runs, budget, block)
+
+
+def _literal_lines(pattern: str, block: str) -> Iterator[tuple[int, str]]:
+    if "\n" in pattern:
+        return
+    index, counted = 0, 0
+    at = block.find(pattern)
+    while at != -1:
+        start = block.rfind("\n", 0, at) + 1
+        end = block.find("\n", at)
+        end = len(block) if end == -1 else end
+        index += block.count("\n", counted, start)
+        counted = start
+        yield index, block[start:end]
+        at = block.find(pattern, end + 1) if end < len(block) else -1
+
+
+def _regex_lines(
+    pattern: str, runs: Any, budget: _RegexBudget, block: str
+) -> Iterator[tuple[int, str]]:
+    """Each match of `runs` is a run of whole matching lines (see `line_pattern`)."""
+    if budget.seconds_left <= 0:
+        raise _too_slow(pattern)
+    start = time.monotonic()
+    try:
+        found = [(m.start(), m.group()) for m in runs.finditer(block, timeout=budget.seconds_left)]
+    except TimeoutError as exc:
+        budget.seconds_left = 0.0
+        raise _too_slow(pattern) from exc
+    finally:
+        budget.seconds_left -= time.monotonic() - start
+    index, counted = 0, 0
+    for at, run in found:
+        index += block.count("\n", counted, at)
+        lines = run.split("\n")
+        if run.endswith("\n"):
+            lines.pop()
+        for offset, line in enumerate(lines):
+            yield index + offset, line
+        index += len(lines)  # a run ends after a line break, or at the block's end
+        counted = at + len(run)
 
 
 def grep_texts(

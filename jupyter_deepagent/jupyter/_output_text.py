@@ -27,7 +27,9 @@ __all__ = [
     "human_bytes",
     "image_note",
     "joined",
+    "output_pieces",
     "output_record",
+    "outputs_key",
     "strip_ansi",
 ]
 
@@ -184,6 +186,47 @@ def format_outputs(outputs: list[OutputRecord]) -> str:
     """Join outputs into the text of an outputs file: `[stdout]`, `[result]`... then the text."""
     blocks = [f"[{output.kind}]\n{output.text.rstrip()}".rstrip() for output in outputs]
     return "\n".join(blocks) + "\n" if blocks else ""
+
+
+def _stripped_end(text: str) -> int:
+    """`len(text.rstrip())`, without copying a long text."""
+    end = len(text)
+    while end:
+        tail = text[max(0, end - 4096) : end]
+        kept = tail.rstrip()
+        if kept:
+            return end - len(tail) + len(kept)
+        end -= len(tail)
+    return 0
+
+
+def output_pieces(
+    outputs: list[OutputRecord], header: str | None = None
+) -> tuple[list[tuple[str, int, int]], int]:
+    """The text `format_outputs` makes (after a `header` line), as slices of the outputs' own
+    strings, never joined: a 50 MB output is paged without a copy of it.
+
+    Returns:
+        `(pieces, separators)`: `(text, start, end)` slices, each of whole lines, whose lines
+        in order are the lines of the formatted text; and the bytes of the `"\\n"` that join
+        them (one after each piece).
+    """
+    pieces: list[tuple[str, int, int]] = []
+    if header is not None:
+        pieces.append((header, 0, len(header)))
+    for output in outputs:
+        label = f"[{output.kind}]"
+        pieces.append((label, 0, len(label)))
+        end = _stripped_end(output.text)
+        if end:
+            pieces.append((output.text, 0, end))
+    return pieces, len(pieces)
+
+
+def outputs_key(outputs: list[OutputRecord]) -> tuple[tuple[str, int, int], ...]:
+    """Changes when the outputs change: each one's kind, length and hash (a string keeps its
+    hash once computed, so asking again about the same outputs costs nothing)."""
+    return tuple((output.kind, len(output.text), hash(output.text)) for output in outputs)
 
 
 def output_record(output_type: str, content: Mapping[str, Any]) -> OutputRecord | None:
