@@ -7,10 +7,13 @@ ten times faster, but only when the pattern cannot see past its line: a `\\s`, `
 `(?s)` could match across a line break or at a place that is a line's start only in the block.
 
 `line_pattern` rewrites a pattern that is safe that way (negated sets get `\\n` added, so
-`[^,]+` stays in its line) into one that matches whole runs of consecutive matching lines:
-`(?:(?>^[^\\n]*?(?:PATTERN)[^\\n]*+\\n?))+` under MULTILINE. One match then covers every
-line of a run, and the caller splits it. A pattern it cannot prove safe gets `None`, and the
-caller searches line by line as before.
+`[^,]+` stays in its line) into one that matches runs of consecutive matching lines:
+`(?:PATTERN)[^\\n]*+(?:\\n(?>[^\\n]*?(?:PATTERN))[^\\n]*+)*` under MULTILINE. The search for
+a run starts with the pattern itself, so the package's fast scan for its literal text still
+works (a run anchored at `^` instead made it look ahead from every line start: quadratic); one
+match then covers every line of a run from its first hit, and the caller takes the run back
+to its line start and splits it. A pattern it cannot prove safe gets `None`, and the caller
+searches line by line as before.
 """
 
 from __future__ import annotations
@@ -112,4 +115,4 @@ def line_pattern(pattern: str) -> tuple[str, str] | None:
         out.append(char)
         i += 1
     body = "".join(out)
-    return rf"(?:(?>^[^\n]*?(?:{body})[^\n]*+\n?))+", flags
+    return rf"(?:{body})[^\n]*+(?:\n(?>[^\n]*?(?:{body}))[^\n]*+)*", flags

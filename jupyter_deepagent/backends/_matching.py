@@ -128,9 +128,10 @@ def _regex_hit(pattern: str) -> Callable[[str], bool]:
     return hit
 
 
-BlockSearch = Callable[[str], Iterator[tuple[int, str]]]
-"""Searches a block of lines joined by `"\\n"`: yields `(0-based index in the block, line)` of
-each line holding the pattern, in order."""
+BlockSearch = Callable[[str], tuple[list[int], list[str]]]
+"""Searches a block of lines joined by `"\\n"`: the 0-based indexes in the block of the lines
+holding the pattern, in order, and those lines (two lists, so that thousands of hits cost no
+Python step each)."""
 
 
 def matching_lines(pattern: str, regex: bool = False) -> BlockSearch:
@@ -154,8 +155,7 @@ def matching_lines(pattern: str, regex: bool = False) -> BlockSearch:
     _compile_regex(pattern)  # the pattern's own errors, exactly as a line-by-line grep says them
     form = line_pattern(pattern)
     if form is None:
-        hit = _regex_hit(pattern)
-        return lambda block: ((i, line) for i, line in enumerate(block.split("\n")) if hit(line))
+        return _line_by_line(_regex_hit(pattern))
     import regex as mrab  # noqa: PLC0415 - only regex greps need it
 
     body, flags = form
@@ -165,9 +165,19 @@ def matching_lines(pattern: str, regex: bool = False) -> BlockSearch:
     return lambda block: _regex_lines(pattern, runs, budget, block)
 
 
-def _literal_lines(pattern: str, block: str) -> Iterator[tuple[int, str]]:
+def _line_by_line(hit: Callable[[str], bool]) -> BlockSearch:
+    def search(block: str) -> tuple[list[int], list[str]]:
+        found = [(i, line) for i, line in enumerate(block.split("\n")) if hit(line)]
+        return [i for i, _ in found], [line for _, line in found]
+
+    return search
+
+
+def _literal_lines(pattern: str, block: str) -> tuple[list[int], list[str]]:
+    indexes: list[int] = []
+    lines: list[str] = []
     if "\n" in pattern:
-        return
+        return indexes, lines
     index, counted = 0, 0
     at = block.find(pattern)
     while at != -1:
@@ -176,13 +186,15 @@ def _literal_lines(pattern: str, block: str) -> Iterator[tuple[int, str]]:
         end = len(block) if end == -1 else end
         index += block.count("\n", counted, start)
         counted = start
-        yield index, block[start:end]
+        indexes.append(index)
+        lines.append(block[start:end])
         at = block.find(pattern, end + 1) if end < len(block) else -1
+    return indexes, lines
 
 
 def _regex_lines(
     pattern: str, runs: Any, budget: _RegexBudget, block: str
-) -> Iterator[tuple[int, str]]:
+) -> tuple[list[int], list[str]]:
     """Each match of `runs` is a run of whole matching lines (see `line_pattern`)."""
     if budget.seconds_left <= 0:
         raise _too_slow(pattern)
@@ -194,16 +206,21 @@ def _regex_lines(
         raise _too_slow(pattern) from exc
     finally:
         budget.seconds_left -= time.monotonic() - start
-    index, counted = 0, 0
+    indexes: list[int] = []
+    lines: list[str] = []
+    index, counted = 0, 0  # the index of the line starting at `counted`
     for at, run in found:
-        index += block.count("\n", counted, at)
-        lines = run.split("\n")
-        if run.endswith("\n"):
-            lines.pop()
-        for offset, line in enumerate(lines):
-            yield index + offset, line
-        index += len(lines)  # a run ends after a line break, or at the block's end
-        counted = at + len(run)
+        start = block.rfind("\n", 0, at) + 1  # a run starts at its first hit: go to its line
+        index += block.count("\n", counted, start)
+        run_lines = block[start : at + len(run)].split("\n")
+        if indexes and indexes[-1] == index:  # an empty hit at the end of a line already found
+            run_lines, index = run_lines[1:], index + 1
+        indexes += range(index, index + len(run_lines))
+        lines += run_lines
+        index += len(run_lines) - 1
+        counted = block.rfind("\n", 0, at + len(run)) + 1
+        counted = max(counted, start)
+    return indexes, lines
 
 
 def grep_texts(

@@ -30,6 +30,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import repeat
+from operator import add
 from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound, InvalidPath, PermissionDenied
@@ -425,8 +427,8 @@ class NotebookBackend(AsyncBackendMixin):
             if file.masking is not None:
                 if literal is not None and not file.may_hold(literal):
                     continue  # no line of it can match once masked either
-                found = file.view().grep(search, literal)
-                matches += [GrepMatch(file_path, number, line) for number, line in found]
+                for numbers, lines in file.view().grep(search, literal):
+                    matches += map(GrepMatch, repeat(file_path), numbers, lines)
             elif file.chunks is None:
                 matches += grep_texts(pattern, [(file_path, file.text())], root, regex=regex)
             else:
@@ -438,7 +440,8 @@ def _grep_chunks(search: BlockSearch, path: str, chunks: Iterator[list[str]]) ->
     matches: list[GrepMatch] = []
     first = 1
     for chunk in chunks:
-        matches += [GrepMatch(path, first + at, line) for at, line in search("\n".join(chunk))]
+        found, lines = search("\n".join(chunk))
+        matches += map(GrepMatch, repeat(path), map(add, found, repeat(first)), lines)
         first += len(chunk)
     return matches
 

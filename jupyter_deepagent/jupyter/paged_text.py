@@ -25,9 +25,10 @@ import re
 import tempfile
 import threading
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import add
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends import BlockSearch
@@ -280,8 +281,10 @@ class PagedText:
         end = min(block.end, block.start + _KEPT) if block.whole else block.end
         return text.find(pattern, block.start, end) != -1
 
-    def grep(self, search: BlockSearch, literal: str | None = None) -> Iterator[tuple[int, str]]:
-        """`(1-based line number, masked line)` of each line `search` finds, in order.
+    def grep(
+        self, search: BlockSearch, literal: str | None = None
+    ) -> Iterator[tuple[Iterable[int], list[str]]]:
+        """The lines `search` finds, block by block: their 1-based line numbers and masked text.
 
         Args:
             search: The grep's search (`matching_lines`), shared by every file it searches.
@@ -295,8 +298,9 @@ class PagedText:
             if literal is not None and not self._may_hold(block, literal):
                 continue
             self._ensure([index])
-            for at, line in search(self._block_text(block)):
-                yield block.first_line + at + 1, line
+            found, lines = search(self._block_text(block))
+            if lines:
+                yield map(add, found, repeat(block.first_line + 1)), lines
 
     def close(self) -> None:
         """Free the masked text (a later read of this object fails; get a new one)."""
