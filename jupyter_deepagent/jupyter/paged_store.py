@@ -89,6 +89,11 @@ class PagedTextStore:
             text.close()
         return made
 
+    def spilled_bytes(self) -> int:
+        """Bytes of masked text the kept texts hold (in spill files, or in memory when small)."""
+        with self._lock:
+            return sum(text.spilled_bytes for _, text in self._texts.values())
+
     def close(self) -> None:
         """Drop every text and remove the spill folder."""
         with self._lock:
