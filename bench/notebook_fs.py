@@ -53,7 +53,7 @@ def _shell(outputs: list[str]) -> InteractiveShell:
     for count, text in enumerate(outputs, start=1):
         history.input_hist_raw.append(f"print(result_{count})")
         history.outputs[count].append(
-            HistoryOutput(output_type="out_stream", bundle={"stream": text})
+            HistoryOutput(output_type="out_stream", bundle={"stream": [text, "\n"]})
         )
     shell.execution_count = len(outputs) + 1
     return shell

@@ -66,7 +66,8 @@ def _with_output(shell: InteractiveShell, text: str, count: int = 1) -> None:
     history = shell.history_manager
     while len(history.input_hist_raw) <= count:
         history.input_hist_raw.append("print(result)")
-    history.outputs[count] = [HistoryOutput(output_type="out_stream", bundle={"stream": text})]
+    writes = [text, "\n"]  # what `print(text)` leaves in IPython's history
+    history.outputs[count] = [HistoryOutput(output_type="out_stream", bundle={"stream": writes})]
 
 
 @pytest.fixture
@@ -105,15 +106,16 @@ def test_secrets_at_a_block_boundary_are_masked_in_read_and_grep(shell: Interact
     assert masked == [key_block, key_block + 1, key_block + 2, key_block + 3, key + 1, key + 2]
 
 
-def test_a_page_read_allocates_far_less_than_the_output(backend: NotebookBackend) -> None:
-    tracemalloc.start()
-    try:
-        page = backend.read("/outputs/1.txt", offset=300_000, limit=100)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert len(page.lines) == 100
-    assert peak < 20 * 2**20, f"a page read allocated {peak / 2**20:.0f} MB at once"
+def test_page_reads_allocate_far_less_than_the_output(backend: NotebookBackend) -> None:
+    for offset in (300_000, 300_100, 10):  # the first reads index the output and mask a block
+        tracemalloc.start()
+        try:
+            page = backend.read("/outputs/1.txt", offset=offset, limit=100)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert len(page.lines) == 100
+        assert peak < 20 * 2**20, f"a page read allocated {peak / 2**20:.0f} MB at once"
 
 
 def test_an_output_that_changes_is_read_anew_and_its_old_spill_dropped(
@@ -153,3 +155,22 @@ def test_a_backtracking_regex_over_a_big_output_stops_with_an_error(
     backend = NotebookBackend(shell, notebook_path=None)
     with pytest.raises(BackendError, match="took too long"):
         backend.grep("(a|aa)+$", "/outputs/", regex=True)
+
+
+def test_an_output_of_many_writes_is_joined_once(shell: InteractiveShell) -> None:  # noqa: F811
+    text = big_output()
+    writes = [text[at : at + 5_000_000] for at in range(0, len(text), 5_000_000)]
+    shell.history_manager.input_hist_raw.append("for part in parts: print(part, end='')")
+    shell.history_manager.outputs[1] = [
+        HistoryOutput(output_type="out_stream", bundle={"stream": writes})
+    ]
+    backend = NotebookBackend(shell, notebook_path=None)
+    assert backend.read("/outputs/1.txt", offset=1, limit=1).lines == [_line(0)]
+    tracemalloc.start()
+    try:
+        page = backend.read("/outputs/1.txt", offset=200_001, limit=100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert page.lines[0] == _line(200_000)
+    assert peak < 20 * 2**20, f"a second read allocated {peak / 2**20:.0f} MB at once"
