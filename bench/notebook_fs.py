@@ -123,7 +123,7 @@ def big_output(megabytes: int) -> None:
             print(f"| {name:<48} | {'error':>10} | {'':>10} |  {str(exc)[:60]}")
     assert not backend.grep("AIza", "/")
     backend.capture.texts.close()
-    print(f"\nMemory of the same calls, each first on a fresh view, then again\n")
+    print("\nMemory of the same calls, each first on a fresh view, then again\n")
     print(f"| {'call':<48} | {'first, MB':>10} | {'next, MB':>10} |")
     print(f"|{'-' * 50}|{'-' * 12}|{'-' * 12}|")
     fresh = NotebookBackend(shell, capture=OutputCapture(shell), notebook_path=None)

@@ -35,8 +35,8 @@ def test_a_block_search_finds_what_a_line_by_line_search_finds() -> None:
     searches = {pattern: matching_lines(pattern, regex=True) for pattern in PATTERNS}
     for _ in range(1_500):
         count = rng.randint(1, 25)
-        lines = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 5))) for _ in range(count)]
-        lines = [line.replace("\r", "") for line in lines]  # lines never hold a break
+        words = [[rng.choice(PIECES) for _ in range(rng.randint(0, 5))] for _ in range(count)]
+        lines = ["".join(parts).replace("\r", "") for parts in words]  # a line holds no break
         block = "\n".join(lines)
         for pattern, search in searches.items():
             assert list(zip(*search(block), strict=True)) == _per_line(pattern, lines), (

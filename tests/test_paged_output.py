@@ -62,8 +62,8 @@ def _boundary_lines() -> tuple[int, int]:
     return first, _last_line_before(text, text.find("\n", BOUNDARY) + 1 + BOUNDARY)
 
 
-def _with_output(shell: InteractiveShell, text: str, count: int = 1) -> None:
-    history = shell.history_manager
+def _with_output(ipython: InteractiveShell, text: str, count: int = 1) -> None:
+    history = ipython.history_manager
     while len(history.input_hist_raw) <= count:
         history.input_hist_raw.append("print(result)")
     writes = [text, "\n"]  # what `print(text)` leaves in IPython's history
@@ -92,7 +92,9 @@ def test_regex_grep_finds_a_line_near_the_end_with_its_number(backend: NotebookB
     ]
 
 
-def test_secrets_at_a_block_boundary_are_masked_in_read_and_grep(shell: InteractiveShell) -> None:  # noqa: F811
+def test_secrets_at_a_block_boundary_are_masked_in_read_and_grep(
+    shell: InteractiveShell,  # noqa: F811
+) -> None:
     _with_output(shell, big_output())
     backend = NotebookBackend(shell, notebook_path=None, secrets=lambda: [PASSWORD])
     key_block, key = (line + 1 for line in _boundary_lines())  # lines of the file (label first)

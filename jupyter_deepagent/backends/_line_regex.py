@@ -28,6 +28,7 @@ _SAFE_CLASS_ESCAPES = frozenset("wdS")
 _LEADING_FLAGS = re.compile(r"\(\?([aiLu]+)\)")
 _GROUP_OPENERS = ("?:", "?=", "?!", "?<=", "?<!", "?>", "?P<", "?P=", "?#")
 _COUNTED = re.compile(r"\{\d*(?:,\d*)?\}")
+_SCOPED_FLAGS_OR_NAME = re.compile(r"\(\?(?:[aiLu]+:|<[A-Za-z_])")
 
 
 def _class_end(pattern: str, i: int) -> tuple[int, str] | None:
@@ -103,11 +104,13 @@ def line_pattern(pattern: str) -> tuple[str, str] | None:
             i, spelled = parsed
             out.append(spelled)
             continue
-        if char == "(" and pattern.startswith("?", i + 1):
-            if not pattern.startswith(_GROUP_OPENERS, i + 1) and not re.match(
-                r"\(\?(?:[aiLu]+:|<[A-Za-z_])", pattern[i:]
-            ):
-                return None  # inline flags (s, m, x...), version or fuzzy switches
+        if (
+            char == "("
+            and pattern.startswith("?", i + 1)
+            and not pattern.startswith(_GROUP_OPENERS, i + 1)
+            and _SCOPED_FLAGS_OR_NAME.match(pattern, i) is None
+        ):
+            return None  # inline flags (s, m, x...), version or fuzzy switches
         if char == "{":
             counted = _COUNTED.match(pattern, i)
             if counted is None:

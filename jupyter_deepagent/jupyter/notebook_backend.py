@@ -35,9 +35,15 @@ from operator import add
 from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound, InvalidPath, PermissionDenied
-from jupyter_deepagent.backends import BlockSearch, file_filter_matches, glob_matches, grep_texts
-from jupyter_deepagent.backends import matching_lines
-from jupyter_deepagent.backends import folder_prefix, normalize_virtual_path
+from jupyter_deepagent.backends import (
+    BlockSearch,
+    file_filter_matches,
+    folder_prefix,
+    glob_matches,
+    grep_texts,
+    matching_lines,
+    normalize_virtual_path,
+)
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,

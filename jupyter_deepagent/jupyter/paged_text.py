@@ -62,7 +62,9 @@ class Spill:
 
     def __init__(self, folder: Callable[[], str] | None = None) -> None:
         self._memory = bytearray() if folder is None else None
-        self._file = tempfile.TemporaryFile(dir=folder()) if folder is not None else None
+        self._file = (  # kept open until close(): the file has no name to reopen
+            tempfile.TemporaryFile(dir=folder()) if folder is not None else None  # noqa: SIM115
+        )
         self.size = 0
 
     def append(self, data: bytes) -> int:
