@@ -24,6 +24,7 @@ import os
 import re
 import tempfile
 import threading
+import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class Spill:
         self._file = (  # kept open until close(): the file has no name to reopen
             tempfile.TemporaryFile(dir=folder()) if folder is not None else None  # noqa: SIM115
         )
+        self._closing = weakref.finalize(self, self._file.close) if self._file else None
         self.size = 0
 
     def append(self, data: bytes) -> int:
@@ -87,8 +89,8 @@ class Spill:
 
     def close(self) -> None:
         """Free the bytes (the file is removed by the system when closed)."""
-        if self._file is not None:
-            self._file.close()
+        if self._closing is not None:
+            self._closing()  # closes the file, once
             self._file = None
         self._memory = bytearray() if self._memory is not None else None
 
