@@ -218,21 +218,31 @@ class PagedText:
             length = (found.start() if found is not None else block.end) - block.start
             return [text[block.start : block.start + min(length, _KEPT)]], [length]
         lines = text[block.start : block.end].splitlines()
-        lengths = [len(line) for line in lines]
-        return [line if len(line) <= _KEPT else line[:_KEPT] for line in lines], lengths
+        lengths = list(map(len, lines))
+        if max(lengths, default=0) > _KEPT:
+            lines = [line if len(line) <= _KEPT else line[:_KEPT] for line in lines]
+        return lines, lengths
 
     def _mask(self, block: _Block, carry: str) -> str:
         """Mask `block` and spill it; return the key marker line still open after it."""
         lines, lengths = self._raw_lines(block)
         chunk = "\n".join(lines)
         text, base = (f"{carry}\n{chunk}", len(carry) + 1) if carry else (chunk, 0)
-        masked = apply_masks(text, self.redact.spans(text, base), base).split("\n")
-        encoded = [
-            _cut(line, n).encode("utf-8", "surrogatepass")
-            for line, n in zip(masked, lengths, strict=True)
-        ]
-        block.offsets = array("Q", accumulate((len(line) + 1 for line in encoded), initial=0))
-        block.spilled = self._spill.append(b"\n".join(encoded) + b"\n" if encoded else b"")
+        masked_text = apply_masks(text, self.redact.spans(text, base), base)
+        if max(lengths, default=0) > VIEW_LINE_CHARS:
+            split = masked_text.split("\n")
+            masked = [_cut(line, n) for line, n in zip(split, lengths, strict=True)]
+            masked_text = "\n".join(masked)
+        else:
+            masked = masked_text.split("\n")
+        if masked_text.isascii():  # one byte a character: no line needs encoding alone
+            sizes: Iterable[int] = map(len, masked)
+            data = masked_text.encode("ascii")
+        else:
+            encoded = [line.encode("utf-8", "surrogatepass") for line in masked]
+            sizes, data = map(len, encoded), b"\n".join(encoded)
+        block.offsets = array("Q", accumulate(map(add, sizes, repeat(1)), initial=0))
+        block.spilled = self._spill.append(data + b"\n" if masked else b"")
         return _open_key_line(text) if self._keyed else ""
 
     def _ensure(self, indexes: range | list[int]) -> None:
