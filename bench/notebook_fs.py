@@ -8,8 +8,11 @@ kernel started before the extension has them, and times the calls the agent make
 regex) on one cell with a big output; `grep` over a notebook of many cells, with lines that
 have spaces and lines that have none; and masking alone on a 40,000-character word and a
 30,000-base DNA sequence. Each figure is the best of three, the first call (which masks) shown
-apart. Prints a table; peak memory (RSS); then the checkpoint storage of runs writing 5, 10 and
-20 files of 1 MB (`bench/checkpoint_growth.py`, each in a process of its own).
+apart. For the big output it then measures memory: each call once more on a fresh view, under
+`tracemalloc` (the most Python allocated at once during the call, the output itself not
+counted as IPython holds it anyway), and the growth of the process's RSS over the whole case.
+Prints tables; peak memory (RSS); then the checkpoint storage of runs writing 5, 10 and 20
+files of 1 MB (`bench/checkpoint_growth.py`, each in a process of its own).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import resource
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +37,7 @@ from traitlets.config import Config  # noqa: E402
 
 from jupyter_deepagent._exceptions import BackendError  # noqa: E402
 from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend  # noqa: E402
+from jupyter_deepagent.jupyter.output_capture import OutputCapture  # noqa: E402
 from jupyter_deepagent.jupyter.redaction import Redactor  # noqa: E402
 
 KEY = "AIza" + "SyBenchmarkKey0123456789abcdefghijk"  # split: no key-shaped literal
@@ -48,7 +53,7 @@ def _shell(outputs: list[str]) -> InteractiveShell:
     for count, text in enumerate(outputs, start=1):
         history.input_hist_raw.append(f"print(result_{count})")
         history.outputs[count].append(
-            HistoryOutput(output_type="out_stream", bundle={"stream": text})
+            HistoryOutput(output_type="out_stream", bundle={"stream": [text, "\n"]})
         )
     shell.execution_count = len(outputs) + 1
     return shell
@@ -72,31 +77,74 @@ def _row(name: str, figures: tuple[float, float]) -> None:
     print(f"| {name:<48} | {first * 1000:>10,.0f} | {best * 1000:>10,.1f} |")
 
 
+def _rss_mb() -> float:
+    """The process's resident memory now (Linux), else its peak so far."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _calls(backend: NotebookBackend, middle: int) -> dict[str, Callable[[], Any]]:
+    return {
+        "ls /outputs/": lambda: backend.ls("/outputs/"),
+        "read_file, the first 100 lines": lambda: backend.read("/outputs/1.txt", 0, 100),
+        "read_file, 100 lines in the middle": lambda: backend.read("/outputs/1.txt", middle, 100),
+        "grep 'glacier mass' (literal, no match)": lambda: backend.grep("glacier mass", "/"),
+        "grep 'AIza' (literal, the key: no match)": lambda: backend.grep("AIza", "/outputs/"),
+        "grep 'key in the m\\w+e' (regex, one match)": lambda: backend.grep(
+            r"key in the m\w+e", "/", regex=True
+        ),
+        "grep 'st[a-z]+n' (regex, every line matches)": lambda: backend.grep(
+            "st[a-z]+n", "/", regex=True
+        ),
+    }
+
+
 def big_output(megabytes: int) -> None:
     random.seed(7)
     words = ["station", "glacier", "mass", "loss", "1.25", "-0.4", "year", "value", "ok"]
     line = " ".join(random.choice(words) for _ in range(12))
     lines = [f"{i} {line}" for i in range(megabytes * 1_000_000 // (len(line) + 8))]
     lines[len(lines) // 2] = f"key in the middle: {KEY}"
-    backend = NotebookBackend(_shell(["\n".join(lines)]), notebook_path=None)
-    print(f"\nOne cell with a {megabytes} MB output ({len(lines):,} lines)\n")
+    count, middle = len(lines), len(lines) // 2
+    shell = _shell(["\n".join(lines)])
+    del lines  # the shell's history holds the output, as IPython does
+    rss_before = _rss_mb()
+    backend = NotebookBackend(shell, notebook_path=None)
+    print(f"\nOne cell with a {megabytes} MB output ({count:,} lines)\n")
     print(f"| {'call':<48} | {'first, ms':>10} | {'next, ms':>10} |")
     print(f"|{'-' * 50}|{'-' * 12}|{'-' * 12}|")
-    middle = len(lines) // 2
-    calls: dict[str, Callable[[], Any]] = {
-        "ls /outputs/": lambda: backend.ls("/outputs/"),
-        "read_file, the first 100 lines": lambda: backend.read("/outputs/1.txt", 0, 100),
-        "read_file, 100 lines in the middle": lambda: backend.read("/outputs/1.txt", middle, 100),
-        "grep 'glacier mass' (literal, many matches)": lambda: backend.grep("glacier mass", "/"),
-        "grep 'AIza' (literal, the key: no match)": lambda: backend.grep("AIza", "/outputs/"),
-        "grep 'st[a-z]+n' (regex)": lambda: backend.grep("st[a-z]+n", "/", regex=True),
-    }
-    for name, action in calls.items():
+    for name, action in _calls(backend, middle).items():
         try:
             _row(name, _timed(action))
         except BackendError as exc:  # a regex over its time budget
             print(f"| {name:<48} | {'error':>10} | {'':>10} |  {str(exc)[:60]}")
     assert not backend.grep("AIza", "/")
+    backend.capture.texts.close()
+    print("\nMemory of the same calls, each first on a fresh view, then again\n")
+    print(f"| {'call':<48} | {'first, MB':>10} | {'next, MB':>10} |")
+    print(f"|{'-' * 50}|{'-' * 12}|{'-' * 12}|")
+    fresh = NotebookBackend(shell, capture=OutputCapture(shell), notebook_path=None)
+    for name, action in _calls(fresh, middle).items():
+        peaks = []
+        for _ in range(2):
+            tracemalloc.start()
+            try:
+                action()
+            except BackendError:
+                pass
+            peaks.append(tracemalloc.get_traced_memory()[1] / 2**20)
+            tracemalloc.stop()
+        print(f"| {name:<48} | {peaks[0]:>10,.1f} | {peaks[1]:>10,.1f} |")
+    folder = fresh.capture.texts.folder
+    fresh.capture.uninstall()
+    print(
+        f"\nRSS growth over the {megabytes} MB case (all the calls above, the grep results "
+        f"included): {_rss_mb() - rss_before:,.0f} MB; spill folder removed on close: "
+        f"{folder is not None and not Path(folder).exists()}"
+    )
 
 
 def many_cells(cells: int) -> None:

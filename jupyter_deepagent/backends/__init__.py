@@ -7,7 +7,13 @@ touches its store. Besides the backends, it exports the path and matching rules 
 
 from __future__ import annotations
 
-from jupyter_deepagent.backends._matching import file_filter_matches, glob_matches, grep_texts
+from jupyter_deepagent.backends._matching import (
+    BlockSearch,
+    file_filter_matches,
+    glob_matches,
+    grep_texts,
+    matching_lines,
+)
 from jupyter_deepagent.backends._paths import folder_prefix, is_within, normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
@@ -24,6 +30,7 @@ from jupyter_deepagent.backends.store import StoreBackend
 
 __all__ = [
     "BackendProtocol",
+    "BlockSearch",
     "CompositeBackend",
     "DiskBackend",
     "EditResult",
@@ -40,6 +47,7 @@ __all__ = [
     "glob_matches",
     "grep_texts",
     "is_within",
+    "matching_lines",
     "merge_files",
     "normalize_virtual_path",
 ]

@@ -15,17 +15,20 @@ from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, EditConflict
 from jupyter_deepagent.backends._glob import compile_glob, expand_braces
+from jupyter_deepagent.backends._line_regex import line_pattern
 from jupyter_deepagent.backends._paths import relative_to
 from jupyter_deepagent.backends._regex_cost import check_regex_cost
 from jupyter_deepagent.backends.protocol import GrepMatch
 
 __all__ = [
     "REGEX_TIME_BUDGET",
+    "BlockSearch",
     "compile_glob",
     "expand_braces",
     "file_filter_matches",
     "glob_matches",
     "grep_texts",
+    "matching_lines",
     "regex_time_budget",
     "replace_exact",
 ]
@@ -123,6 +126,101 @@ def _regex_hit(pattern: str) -> Callable[[str], bool]:
         return found is not None
 
     return hit
+
+
+BlockSearch = Callable[[str], tuple[list[int], list[str]]]
+"""Searches a block of lines joined by `"\\n"`: the 0-based indexes in the block of the lines
+holding the pattern, in order, and those lines (two lists, so that thousands of hits cost no
+Python step each)."""
+
+
+def matching_lines(pattern: str, regex: bool = False) -> BlockSearch:
+    """A grep over blocks of lines: the lines of a block that hold `pattern`, as `grep_texts`
+    would find them line by line, but searched a whole block at a time where that means the same.
+
+    Args:
+        pattern: A literal substring, or a regular expression when `regex` is true.
+        regex: Treat `pattern` as a regular expression; its matching shares the grep's
+            `REGEX_TIME_BUDGET` (see `regex_time_budget`), checked block by block.
+
+    Returns:
+        The search of one block (lines joined by `"\\n"`, no line break at the end).
+
+    Raises:
+        BackendError: If `regex` is true and the pattern does not compile or would take too long
+            to compile; the returned search raises it when matching runs over the budget.
+    """
+    if not regex:
+        return lambda block: _literal_lines(pattern, block)
+    _compile_regex(pattern)  # the pattern's own errors, exactly as a line-by-line grep says them
+    form = line_pattern(pattern)
+    if form is None:
+        return _line_by_line(_regex_hit(pattern))
+    import regex as mrab  # noqa: PLC0415 - only regex greps need it
+
+    body, flags = form
+    inline = f"(?{flags})" if flags else ""
+    runs = mrab.compile(inline + body, mrab.VERSION0 | mrab.MULTILINE)
+    budget = _regex_budget.get() or _RegexBudget(REGEX_TIME_BUDGET)
+    return lambda block: _regex_lines(pattern, runs, budget, block)
+
+
+def _line_by_line(hit: Callable[[str], bool]) -> BlockSearch:
+    def search(block: str) -> tuple[list[int], list[str]]:
+        found = [(i, line) for i, line in enumerate(block.split("\n")) if hit(line)]
+        return [i for i, _ in found], [line for _, line in found]
+
+    return search
+
+
+def _literal_lines(pattern: str, block: str) -> tuple[list[int], list[str]]:
+    indexes: list[int] = []
+    lines: list[str] = []
+    if "\n" in pattern:
+        return indexes, lines
+    index, counted = 0, 0
+    at = block.find(pattern)
+    while at != -1:
+        start = block.rfind("\n", 0, at) + 1
+        end = block.find("\n", at)
+        end = len(block) if end == -1 else end
+        index += block.count("\n", counted, start)
+        counted = start
+        indexes.append(index)
+        lines.append(block[start:end])
+        at = block.find(pattern, end + 1) if end < len(block) else -1
+    return indexes, lines
+
+
+def _regex_lines(
+    pattern: str, runs: Any, budget: _RegexBudget, block: str
+) -> tuple[list[int], list[str]]:
+    """Each match of `runs` is a run of whole matching lines (see `line_pattern`)."""
+    if budget.seconds_left <= 0:
+        raise _too_slow(pattern)
+    start = time.monotonic()
+    try:
+        found = [(m.start(), m.group()) for m in runs.finditer(block, timeout=budget.seconds_left)]
+    except TimeoutError as exc:
+        budget.seconds_left = 0.0
+        raise _too_slow(pattern) from exc
+    finally:
+        budget.seconds_left -= time.monotonic() - start
+    indexes: list[int] = []
+    lines: list[str] = []
+    index, counted = 0, 0  # the index of the line starting at `counted`
+    for at, run in found:
+        start = block.rfind("\n", 0, at) + 1  # a run starts at its first hit: go to its line
+        index += block.count("\n", counted, start)
+        run_lines = block[start : at + len(run)].split("\n")
+        if indexes and indexes[-1] == index:  # an empty hit at the end of a line already found
+            run_lines, index = run_lines[1:], index + 1
+        indexes += range(index, index + len(run_lines))
+        lines += run_lines
+        index += len(run_lines) - 1
+        counted = block.rfind("\n", 0, at + len(run)) + 1
+        counted = max(counted, start)
+    return indexes, lines
 
 
 def grep_texts(

@@ -12,6 +12,8 @@ import binascii
 import json
 import re
 import struct
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -27,7 +29,9 @@ __all__ = [
     "human_bytes",
     "image_note",
     "joined",
+    "output_pieces",
     "output_record",
+    "outputs_key",
     "strip_ansi",
 ]
 
@@ -35,6 +39,12 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 _OVERWRITTEN = re.compile(r"[^\n]*\r(?=[^\r\n])")
 _TEXT_FALLBACKS = ("text/markdown", "text/latex", "application/json")
 _HISTORY_KINDS = {"out_stream": "stdout", "err_stream": "stderr"}
+_STREAM_TEXTS: OrderedDict[int, tuple[list[Any], int, str]] = OrderedDict()
+"""IPython's latest stream outputs joined from their writes (by the list of writes, with how
+many it had): reading a big output again neither joins it again nor hashes a new copy."""
+_STREAM_TEXTS_KEPT = 32
+_STREAM_TEXTS_CHARS = 200_000_000
+_STREAM_TEXTS_LOCK = threading.Lock()
 _IMAGE_PREFIX_CHARS = 87_384  # base64 of the first 64 KB: enough to find any header's size
 
 OutputKind = Literal["stdout", "stderr", "result", "display", "error", "note"]
@@ -186,6 +196,47 @@ def format_outputs(outputs: list[OutputRecord]) -> str:
     return "\n".join(blocks) + "\n" if blocks else ""
 
 
+def _stripped_end(text: str) -> int:
+    """`len(text.rstrip())`, without copying a long text."""
+    end = len(text)
+    while end:
+        tail = text[max(0, end - 4096) : end]
+        kept = tail.rstrip()
+        if kept:
+            return end - len(tail) + len(kept)
+        end -= len(tail)
+    return 0
+
+
+def output_pieces(
+    outputs: list[OutputRecord], header: str | None = None
+) -> tuple[list[tuple[str, int, int]], int]:
+    """The text `format_outputs` makes (after a `header` line), as slices of the outputs' own
+    strings, never joined: a 50 MB output is paged without a copy of it.
+
+    Returns:
+        `(pieces, separators)`: `(text, start, end)` slices, each of whole lines, whose lines
+        in order are the lines of the formatted text; and the bytes of the `"\\n"` that join
+        them (one after each piece).
+    """
+    pieces: list[tuple[str, int, int]] = []
+    if header is not None:
+        pieces.append((header, 0, len(header)))
+    for output in outputs:
+        label = f"[{output.kind}]"
+        pieces.append((label, 0, len(label)))
+        end = _stripped_end(output.text)
+        if end:
+            pieces.append((output.text, 0, end))
+    return pieces, len(pieces)
+
+
+def outputs_key(outputs: list[OutputRecord]) -> tuple[tuple[str, int, int], ...]:
+    """Changes when the outputs change: each one's kind, length and hash (a string keeps its
+    hash once computed, so asking again about the same outputs costs nothing)."""
+    return tuple((output.kind, len(output.text), hash(output.text)) for output in outputs)
+
+
 def output_record(output_type: str, content: Mapping[str, Any]) -> OutputRecord | None:
     """Turn a kernel message or nbformat output (`stream`, `execute_result`...) into a record.
 
@@ -207,6 +258,33 @@ def output_record(output_type: str, content: Mapping[str, Any]) -> OutputRecord 
     return None
 
 
+def _stream_text(writes: Any) -> str:
+    """The text of one of IPython's stream outputs (a list of writes), cleaned, without a copy
+    when one write holds it all (`print(text)` writes the text, then a line break that the
+    outputs file drops anyway), else joined once and kept for the next calls."""
+    if not isinstance(writes, list):
+        return clean_stream_text(joined(writes))
+    count = len(writes)
+    while count > 1 and isinstance(writes[count - 1], str) and not writes[count - 1].strip():
+        count -= 1  # trailing line breaks: format_outputs strips them
+    if count == 1 and isinstance(writes[0], str):
+        return clean_stream_text(writes[0])
+    with _STREAM_TEXTS_LOCK:
+        kept = _STREAM_TEXTS.get(id(writes))
+        if kept is not None and kept[0] is writes and kept[1] == len(writes):
+            _STREAM_TEXTS.move_to_end(id(writes))
+            return kept[2]
+    text = clean_stream_text(joined(writes))
+    with _STREAM_TEXTS_LOCK:
+        _STREAM_TEXTS[id(writes)] = (writes, len(writes), text)
+        kept_chars = sum(len(entry[2]) for entry in _STREAM_TEXTS.values())
+        while len(_STREAM_TEXTS) > 1 and (
+            len(_STREAM_TEXTS) > _STREAM_TEXTS_KEPT or kept_chars > _STREAM_TEXTS_CHARS
+        ):
+            kept_chars -= len(_STREAM_TEXTS.popitem(last=False)[1][2])
+    return text
+
+
 def history_outputs(history: Any, count: int) -> list[OutputRecord]:
     """A cell's outputs as IPython's history manager kept them (no kernel needed).
 
@@ -226,9 +304,8 @@ def history_outputs(history: Any, count: int) -> list[OutputRecord]:
         for item in list(by_count.get(count) or ()):
             output_type, bundle = getattr(item, "output_type", ""), getattr(item, "bundle", {})
             if output_type in _HISTORY_KINDS:
-                name = _HISTORY_KINDS[output_type]
-                content = {"name": name, "text": joined(bundle.get("stream"))}
-                record = output_record("stream", content)
+                kind: OutputKind = "stderr" if output_type == "err_stream" else "stdout"
+                record = OutputRecord(kind, _stream_text(bundle.get("stream")))
             else:
                 record = output_record(output_type, {"data": bundle})
             if record is not None:

@@ -51,11 +51,13 @@ class SavedCell:
         """`In[5]`, or `not run` for a cell without an execution count."""
         return f"In[{self.execution_count}]" if self.execution_count else "not run"
 
+    def header(self, notebook_name: str) -> str:
+        """The first line of the outputs file: which cell, its execution count, which notebook."""
+        return f"# saved cell {self.index}, {self.label}, from {notebook_name}"
+
     def outputs_text(self, notebook_name: str) -> str:
         """The outputs file: a line naming the cell and its execution count, then the outputs."""
-        return f"# saved cell {self.index}, {self.label}, from {notebook_name}\n" + format_outputs(
-            self.outputs
-        )
+        return f"{self.header(notebook_name)}\n{format_outputs(self.outputs)}"
 
 
 def saved_index(cells: list[SavedCell], notebook_name: str, mount: str) -> str:

@@ -15,9 +15,10 @@ the moment the cell finishes, without saving. Tables page by rows.
 Secrets never show: every text passes through a `Redactor` (API keys of the environment, values
 the session adds, secret-named variables, credential shapes become `***`), and the environment
 itself and secret-named text variables are left out of `/vars/`. Every read and grep works on
-the masked text. Each text is masked once, line by line as pages and searches need it, and kept
-(a `MaskedView`) until its content or the set of secrets changes: so a 50 MB output costs its
-masking once, and a grep over a big notebook masks only the lines that hold the pattern.
+the masked text. Each text is masked once, block by block as pages and searches need it, and
+kept (a `PagedText` in the capture's `PagedTextStore`, big ones in a spill file) until its
+content or the set of secrets changes: so a 50 MB output costs its masking once, a page read
+reads only its lines, and a grep over a big notebook masks only the blocks that hold the pattern.
 """
 
 from __future__ import annotations
@@ -26,14 +27,23 @@ import contextlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import repeat
+from operator import add
 from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound, InvalidPath, PermissionDenied
-from jupyter_deepagent.backends import file_filter_matches, glob_matches, grep_texts
-from jupyter_deepagent.backends import folder_prefix, normalize_virtual_path
+from jupyter_deepagent.backends import (
+    BlockSearch,
+    file_filter_matches,
+    folder_prefix,
+    glob_matches,
+    grep_texts,
+    matching_lines,
+    normalize_virtual_path,
+)
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,
@@ -43,9 +53,11 @@ from jupyter_deepagent.backends.protocol import (
     ReadResult,
     WriteResult,
 )
+from jupyter_deepagent.jupyter._output_text import output_pieces, outputs_key
 from jupyter_deepagent.jupyter._saved_notebook import SavedNotebook, saved_index
-from jupyter_deepagent.jupyter.masked_view import MaskedView, MaskedViews
 from jupyter_deepagent.jupyter.output_capture import OutputCapture
+from jupyter_deepagent.jupyter.paged_store import PagedTextStore, PiecesOf
+from jupyter_deepagent.jupyter.paged_text import PagedText
 from jupyter_deepagent.jupyter.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_variable
 from jupyter_deepagent.jupyter.variable_files import (
     is_table,
@@ -66,9 +78,9 @@ _SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
 
 @dataclass(frozen=True, slots=True)
 class _Masking:
-    """How the files of one call are masked: the kept views, the masking, its fingerprint."""
+    """How the files of one call are masked: the kept texts, the masking, its fingerprint."""
 
-    views: MaskedViews
+    store: PagedTextStore
     redact: Redactor
     secrets: int
 
@@ -78,7 +90,8 @@ class _File:
     """A file of the view, rendered only when read (`pages` reads a table without rendering it).
 
     `text` is the real text; a file with `masking` (every one but the tables, which are masked
-    page by page) is read and searched through its `view()`.
+    page by page) is read and searched through its `view()`. `pieces` and `key` give a big text
+    without joining it, and say when it changed without hashing it anew (outputs).
     """
 
     path: str
@@ -88,12 +101,25 @@ class _File:
     chunks: Callable[[], Iterator[list[str]]] | None = None
     modified_at: datetime | None = None
     masking: _Masking | None = None
+    pieces: PiecesOf | None = None
+    key: Callable[[], Hashable] | None = None
 
-    def view(self, raw: str | None = None) -> MaskedView:
-        """The masked view of the text (`raw`, when the caller has it already)."""
+    def view(self) -> PagedText:
+        """The masked text, kept from an earlier call while its content is unchanged."""
         assert self.masking is not None  # only masked files have a view
-        text = self.text() if raw is None else raw
-        return self.masking.views.get(self.path, text, self.masking.redact, self.masking.secrets)
+        if self.pieces is not None and self.key is not None:
+            pieces, key = self.pieces, self.key()
+        else:
+            text = self.text()
+            pieces, key = (lambda: ([(text, 0, len(text))], 0)), (len(text), hash(text))
+        masking = self.masking
+        return masking.store.get(self.path, key, pieces, masking.redact, masking.secrets)
+
+    def may_hold(self, literal: str) -> bool:
+        """False when the raw text does not hold `literal` (so no masked line can)."""
+        if self.pieces is None:
+            return literal in self.text()
+        return any(text.find(literal, a, b) != -1 for text, a, b in self.pieces()[0])
 
     def info(self) -> FileInfo:
         if self.size is not None:
@@ -136,7 +162,7 @@ class NotebookBackend(AsyncBackendMixin):
         self._saved: SavedNotebook | None = None
         self._rendered: OrderedDict[tuple[str, int, int], str] = OrderedDict()
         self._rendered_lock = threading.Lock()  # tools may run in parallel threads
-        self._views = MaskedViews()
+        self._texts: PagedTextStore = getattr(self.capture, "texts", None) or PagedTextStore()
 
     def __repr__(self) -> str:
         return f"NotebookBackend(mount={self.mount!r}, notebook_path={self._notebook_file()!r})"
@@ -172,7 +198,12 @@ class NotebookBackend(AsyncBackendMixin):
                 n = cell.execution_count
                 files[f"/cells/{n}.py"] = _File(f"/cells/{n}.py", lambda c=cell: c.source)
                 if cell.outputs:
-                    files[f"/outputs/{n}.txt"] = _File(f"/outputs/{n}.txt", cell.outputs_text)
+                    files[f"/outputs/{n}.txt"] = _File(
+                        f"/outputs/{n}.txt",
+                        cell.outputs_text,
+                        pieces=lambda c=cell: output_pieces(c.outputs),
+                        key=lambda c=cell: outputs_key(c.outputs),
+                    )
         if group in ("", "vars"):
             files.update(self._variable_files())
         if group == "saved":
@@ -182,7 +213,7 @@ class NotebookBackend(AsyncBackendMixin):
                 files.update(self._saved_files())
         prefix = folder_prefix(folder)
         redact = self.redact.frozen()  # the secrets are gathered once for all these files
-        masking = _Masking(self._views, redact, redact.fingerprint())
+        masking = _Masking(self._texts, redact, redact.fingerprint())
         shown = {}
         for path, file in files.items():
             if path.startswith(prefix):
@@ -259,8 +290,13 @@ class NotebookBackend(AsyncBackendMixin):
                 cell.source_path, lambda c=cell: c.source, modified_at=when
             )
             if cell.outputs:
-                text = lambda c=cell: c.outputs_text(name)  # noqa: E731
-                files[cell.outputs_path] = _File(cell.outputs_path, text, modified_at=when)
+                files[cell.outputs_path] = _File(
+                    cell.outputs_path,
+                    lambda c=cell: c.outputs_text(name),
+                    modified_at=when,
+                    pieces=lambda c=cell: output_pieces(c.outputs, c.header(name)),
+                    key=lambda c=cell: (c.header(name), outputs_key(c.outputs)),
+                )
         index = lambda: saved_index(cells, name, self.mount.rstrip("/"))  # noqa: E731
         files["/saved/index.md"] = _File("/saved/index.md", index, modified_at=when)
         return files
@@ -380,29 +416,40 @@ class NotebookBackend(AsyncBackendMixin):
     def grep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
     ) -> list[GrepMatch]:
-        """Lines containing `pattern` in the files under `path`; tables are searched in chunks."""
+        """Lines containing `pattern` in the files under `path`, by path then line; masked
+        texts are searched block by block, tables in chunks of rows.
+
+        Raises:
+            BackendError: If `regex` and the pattern is invalid or over its time budget.
+        """
         root, files = self._scope(path)
-        literal = not regex and "*" not in pattern
+        search = matching_lines(pattern, regex)  # one time budget for every file
+        literal = pattern if not regex and "*" not in pattern else None
         matches: list[GrepMatch] = []
-        for file_path, file in files.items():
+        for file_path in sorted(files):  # files in order, lines in order: no sort at the end
+            file = files[file_path]
             if glob and not file_filter_matches(glob, file_path, root):
                 continue
             if file.masking is not None:
-                raw = file.text()
-                if literal and pattern not in raw:
+                if literal is not None and not file.may_hold(literal):
                     continue  # no line of it can match once masked either
-                found = file.view(raw).grep(pattern, file_path, root, regex)
-                matches += [GrepMatch(file_path, number, line) for number, line in found]
-                continue
-            if file.chunks is None:
+                for numbers, lines in file.view().grep(search, literal):
+                    matches += map(GrepMatch, repeat(file_path), numbers, lines)
+            elif file.chunks is None:
                 matches += grep_texts(pattern, [(file_path, file.text())], root, regex=regex)
-                continue
-            first = 0
-            for chunk in file.chunks():
-                found = grep_texts(pattern, [(file_path, "\n".join(chunk))], root, regex=regex)
-                matches += [GrepMatch(m.path, m.line_number + first, m.line) for m in found]
-                first += len(chunk)
-        return sorted(matches, key=lambda match: (match.path, match.line_number))
+            else:
+                matches += _grep_chunks(search, file_path, file.chunks())
+        return matches
+
+
+def _grep_chunks(search: BlockSearch, path: str, chunks: Iterator[list[str]]) -> list[GrepMatch]:
+    matches: list[GrepMatch] = []
+    first = 1
+    for chunk in chunks:
+        found, lines = search("\n".join(chunk))
+        matches += map(GrepMatch, repeat(path), map(add, found, repeat(first)), lines)
+        first += len(chunk)
+    return matches
 
 
 def _redacted_table(file: _File, redact: Redactor) -> _File:

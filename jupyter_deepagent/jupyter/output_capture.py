@@ -16,7 +16,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent.jupyter._output_text import (
     OutputKind,
@@ -36,6 +36,9 @@ __all__ = [
     "format_outputs",
     "output_record",
 ]
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.jupyter.paged_store import PagedTextStore
 
 _log = logging.getLogger(__name__)
 
@@ -112,6 +115,18 @@ class OutputCapture:
         self._session: Any = None
         self._original_send: Any = None
         self._wrapped_send: Any = None
+        self._texts: PagedTextStore | None = None
+
+    @property
+    def texts(self) -> PagedTextStore:
+        """The masked texts `/notebook/` made of these outputs, kept for the whole session
+        (every run's view shares them) and dropped, spill folder and all, by `uninstall`."""
+        with self._lock:
+            if self._texts is None:
+                from jupyter_deepagent.jupyter.paged_store import PagedTextStore  # noqa: PLC0415
+
+                self._texts = PagedTextStore()
+            return self._texts
 
     @classmethod
     def install(cls, shell: Any) -> OutputCapture:
@@ -137,7 +152,12 @@ class OutputCapture:
         return self._session is not None
 
     def uninstall(self) -> None:
-        """Stop capturing: restore the kernel's `Session.send` and forget this shell's capture."""
+        """Stop capturing: restore the kernel's `Session.send`, forget this shell's capture, and
+        remove the masked texts kept for `/notebook/` (their spill folder with them)."""
+        with self._lock:
+            texts, self._texts = self._texts, None
+        if texts is not None:
+            texts.close()
         with self._install_lock:
             session, self._session = self._session, None
             if session is not None and vars(session).get("send") is self._wrapped_send:

@@ -118,8 +118,8 @@ _CONTEXTS = (
     ),
 )
 
-_SECRET_WORD = re.compile(r"key|token|secret|pass|pwd|auth|credential|private")
-_SECRET_WORD_ANY_CASE = re.compile(_SECRET_WORD.pattern, re.IGNORECASE)
+_SECRET_WORDS = ("key", "token", "secret", "pass", "pwd", "auth", "credential", "private")
+_SECRET_WORD_ANY_CASE = re.compile("|".join(_SECRET_WORDS), re.IGNORECASE)
 _WORD = re.compile(r"[\w\-]*+")
 _LONGEST_NAME = 128
 _ASSIGNED = re.compile(
@@ -128,6 +128,19 @@ _ASSIGNED = re.compile(
     r"|(?![\"'])(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?" + _VALUE_CHARS + r"{1,4096}+=*)"
     r"(?![^\s,;]))"
 )
+
+
+def _word_hits(lowered: str) -> list[Span]:
+    """Where each secret word occurs in `lowered`, in order: one plain search per word (several
+    times faster than one search for any of them, which tries every position)."""
+    hits: list[Span] = []
+    for word in _SECRET_WORDS:
+        at = lowered.find(word)
+        while at != -1:
+            hits.append((at, at + len(word)))
+            at = lowered.find(word, at + len(word))
+    hits.sort()
+    return hits
 
 
 def _assignment_spans(
@@ -141,15 +154,19 @@ def _assignment_spans(
     """
     lowered = text[start:end].lower()
     if len(lowered) == end - start:
-        finder, searched, shift = _SECRET_WORD, lowered, start
+        hits = _word_hits(lowered)
     else:  # lower-casing changed the length (rare letters): search the text itself
-        finder, searched, shift = _SECRET_WORD_ANY_CASE, text[start:end], start
+        hits = [(m.start(), m.end()) for m in _SECRET_WORD_ANY_CASE.finditer(text, start, end)]
+        hits = [(a - start, b - start) for a, b in hits]
+    shift = start
     found: list[Span] = []
     position = 0
-    while (hit := finder.search(searched, position)) is not None:
-        word_end = _WORD.match(text, hit.start() + shift, end).end()
-        position = max(word_end - shift, hit.end())
-        at = hit.start() + shift
+    for hit_start, hit_end in hits:
+        if hit_start < position:
+            continue
+        word_end = _WORD.match(text, hit_start + shift, end).end()
+        position = max(word_end - shift, hit_end)
+        at = hit_start + shift
         before = text[max(start, at - _LONGEST_NAME - 1) : at][::-1]
         word_start = at - _WORD.match(before).end()
         if word_end - word_start > _LONGEST_NAME:

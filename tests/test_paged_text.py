@@ -1,0 +1,80 @@
+"""PagedText pages and searches a text exactly as its `str.splitlines()` lines, masked.
+
+Blocks are made tiny here, so that every kind of line break, long line and secret meets a
+block boundary somewhere; the answer must not depend on where the blocks were cut.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from jupyter_deepagent.backends import matching_lines
+from jupyter_deepagent.jupyter import paged_text
+from jupyter_deepagent.jupyter.paged_text import VIEW_LINE_CHARS, PagedText
+from jupyter_deepagent.jupyter.redaction import Redactor
+
+KEY = "AIza" + "SyPagedTextUnitTestKey0123456789abcd"
+PIECES = ["ab", " ", "\n", "\r\n", "\r", "\x0c", "\u2028", "é", "x" * 70, KEY, "token=", "\n\n"]
+
+
+def _holds_ab(line: str) -> bool:
+    return "ab" in line
+
+
+def _a_word(line: str) -> bool:
+    return re.search(r"a\w", line) is not None
+
+
+def _expected(text: str, redact: Redactor) -> list[str]:
+    shown = []
+    for line in text.splitlines():
+        masked = redact(line)
+        if len(line) > VIEW_LINE_CHARS:
+            more = len(line) - VIEW_LINE_CHARS
+            masked = f"{masked[:VIEW_LINE_CHARS]} … [{more:,} more characters]"
+        shown.append(masked)
+    return shown
+
+
+@pytest.fixture(autouse=True)
+def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(paged_text, "_BLOCK_CHARS", 64)
+    monkeypatch.setattr(paged_text, "IN_MEMORY_BYTES", 100)
+
+
+def test_pages_and_greps_match_the_lines_of_the_text(tmp_path) -> None:
+    rng = random.Random(5)
+    redact = Redactor(extra=list, environ={}).frozen()
+    search = matching_lines("ab", regex=False)
+    regex = matching_lines(r"a\w", regex=True)
+    for _ in range(400):
+        text = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 40)))
+        expected = _expected(text, redact)
+        paged = PagedText([(text, 0, len(text))], redact, lambda: str(tmp_path))
+        assert paged.total_lines == len(expected)
+        assert paged.size == len(text.encode("utf-8", "surrogatepass"))
+        offset = rng.randint(0, max(len(expected) - 1, 0))
+        assert paged.page(offset, 7) == expected[offset : offset + 7], text
+        assert paged.page(0, len(expected) + 1) == expected
+        for found, literal, hit in ((search, "ab", _holds_ab), (regex, None, _a_word)):
+            hits = [
+                (number, line)
+                for numbers, lines in paged.grep(found, literal)
+                for number, line in zip(numbers, lines, strict=True)
+            ]
+            assert hits == [(i + 1, line) for i, line in enumerate(expected) if hit(line)], text
+        paged.close()
+
+
+def test_a_line_longer_than_a_block_is_cut_and_still_masked(tmp_path) -> None:
+    redact = Redactor(extra=list, environ={}).frozen()
+    long_line = "y" * (VIEW_LINE_CHARS - 10) + " " + KEY + " " + "z" * 30_000
+    text = f"first\n{long_line}\nlast"
+    paged = PagedText([(text, 0, len(text))], redact, lambda: str(tmp_path))
+    first, cut, last = paged.page(0, 3)
+    assert (first, last) == ("first", "last")
+    assert KEY[:10] not in cut and cut.endswith("more characters]")
+    paged.close()
