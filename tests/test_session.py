@@ -285,13 +285,25 @@ def test_memory_and_skills_options_reach_the_prompt(notebook: Notebook) -> None:
     assert "Use SVG." not in system  # a skill's body is read on demand
 
 
-def test_reset_forgets_the_threads_transcript_too(notebook: Notebook) -> None:
-    notebook.session.configure(model=scripted("ok"))
+def test_reset_forgets_the_threads_transcript_too_but_not_another_users(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUPYTERHUB_USER", "ana")
+    notebook.session.configure(model=scripted("ok", "ok"))
     notebook.run("%%agent\nhello")
-    history = notebook.folder / ".deepagent" / "artifacts" / "conversation_history"
-    history.mkdir(parents=True, exist_ok=True)
-    (history / "analysis.md").write_text("# Conversation history\n")
-    (history / "other.md").write_text("# Conversation history\n")
+    shared = notebook.folder / ".deepagent" / "artifacts" / "conversation_history"
+    shared.mkdir(parents=True, exist_ok=True)
+    (shared / "analysis.md").write_text("# kept by an earlier version\n")
+    notebook.session.close()  # as a kernel restart: the state folder is opened again
+    notebook.run("%%agent\nhello again")
+    mine, bobs = shared / "ana", shared / "bob"
+    # the earlier version's transcript went to the first user who opened the folder
+    assert (mine / "analysis.md").read_text() == "# kept by an earlier version\n"
+    assert not (shared / "analysis.md").exists()
+    bobs.mkdir()
+    (bobs / "analysis.md").write_text("# bob's\n")
+    (mine / "other.md").write_text("# Conversation history\n")
     cell = notebook.run("%agent reset")
     assert "'analysis' forgotten" in cell.stdout and "/large_tool_results/" in cell.stdout
-    assert not (history / "analysis.md").exists() and (history / "other.md").exists()
+    assert not (mine / "analysis.md").exists() and (mine / "other.md").exists()
+    assert (bobs / "analysis.md").read_text() == "# bob's\n"

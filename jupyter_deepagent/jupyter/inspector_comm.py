@@ -184,13 +184,13 @@ class SidebarChannel:
         if session is None or not rest:
             return None
         try:
-            from jupyter_deepagent.jupyter.mounts import ARTIFACT_MOUNTS
+            from jupyter_deepagent.jupyter.mounts import ARTIFACT_MOUNTS, artifact_folder
 
             root = Path(session.notebook_dir).resolve()
             if mount == "workspace":
                 home = (root / session.config.workspace).resolve()
             elif mount in ARTIFACT_MOUNTS:
-                home = (session.state_dir / "artifacts" / mount).resolve()
+                home = artifact_folder(session.state_dir, mount, session.owner.user).resolve()
             else:
                 return None
             local = (home / rest).resolve()

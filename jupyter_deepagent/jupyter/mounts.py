@@ -50,12 +50,45 @@ __all__ = [
     "ARTIFACT_MOUNTS",
     "PROTECTED_NAMES",
     "GuardedFolder",
+    "adopt_earlier_transcripts",
+    "artifact_folder",
     "notebook_filesystem",
     "notebook_prompt",
 ]
 
 ARTIFACT_MOUNTS = tuple(folder.strip("/") for folder in HARNESS_FOLDERS)
 """Folders the harness writes to, kept on disk under `<state_dir>/artifacts/`."""
+_PER_USER_MOUNT = "conversation_history"  # transcripts are named by thread, threads by user
+
+
+def artifact_folder(state_dir: Path, mount: str, user: str) -> Path:
+    """Where an artifact mount keeps its files: `<state_dir>/artifacts/<mount>/`; transcripts
+    (`/conversation_history/<thread>.md`) in a folder of the user's, since two users of a shared
+    folder may both have a thread called `analysis`."""
+    folder = state_dir / "artifacts" / mount
+    if mount != _PER_USER_MOUNT:
+        return folder
+    name = user.replace("/", "_").replace("\\", "_").replace("\x00", "")
+    return folder / (name if name.strip(".") else f"_{name}")
+
+
+def adopt_earlier_transcripts(state_dir: Path, user: str) -> None:
+    """Move transcripts an earlier version kept for every user (`artifacts/conversation_history/
+    <thread>.md`) into `user`'s folder, as earlier threads go to the first user who opens them;
+    a transcript the user has already is left where it is."""
+    shared = state_dir / "artifacts" / _PER_USER_MOUNT
+    try:
+        earlier = [entry for entry in shared.iterdir()
+                   if entry.suffix == ".md" and entry.is_file() and not entry.is_symlink()]
+    except OSError:
+        return
+    if not earlier:
+        return
+    own = artifact_folder(state_dir, _PER_USER_MOUNT, user)
+    own.mkdir(parents=True, exist_ok=True)
+    for entry in earlier:
+        if not (own / entry.name).exists():
+            entry.replace(own / entry.name)
 
 _Listed = TypeVar("_Listed", FileInfo, GrepMatch)
 
@@ -306,6 +339,7 @@ def notebook_filesystem(
     state_dir: Path,
     store: Any,
     memory_namespace: tuple[str, ...] = ("memories",),
+    user: str = "user",
     env_file: Path | None = None,
     redact: Callable[[str], str] | None = None,
     hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
@@ -315,7 +349,8 @@ def notebook_filesystem(
 
     In `/workspace/`, the state folder and `env_file` are hidden wherever they are, so are
     `hidden_paths`, `protected_paths` are read-only, and text read there passes through `redact`.
-    `/memories/` is `store`'s `memory_namespace` (the project's, shared by its users).
+    `/memories/` is `store`'s `memory_namespace` (the project's, shared by its users), and
+    `/conversation_history/` the `user`'s own (see `artifact_folder`).
     """
     from jupyter_deepagent.jupyter.database_url import libpq_credential_files
 
@@ -333,7 +368,7 @@ def notebook_filesystem(
         "/memories/": StoreBackend(store, namespace=memory_namespace),
     }
     for name in ARTIFACT_MOUNTS:
-        routes[f"/{name}/"] = DiskBackend(state_dir / "artifacts" / name)
+        routes[f"/{name}/"] = DiskBackend(artifact_folder(state_dir, name, user))
     return CompositeBackend(StateBackend(), routes)
 
 

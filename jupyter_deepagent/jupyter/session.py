@@ -172,6 +172,9 @@ class Session:
                                sources["database_url"])
             try:
                 self._storage = OwnedStorage(raw, identity[1])
+                from jupyter_deepagent.jupyter.mounts import adopt_earlier_transcripts
+
+                adopt_earlier_transcripts(folder, identity[1].user)
             except BaseException:
                 raw.close()
                 raise
@@ -224,7 +227,8 @@ class Session:
     def reset(self, thread: str | None = None) -> str:
         """Forget a thread's conversation (the current one by default); returns its name.
 
-        Its checkpoints go, and so does its transcript `/conversation_history/<thread>.md`. Files
+        Its checkpoints go, and so does its transcript `/conversation_history/<thread>.md` (the
+        user's own: another user's thread of the same name keeps its transcript). Files
         the agent wrote elsewhere stay: `/large_tool_results/`, `/subagents/` (shared by every
         thread), `/memories/`, `/workspace/`.
 
@@ -235,8 +239,10 @@ class Session:
         name = self.own_thread(thread or self.thread)
         with self.storage.writing(name):
             self.storage.delete_thread(name)
-        transcript = self.state_dir / "artifacts" / "conversation_history" / f"{name}.md"
-        transcript.unlink(missing_ok=True)
+        from jupyter_deepagent.jupyter.mounts import artifact_folder
+
+        history = artifact_folder(self.state_dir, "conversation_history", self.storage.owner.user)
+        (history / f"{name}.md").unlink(missing_ok=True)
         return name
 
     def _fresh_thread(self) -> str:
@@ -302,6 +308,7 @@ class Session:
             state_dir=self.state_dir,
             store=self.storage.store,
             memory_namespace=self.storage.memory_namespace,
+            user=self.storage.owner.user,
             env_file=self.notebook_dir / settings.env_file,
             redact=notebook.redact,
             hidden_paths=settings.hidden_paths,
