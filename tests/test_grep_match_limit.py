@@ -13,6 +13,7 @@ from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.harness.tools._format import GREP_MATCH_LIMIT
+from jupyter_deepagent.jupyter.mounts import GuardedFolder
 from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend
 
 LINES = 300_000
@@ -118,3 +119,17 @@ def test_notebook_grep_over_300_000_matching_lines_stops_at_the_limit(shell) -> 
     with limiting_matches(1_000) as cap:
         assert len(composite.grep("value", "/notebook/outputs/")) == 1_000
     assert cap.reached
+
+
+def test_hidden_files_never_use_up_the_limit(tmp_path) -> None:
+    """A hidden file's matches must not push a search over its limit (a one-bit oracle)."""
+    (tmp_path / "visible.txt").write_text("probe\n" * 10)
+    answers = []
+    for hidden in ("probe here\n", "nothing\n"):
+        (tmp_path / ".env").write_text(hidden)
+        for redact in (None, str):
+            folder = GuardedFolder(DiskBackend(tmp_path), redact=redact)
+            with limiting_matches(10) as cap:
+                found = folder.grep("probe", "/")
+            answers.append((len(found), cap.reached))
+    assert answers == [(10, False)] * 4
