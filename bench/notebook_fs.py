@@ -5,7 +5,7 @@
 Builds an IPython shell (no kernel) whose history holds the outputs, as a terminal or a
 kernel started before the extension has them, and times the calls the agent makes through
 `NotebookBackend`: `ls`, `read_file` (first page, a page in the middle), `grep` (literal and
-regex) on one cell with a big output; `grep` over a notebook of many cells, with lines that
+regex; under the grep tool's match limit, as the agent calls it) on one cell with a big output; `grep` over a notebook of many cells, with lines that
 have spaces and lines that have none; and masking alone on a 40,000-character word and a
 30,000-base DNA sequence. Each figure is the best of three, the first call (which masks) shown
 apart. For the big output it then measures memory: each call once more on a fresh view, under
@@ -36,6 +36,8 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
 from jupyter_deepagent._exceptions import BackendError  # noqa: E402
+from jupyter_deepagent.backends import limiting_matches  # noqa: E402
+from jupyter_deepagent.harness.tools._format import GREP_MATCH_LIMIT  # noqa: E402
 from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend  # noqa: E402
 from jupyter_deepagent.jupyter.output_capture import OutputCapture  # noqa: E402
 from jupyter_deepagent.jupyter.redaction import Redactor  # noqa: E402
@@ -96,10 +98,16 @@ def _calls(backend: NotebookBackend, middle: int) -> dict[str, Callable[[], Any]
         "grep 'key in the m\\w+e' (regex, one match)": lambda: backend.grep(
             r"key in the m\w+e", "/", regex=True
         ),
-        "grep 'st[a-z]+n' (regex, every line matches)": lambda: backend.grep(
-            "st[a-z]+n", "/", regex=True
+        "grep 'st[a-z]+n' (regex, every line matches)": lambda: _limited(
+            lambda: backend.grep("st[a-z]+n", "/", regex=True)
         ),
     }
+
+
+def _limited(action: Callable[[], Any]) -> Any:
+    """Run a grep under the grep tool's match limit (the first `GREP_MATCH_LIMIT` matches)."""
+    with limiting_matches(GREP_MATCH_LIMIT):
+        return action()
 
 
 def big_output(megabytes: int) -> None:

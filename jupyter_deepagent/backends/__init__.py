@@ -10,6 +10,7 @@ from __future__ import annotations
 from jupyter_deepagent.backends._matching import (
     BlockSearch,
     file_filter_matches,
+    first_matches,
     glob_matches,
     grep_texts,
     matching_lines,
@@ -17,6 +18,11 @@ from jupyter_deepagent.backends._matching import (
 from jupyter_deepagent.backends._paths import folder_prefix, is_within, normalize_virtual_path
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
+from jupyter_deepagent.backends.match_limit import (
+    MatchLimit,
+    current_match_limit,
+    limiting_matches,
+)
 from jupyter_deepagent.backends.protocol import (
     BackendProtocol,
     EditResult,
@@ -37,16 +43,20 @@ __all__ = [
     "FileData",
     "FileInfo",
     "GrepMatch",
+    "MatchLimit",
     "ReadResult",
     "StateBackend",
     "StoreBackend",
     "WriteResult",
     "bind_state_files",
+    "current_match_limit",
     "file_filter_matches",
+    "first_matches",
     "folder_prefix",
     "glob_matches",
     "grep_texts",
     "is_within",
+    "limiting_matches",
     "matching_lines",
     "merge_files",
     "normalize_virtual_path",

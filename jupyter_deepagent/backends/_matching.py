@@ -18,6 +18,7 @@ from jupyter_deepagent.backends._glob import compile_glob, expand_braces
 from jupyter_deepagent.backends._line_regex import line_pattern
 from jupyter_deepagent.backends._paths import relative_to
 from jupyter_deepagent.backends._regex_cost import check_regex_cost
+from jupyter_deepagent.backends.match_limit import current_match_limit
 from jupyter_deepagent.backends.protocol import GrepMatch
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "compile_glob",
     "expand_braces",
     "file_filter_matches",
+    "first_matches",
     "glob_matches",
     "grep_texts",
     "matching_lines",
@@ -242,6 +244,8 @@ def grep_texts(
 
     Returns:
         One GrepMatch per matching line (1-based line numbers). Texts holding a NUL are skipped.
+        Inside `limiting_matches(n)`, only the first `n` (a file stops being read at its
+        `n + 1`-th match), and the limit is marked reached when any was left out.
 
     Raises:
         BackendError: If `regex` is true and the pattern does not compile, would take too long
@@ -255,15 +259,33 @@ def grep_texts(
         def hit(line: str) -> bool:
             return pattern in line
 
+    cap = current_match_limit()
+    most = cap.limit if cap is not None else -1
     matches: list[GrepMatch] = []
     for path, text in files:
         if "\x00" in text or (file_glob and not file_filter_matches(file_glob, path, root)):
             continue
+        found = 0
         for number, line in enumerate(text.splitlines(), start=1):
             if hit(line):
+                if found == most:  # later lines of this file come after `most` matches
+                    assert cap is not None
+                    cap.reached = True
+                    break
+                found += 1
                 matches.append(GrepMatch(path=path, line_number=number, line=line))
     matches.sort(key=lambda match: (match.path, match.line_number))
-    return matches
+    return first_matches(matches)
+
+
+def first_matches(matches: list[GrepMatch]) -> list[GrepMatch]:
+    """`matches` (sorted by path and line) cut to the limit in force, if any; a cut marks the
+    limit reached."""
+    cap = current_match_limit()
+    if cap is None or len(matches) <= cap.limit:
+        return matches
+    cap.reached = True
+    return matches[: cap.limit]
 
 
 def replace_exact(path: str, text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:

@@ -21,6 +21,7 @@ from jupyter_deepagent._exceptions import (
 )
 from jupyter_deepagent.backends._matching import (
     file_filter_matches,
+    first_matches,
     glob_matches,
     regex_time_budget,
 )
@@ -261,7 +262,7 @@ class CompositeBackend(AsyncBackendMixin):
             skipped = [item for item in skipped if file_filter_matches(glob, item.path, root)]
         for item in skipped:
             note_skipped_file(item.path, item.reason)
-        return sorted(matches, key=lambda match: (match.path, match.line_number))
+        return first_matches(sorted(matches, key=lambda match: (match.path, match.line_number)))
 
     def _is_file(self, path: str) -> bool:
         try:

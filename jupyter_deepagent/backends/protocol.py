@@ -181,6 +181,9 @@ class BackendProtocol(Protocol):
     ) -> list[GrepMatch]:
         """Lines of text files under `path` containing `pattern` (a literal unless `regex`).
 
+        Sorted by path, then line. Inside `limiting_matches(n)` (see `match_limit`), only the
+        first `n`, and the limit is marked reached when more exist.
+
         Raises:
             FileNotFound: If `path` does not exist (the root `/` searches as empty).
             BackendError: If `regex` is true and `pattern` does not compile or takes too long,

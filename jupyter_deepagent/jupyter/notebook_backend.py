@@ -27,20 +27,16 @@ import contextlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import dataclass, replace
-from datetime import datetime
-from itertools import repeat
-from operator import add
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound, InvalidPath, PermissionDenied
 from jupyter_deepagent.backends import (
-    BlockSearch,
+    current_match_limit,
     file_filter_matches,
+    first_matches,
     folder_prefix,
     glob_matches,
-    grep_texts,
     matching_lines,
     normalize_virtual_path,
 )
@@ -55,9 +51,14 @@ from jupyter_deepagent.backends.protocol import (
 )
 from jupyter_deepagent.jupyter._output_text import output_pieces, outputs_key
 from jupyter_deepagent.jupyter._saved_notebook import SavedNotebook, saved_index
+from jupyter_deepagent.jupyter.notebook_files import (
+    FileMasking,
+    NotebookFile,
+    grep_file,
+    redacted_table,
+)
 from jupyter_deepagent.jupyter.output_capture import OutputCapture
-from jupyter_deepagent.jupyter.paged_store import PagedTextStore, PiecesOf
-from jupyter_deepagent.jupyter.paged_text import PagedText
+from jupyter_deepagent.jupyter.paged_store import PagedTextStore
 from jupyter_deepagent.jupyter.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_variable
 from jupyter_deepagent.jupyter.variable_files import (
     is_table,
@@ -74,61 +75,6 @@ __all__ = ["NotebookBackend"]
 
 _LIVE_FOLDERS = ("/", "/cells", "/outputs", "/vars")
 _SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
-
-
-@dataclass(frozen=True, slots=True)
-class _Masking:
-    """How the files of one call are masked: the kept texts, the masking, its fingerprint."""
-
-    store: PagedTextStore
-    redact: Redactor
-    secrets: int
-
-
-@dataclass(slots=True)
-class _File:
-    """A file of the view, rendered only when read (`pages` reads a table without rendering it).
-
-    `text` is the real text; a file with `masking` (every one but the tables, which are masked
-    page by page) is read and searched through its `view()`. `pieces` and `key` give a big text
-    without joining it, and say when it changed without hashing it anew (outputs).
-    """
-
-    path: str
-    text: Callable[[], str]
-    size: Callable[[], int | None] | None = None
-    pages: Callable[[int, int], tuple[list[str], int]] | None = None
-    chunks: Callable[[], Iterator[list[str]]] | None = None
-    modified_at: datetime | None = None
-    masking: _Masking | None = None
-    pieces: PiecesOf | None = None
-    key: Callable[[], Hashable] | None = None
-
-    def view(self) -> PagedText:
-        """The masked text, kept from an earlier call while its content is unchanged."""
-        assert self.masking is not None  # only masked files have a view
-        if self.pieces is not None and self.key is not None:
-            pieces, key = self.pieces, self.key()
-        else:
-            text = self.text()
-            pieces, key = (lambda: ([(text, 0, len(text))], 0)), (len(text), hash(text))
-        masking = self.masking
-        return masking.store.get(self.path, key, pieces, masking.redact, masking.secrets)
-
-    def may_hold(self, literal: str) -> bool:
-        """False when the raw text does not hold `literal` (so no masked line can)."""
-        if self.pieces is None:
-            return literal in self.text()
-        return any(text.find(literal, a, b) != -1 for text, a, b in self.pieces()[0])
-
-    def info(self) -> FileInfo:
-        if self.size is not None:
-            size = self.size()
-        elif self.masking is not None:
-            size = self.view().size
-        else:
-            size = len(self.text().encode("utf-8", "surrogatepass"))
-        return FileInfo(path=self.path, size=size or 0, modified_at=self.modified_at)
 
 
 class NotebookBackend(AsyncBackendMixin):
@@ -189,16 +135,16 @@ class NotebookBackend(AsyncBackendMixin):
     def _folders(self) -> tuple[str, ...]:
         return _LIVE_FOLDERS + (_SAVED_FOLDERS if self._saved_notebook() is not None else ())
 
-    def _files(self, folder: str) -> dict[str, _File]:
+    def _files(self, folder: str) -> dict[str, NotebookFile]:
         """Every file under `folder`; only the groups that can lie under it are built."""
         group = folder.strip("/").split("/", 1)[0]
-        files: dict[str, _File] = {}
+        files: dict[str, NotebookFile] = {}
         if group in ("", "cells", "outputs"):
             for cell in self.capture.cells():
                 n = cell.execution_count
-                files[f"/cells/{n}.py"] = _File(f"/cells/{n}.py", lambda c=cell: c.source)
+                files[f"/cells/{n}.py"] = NotebookFile(f"/cells/{n}.py", lambda c=cell: c.source)
                 if cell.outputs:
-                    files[f"/outputs/{n}.txt"] = _File(
+                    files[f"/outputs/{n}.txt"] = NotebookFile(
                         f"/outputs/{n}.txt",
                         cell.outputs_text,
                         pieces=lambda c=cell: output_pieces(c.outputs),
@@ -213,12 +159,12 @@ class NotebookBackend(AsyncBackendMixin):
                 files.update(self._saved_files())
         prefix = folder_prefix(folder)
         redact = self.redact.frozen()  # the secrets are gathered once for all these files
-        masking = _Masking(self._texts, redact, redact.fingerprint())
+        masking = FileMasking(self._texts, redact, redact.fingerprint())
         shown = {}
         for path, file in files.items():
             if path.startswith(prefix):
                 if file.pages is not None:
-                    file = _redacted_table(file, redact)
+                    file = redacted_table(file, redact)
                 else:
                     file.masking = masking
                 shown[path] = file
@@ -253,17 +199,17 @@ class NotebookBackend(AsyncBackendMixin):
                     self._rendered.popitem(last=False)
         return text
 
-    def _variable_files(self) -> dict[str, _File]:
+    def _variable_files(self) -> dict[str, NotebookFile]:
         every = self._all_variables()
         variables = {n: v for n, v in every.items() if not is_secret_variable(n, v)}
         secret = [name for name in every if name not in variables]
         folder = self._shown("/vars/")
-        index = _File("/vars/index.md", lambda: variables_index(variables, folder, secret))
+        index = NotebookFile("/vars/index.md", lambda: variables_index(variables, folder, secret))
         files = {index.path: index}
         for name, value in variables.items():
             path = f"/vars/{name}.{variable_extension(value)}"
             table = is_table(value)
-            files[path] = _File(
+            files[path] = NotebookFile(
                 path,
                 lambda n=name, v=value: self._render(n, v),
                 size=lambda n=name, v=value: self._size(n, v),
@@ -279,18 +225,18 @@ class NotebookBackend(AsyncBackendMixin):
             return None
         return len(self._render(name, value).encode("utf-8", "surrogatepass"))
 
-    def _saved_files(self) -> dict[str, _File]:
+    def _saved_files(self) -> dict[str, NotebookFile]:
         saved = self._saved_notebook()
         if saved is None:
             return {}
         cells, when, name = saved.cells(), saved.modified_at, saved.path.name
-        files: dict[str, _File] = {}
+        files: dict[str, NotebookFile] = {}
         for cell in cells:
-            files[cell.source_path] = _File(
+            files[cell.source_path] = NotebookFile(
                 cell.source_path, lambda c=cell: c.source, modified_at=when
             )
             if cell.outputs:
-                files[cell.outputs_path] = _File(
+                files[cell.outputs_path] = NotebookFile(
                     cell.outputs_path,
                     lambda c=cell: c.outputs_text(name),
                     modified_at=when,
@@ -298,7 +244,7 @@ class NotebookBackend(AsyncBackendMixin):
                     key=lambda c=cell: (c.header(name), outputs_key(c.outputs)),
                 )
         index = lambda: saved_index(cells, name, self.mount.rstrip("/"))  # noqa: E731
-        files["/saved/index.md"] = _File("/saved/index.md", index, modified_at=when)
+        files["/saved/index.md"] = NotebookFile("/saved/index.md", index, modified_at=when)
         return files
 
     # -- lookups -------------------------------------------------------------------------------
@@ -332,7 +278,7 @@ class NotebookBackend(AsyncBackendMixin):
             why = f"{listing} shows what is there"
         return FileNotFound(f"{self._shown(path)} does not exist: {why}.", path=path)
 
-    def _file(self, path: str) -> _File:
+    def _file(self, path: str) -> NotebookFile:
         if path in self._folders():
             msg = f"{self._shown(path)} is a folder, not a file; use ls to list it."
             raise InvalidPath(msg, path=path)
@@ -341,7 +287,7 @@ class NotebookBackend(AsyncBackendMixin):
             raise self._missing(path)
         return found
 
-    def _scope(self, path: str) -> tuple[str, dict[str, _File]]:
+    def _scope(self, path: str) -> tuple[str, dict[str, NotebookFile]]:
         path = normalize_virtual_path(path)
         if path in self._folders():
             return path, self._files(path)
@@ -425,46 +371,12 @@ class NotebookBackend(AsyncBackendMixin):
         root, files = self._scope(path)
         search = matching_lines(pattern, regex)  # one time budget for every file
         literal = pattern if not regex and "*" not in pattern else None
+        cap = current_match_limit()
         matches: list[GrepMatch] = []
         for file_path in sorted(files):  # files in order, lines in order: no sort at the end
-            file = files[file_path]
             if glob and not file_filter_matches(glob, file_path, root):
                 continue
-            if file.masking is not None:
-                if literal is not None and not file.may_hold(literal):
-                    continue  # no line of it can match once masked either
-                for numbers, lines in file.view().grep(search, literal):
-                    matches += map(GrepMatch, repeat(file_path), numbers, lines)
-            elif file.chunks is None:
-                matches += grep_texts(pattern, [(file_path, file.text())], root, regex=regex)
-            else:
-                matches += _grep_chunks(search, file_path, file.chunks())
-        return matches
-
-
-def _grep_chunks(search: BlockSearch, path: str, chunks: Iterator[list[str]]) -> list[GrepMatch]:
-    matches: list[GrepMatch] = []
-    first = 1
-    for chunk in chunks:
-        found, lines = search("\n".join(chunk))
-        matches += map(GrepMatch, repeat(path), map(add, found, repeat(first)), lines)
-        first += len(chunk)
-    return matches
-
-
-def _redacted_table(file: _File, redact: Redactor) -> _File:
-    pages, chunks = file.pages, file.chunks
-    assert pages is not None  # only tables page
-    return replace(
-        file,
-        text=lambda: redact(file.text()),
-        pages=lambda offset, limit: _redact_page(redact, pages(offset, limit)),
-        chunks=(lambda: (redact.lines(chunk) for chunk in chunks()))
-        if chunks is not None
-        else None,
-    )
-
-
-def _redact_page(redact: Redactor, page: tuple[list[str], int]) -> tuple[list[str], int]:
-    lines, total = page
-    return redact.lines(lines), total
+            matches += grep_file(files[file_path], search, pattern, regex, literal)
+            if cap is not None and len(matches) > cap.limit:
+                break  # the later files' lines come after these
+        return first_matches(matches)

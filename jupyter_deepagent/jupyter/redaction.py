@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from jupyter_deepagent.jupyter.character_presence import CharacterPresence
 from jupyter_deepagent.jupyter.secret_patterns import Span, pattern_spans
 
 __all__ = [
@@ -208,9 +209,10 @@ class Redactor:
             `[start, end)` spans in `text`'s own positions.
         """
         end = len(text) if end is None else end
-        found = pattern_spans(text, looks_secret, start, end)
+        presence = CharacterPresence(text, start, end)
+        found = pattern_spans(text, looks_secret, start, end, presence)
         for form in self._searched():
-            at = text.find(form, start, end)
+            at = presence.find(form)
             while at != -1:
                 found.append((at, at + len(form)))
                 at = text.find(form, at + len(form), end)

@@ -30,6 +30,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jupyter_deepagent.jupyter.character_presence import CharacterPresence
+
 __all__ = ["Span", "pattern_spans"]
 
 Span = tuple[int, int]
@@ -132,10 +134,12 @@ _ASSIGNED = re.compile(
 
 def _word_hits(lowered: str) -> list[Span]:
     """Where each secret word occurs in `lowered`, in order: one plain search per word (several
-    times faster than one search for any of them, which tries every position)."""
+    times faster than one search for any of them, which tries every position), none for a word
+    with a letter `lowered` lacks."""
     hits: list[Span] = []
+    presence = CharacterPresence(lowered)
     for word in _SECRET_WORDS:
-        at = lowered.find(word)
+        at = presence.find(word)
         while at != -1:
             hits.append((at, at + len(word)))
             at = lowered.find(word, at + len(word))
@@ -192,9 +196,14 @@ _KEY_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]*|[A-Za-z-]+:.*")
 
 
 def _rule_spans(
-    rule: _Rule, text: str, start: int, end: int, is_secret: Callable[[str], bool]
+    rule: _Rule,
+    text: str,
+    start: int,
+    end: int,
+    is_secret: Callable[[str], bool],
+    presence: CharacterPresence,
 ) -> list[Span]:
-    if rule.gates and all(text.find(gate, start, end) == -1 for gate in rule.gates):
+    if rule.gates and all(presence.find(gate) == -1 for gate in rule.gates):
         return []
     found: list[Span] = []
     for match in rule.pattern.finditer(text, start, end):
@@ -251,7 +260,11 @@ def _key_block_spans(text: str, start: int, end: int) -> list[Span]:
 
 
 def pattern_spans(
-    text: str, is_secret: Callable[[str], bool], start: int = 0, end: int | None = None
+    text: str,
+    is_secret: Callable[[str], bool],
+    start: int = 0,
+    end: int | None = None,
+    presence: CharacterPresence | None = None,
 ) -> list[Span]:
     """Spans of `text[start:end]` that hold a secret by shape or by context (unsorted).
 
@@ -261,15 +274,19 @@ def pattern_spans(
         is_secret: Tells whether a variable name looks secret (for the context rules).
         start: First character searched.
         end: One past the last character searched (default: the end).
+        presence: The characters of `text[start:end]`, if the caller has them already (it
+            searches more literals in the same text).
 
     Returns:
         `[start, end)` spans, possibly overlapping; none crosses a line break.
     """
     end = len(text) if end is None else end
+    if presence is None:
+        presence = CharacterPresence(text, start, end)
     spans: list[Span] = []
     for rule in (*_SHAPES, *_CONTEXTS):
-        spans += _rule_spans(rule, text, start, end, is_secret)
+        spans += _rule_spans(rule, text, start, end, is_secret, presence)
     spans += _assignment_spans(text, start, end, is_secret)
-    if "PRIVATE KEY" in text:
+    if presence.find("PRIVATE KEY") != -1 or text.find("PRIVATE KEY", 0, start) != -1:
         spans += _key_block_spans(text, start, end)
     return spans

@@ -22,6 +22,7 @@ from jupyter_deepagent.backends.protocol import (
 from jupyter_deepagent.backends.skipped_files import SkippedFile
 
 __all__ = [
+    "GREP_MATCH_LIMIT",
     "MAX_ENTRIES",
     "MAX_GREP_LINE_CHARS",
     "MAX_LINE_CHARS",
@@ -38,6 +39,10 @@ __all__ = [
 
 MAX_ENTRIES = 500
 """Most entries (listing rows, paths, matching lines) one ls, glob or grep call returns."""
+
+GREP_MATCH_LIMIT = 10_000
+"""Most matching lines one grep collects (`limiting_matches`): far more than an answer shows,
+enough for its counts and file lists, and cheap when a pattern hits every line of 50 MB."""
 
 MAX_LINE_CHARS = 2000
 """Longest line `read_file` shows; the rest is replaced by a marker saying how much was cut."""
@@ -58,13 +63,16 @@ def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
     return f"{line[:limit]}… [line cut: {len(line) - limit:,} more characters]"
 
 
-def _capped(rows: Sequence[str], noun: str, narrow: str) -> str:
-    """Join rows, keeping at most MAX_ENTRIES and saying how many were left out."""
+def _capped(rows: Sequence[str], noun: str, narrow: str, at_least: bool = False) -> str:
+    """Join rows, keeping at most MAX_ENTRIES and saying how many were left out (`at_least`:
+    `rows` are only the first of them)."""
     if len(rows) <= MAX_ENTRIES:
         return "\n".join(rows)
     left_out = len(rows) - MAX_ENTRIES
+    more = "+" if at_least else ""
     note = (
-        f"[Showing {MAX_ENTRIES:,} of {len(rows):,} {noun}; {left_out:,} left out. {narrow}]"
+        f"[Showing {MAX_ENTRIES:,} of {len(rows):,}{more} {noun}; {left_out:,}{more} left out. "
+        f"{narrow}]"
     )
     return "\n".join([*rows[:MAX_ENTRIES], note])
 
@@ -160,27 +168,49 @@ def format_grep(
     file_glob: str | None,
     mode: GrepOutputMode,
     skipped: Sequence[SkippedFile] = (),
+    stopped_at: int | None = None,
 ) -> str:
     """Render grep matches as file paths, `path:line: text` lines, or `path: count` rows,
-    followed by the files the search could not read (`skipped`), if any."""
+    followed by a note when the search stopped at its match limit (`stopped_at`: the limit,
+    `matches` are the first ones by path and line) and by the files it could not read."""
     note = _skipped_note(skipped)
-    if not matches:
-        where = f"{path} (files matching {file_glob!r})" if file_glob else path
-        return f"No matches for {pattern!r} in {where}." + note
     narrow = "Narrow the search with path=, glob= or a more specific pattern."
+    where = f"{path} (files matching {file_glob!r})" if file_glob else path
+    if not matches:
+        if stopped_at is not None:
+            return (
+                f"No matches for {pattern!r} in {where} among the first {stopped_at:,} "
+                f"matching lines; the search stopped there. {narrow}" + note
+            )
+        return f"No matches for {pattern!r} in {where}." + note
+    limited = stopped_at is not None
+    if limited:
+        last = matches[-1]
+        kind = {
+            "content": "",
+            "count": " Counts are of those lines only, so the last is a lower bound (`+`).",
+            "files_with_matches": " Files after it may match too; they are not listed.",
+        }[mode]
+        note = (
+            f"\n[The search stopped after the first {stopped_at:,} matching lines (by path, "
+            f"then line): more lines match after {last.path}:{last.line_number}, and were not "
+            f"looked at.{kind} {narrow}]" + note
+        )
     if mode == "content":
         rows = [
             f"{m.path}:{m.line_number}: {cut_line(m.line, MAX_GREP_LINE_CHARS)}" for m in matches
         ]
-        return _capped(rows, "matching lines", narrow) + note
+        return _capped(rows, "matching lines", narrow, at_least=limited) + note
     counts: dict[str, int] = {}
     for match in matches:
         counts[match.path] = counts.get(match.path, 0) + 1
     if mode == "count":
         rows = [f"{file}: {n}" for file, n in counts.items()]
+        if limited:
+            rows[-1] += "+"
     else:
         rows = list(counts)
-    return _capped(rows, "files", narrow) + note
+    return _capped(rows, "files", narrow, at_least=limited) + note
 
 
 def _skipped_note(skipped: Sequence[SkippedFile]) -> str:

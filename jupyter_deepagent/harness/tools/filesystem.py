@@ -21,6 +21,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from jupyter_deepagent._exceptions import BackendError
+from jupyter_deepagent.backends.match_limit import MatchLimit, limiting_matches
 from jupyter_deepagent.backends.protocol import BackendProtocol, GrepMatch
 from jupyter_deepagent.backends.skipped_files import SkippedFile, recording_skipped_files
 from jupyter_deepagent.backends.state import bind_state_files
@@ -32,6 +33,7 @@ from jupyter_deepagent.harness.tools._filesystem_text import (
     filesystem_prompt,
 )
 from jupyter_deepagent.harness.tools._format import (
+    GREP_MATCH_LIMIT,
     GrepOutputMode,
     format_edit,
     format_glob,
@@ -137,19 +139,34 @@ def _plan_grep(
 ) -> _Plan:
     _require(pattern != "", "pattern is empty; give the text to search for.")
 
-    def call(b: BackendProtocol) -> tuple[list[GrepMatch], list[SkippedFile]]:
-        with recording_skipped_files() as skipped:
+    def call(b: BackendProtocol) -> _GrepFound:
+        with recording_skipped_files() as skipped, limiting_matches(GREP_MATCH_LIMIT) as cap:
             matches = b.grep(pattern, path, glob, regex)
-        return matches, [item for item in skipped if _visible(b, item.path)]
+        shown = [item for item in skipped if _visible(b, item.path)]
+        return matches[:GREP_MATCH_LIMIT], shown, _stopped(cap, matches)
 
-    async def acall(b: BackendProtocol) -> tuple[list[GrepMatch], list[SkippedFile]]:
-        with recording_skipped_files() as skipped:
+    async def acall(b: BackendProtocol) -> _GrepFound:
+        with recording_skipped_files() as skipped, limiting_matches(GREP_MATCH_LIMIT) as cap:
             matches = await b.agrep(pattern, path, glob, regex)
-        return matches, [item for item in skipped if await _avisible(b, item.path)]
+        shown = [item for item in skipped if await _avisible(b, item.path)]
+        return matches[:GREP_MATCH_LIMIT], shown, _stopped(cap, matches)
 
     return _Plan(
-        call, acall, lambda r: format_grep(r[0], pattern, path, glob, output_mode, skipped=r[1])
+        call,
+        acall,
+        lambda r: format_grep(
+            r[0], pattern, path, glob, output_mode, skipped=r[1], stopped_at=r[2]
+        ),
     )
+
+
+_GrepFound: TypeAlias = tuple[list[GrepMatch], list[SkippedFile], int | None]
+"""A grep's matches (the first `GREP_MATCH_LIMIT`), skipped files, and the limit if it stopped."""
+
+
+def _stopped(cap: MatchLimit, matches: list[GrepMatch]) -> int | None:
+    """The limit, if the search left matches out (a backend that ignores the limit included)."""
+    return cap.limit if cap.reached or len(matches) > cap.limit else None
 
 
 def _visible(backend: BackendProtocol, path: str) -> bool:
