@@ -230,7 +230,8 @@ def test_another_users_thread_is_listed_read_only_and_refused(
     assert "No conversations yet" in notebook.run("%agent threads").markdown[0]
     every = notebook.run("%agent threads --all").markdown[0]
     assert "| ana/draft | ana | 2 |" in every and "read-only" in every
-    for line in ("%%agent -t ana/draft\ncontinue", "%agent reset -t ana/draft"):
+    for line in ("%%agent -t ana/draft\ncontinue", "%agent reset -t ana/draft",
+                 "%agent show -t ana/draft"):
         refused = notebook.run(line)
         assert isinstance(refused.error, UsageError)
         assert "only ana may continue or reset it" in str(refused.error)

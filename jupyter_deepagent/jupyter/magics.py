@@ -389,7 +389,7 @@ class AgentMagics(Magics):
         from jupyter_deepagent.jupyter.render import prompt_markdown
 
         session = self.session
-        name = thread or session.thread
+        name = session.own_thread(thread or session.thread)  # not another user's
         assembly, label = session.prompt_for(name)
         show(prompt_markdown(assembly, label, name, session.conversation_size(name)))
 
