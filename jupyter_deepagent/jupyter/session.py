@@ -4,20 +4,18 @@ It knows where the notebook is, reads the configuration layers, opens the checkp
 (SQLite in `.deepagent/` beside the notebook, or PostgreSQL with `database_url`; lazily, at the
 first run) as its user's view in the project (see `OwnedStorage`), keeps the current thread,
 reads `.env` before each run, and plans each cell's run: the agent over the notebook's
-filesystem. Running a plan is `execution`'s job. LangChain and LangGraph are imported only when a
-run starts.
+filesystem. Running a plan and recording it is `SessionRuns`' job (a base of `Session`).
+LangChain and LangGraph are imported only when a run starts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from jupyter_deepagent._exceptions import ThreadBusy
-from jupyter_deepagent.jupyter import execution
 from jupyter_deepagent.jupyter.config import (
     AgentConfig,
     ConfigLayer,
@@ -31,6 +29,7 @@ from jupyter_deepagent.jupyter.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.options import RunOptions, check_thread_name
 from jupyter_deepagent.jupyter.session_keys import SessionKeys
 from jupyter_deepagent.jupyter.session_models import SessionModels, call_policy, model_label
+from jupyter_deepagent.jupyter.session_runs import SessionRuns
 from jupyter_deepagent.jupyter.storage import OwnedStorage, ThreadInfo, open_storage
 from jupyter_deepagent.jupyter.thread_owner import ThreadOwner, current_user, project_name
 from jupyter_deepagent.jupyter.turns import (
@@ -38,18 +37,17 @@ from jupyter_deepagent.jupyter.turns import (
     TURN_METADATA_KEY,
     CellAddress,
     new_turn_id,
-    rewind_to_turn,
 )
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
 
-class Session:
-    """The agent's state in one kernel: configuration, storage, threads and the last run.
+class Session(SessionRuns):
+    """The agent's state in one kernel: configuration, storage, threads and the last run (see
+    `SessionRuns` for running a planned run).
 
     Attributes:
         tools: Extra tools (LangChain tools or plain functions) every run's agent gets.
-        last_trace: The `RunTrace` of the last run (partial if it was stopped or failed).
 
     Args:
         shell: The IPython shell (its user namespace gives the notebook path and variables).
@@ -67,12 +65,9 @@ class Session:
         self._thread: str | None = None
         self.keys = SessionKeys()
         self._models = SessionModels(self.keys)
-        self.last_trace: Any = None
-        self.last_thread: str | None = None
         self.tools: list[Any] = []
         self._run_options: dict[str, RunOptions] = {}
-        self._paused_cells: dict[str, tuple[CellAddress, int]] = {}
-        """thread -> the cell of its last `%%agent` turn, and how many resumes it has had"""
+        super().__init__()
 
     # -- where the notebook is -------------------------------------------------------------------
     @property
@@ -420,168 +415,6 @@ class Session:
         runtime context...), so resuming it continues with the same; else the defaults."""
         name = thread or self.thread
         return self._run_options.get(name) or RunOptions(thread=name)
-
-    def _resume_recording(self, settings: AgentConfig, options: RunOptions) -> Any:
-        """The research-log recording of a resume: the next resume of the thread's last cell
-        turn; None when no `%%agent` cell of this kernel ran on the thread."""
-        paused = self._paused_cells.get(options.thread or self.thread)
-        if paused is None:
-            return None
-        cell, resumes = paused
-        return self._recording(settings, options, cell, resume=resumes + 1)
-
-    def _recording(
-        self, settings: AgentConfig, options: RunOptions, cell: CellAddress | None,
-        resume: int = 0,
-    ) -> Any:
-        """The research-log recording of a cell's run (or of its `resume`-th resume); None
-        outside a known notebook."""
-        path = self.notebook_path
-        if cell is None or path is None:
-            return None
-        from jupyter_deepagent.jupyter.recording import replay_mode, start_recording
-
-        try:
-            return start_recording(
-                notebook=path,
-                address=cell,
-                mode=replay_mode(options.replay, settings.replay),
-                spec=settings.model,
-                make_model=lambda: self._models.get(
-                    settings.model, self.notebook_dir, settings.env_file, call_policy(settings)
-                ),
-                redact=self.redactor(),
-                resume=resume,
-            )
-        except OSError as exc:
-            msg = f"cannot read the research log beside {path.name}: {exc}"
-            raise ValueError(msg) from None
-
-    # -- running (see `execution`) ----------------------------------------------------------------
-    def rewind(self, plan: RunPlan) -> str | None:
-        """Fork the plan's thread from before the cell's earlier turn, if it has one on the
-        current branch (see `rewind_to_turn`); returns that turn's id, or None.
-
-        Does nothing while another process runs the thread (the run then says so).
-
-        Raises:
-            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
-            StateDamaged: A database of the state folder is damaged.
-        """
-        key = plan.config.get("metadata", {}).get(CELL_METADATA_KEY)
-        if not key:
-            return None
-        try:
-            with self.storage.writing(plan.thread):
-                return rewind_to_turn(plan.agent, self.storage.checkpointer, plan.config, key)
-        except ThreadBusy:
-            return None
-
-    def settle(self, plan: RunPlan) -> list[str]:
-        """Answer tool calls the thread left without results (see `settle_thread`).
-
-        Does nothing while another process runs the thread (the run then says so).
-
-        Raises:
-            StateDamaged: A database of the state folder is damaged.
-        """
-        try:
-            with self.storage.writing(plan.thread):
-                return execution.settle(plan)
-        except ThreadBusy:
-            return []
-
-    def run(
-        self,
-        plan: RunPlan,
-        prompt: str,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
-        *,
-        on_token: Callable[[str | None], None] | None = None,
-    ) -> RunOutcome:
-        """Send `prompt` to the plan's thread (settled first) and run it; see `execute`.
-
-        Raises:
-            ThreadBusy: Another process (a second kernel) is running the thread; nothing ran.
-            StateDamaged: A database of the state folder is damaged.
-        """
-        return self._traced(plan, lambda: execution.run(
-            plan, prompt, on_event, on_token=on_token, redact=self.redactor()
-        ))
-
-    def resume_payload(
-        self,
-        plan: RunPlan,
-        decision: str,
-        *,
-        message: str = "",
-        edits: Mapping[str, Any] | None = None,
-    ) -> Any:
-        """The `Command` answering every tool call waiting for approval on the plan's thread.
-
-        Raises:
-            ValueError: Nothing is waiting on the thread, or the decision is not allowed.
-        """
-        return execution.resume_payload(plan, decision, message=message, edits=edits)
-
-    def execute(
-        self,
-        plan: RunPlan,
-        payload: Any,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
-        on_token: Callable[[str | None], None] | None = None,
-    ) -> RunOutcome:
-        """Run the plan's agent on `payload` (new messages, or a resume `Command`).
-
-        On a stop (KeyboardInterrupt) or a failure, `last_trace` keeps the events so far, the
-        thread is settled, and the exception propagates (a failed model call as
-        `ModelCallFailed`).
-
-        Raises:
-            ThreadBusy: Another process (a second kernel) is running the thread; nothing ran.
-            StateDamaged: A database of the state folder is damaged.
-        """
-        return self._traced(plan, lambda: execution.execute(
-            plan, payload, on_event, on_token, redact=self.redactor()
-        ))
-
-    def _traced(self, plan: RunPlan, run: Callable[[], RunOutcome]) -> RunOutcome:
-        """Run holding the thread's lock; keep the trace, also of a run that failed, and append
-        the run to the notebook's research log.
-
-        Raises:
-            ThreadBusy: Another process is running the thread; nothing was run.
-            StateDamaged: A database of the state folder turned out damaged.
-            ReplayMismatch: Under strict replay, a request differed from the research log.
-        """
-        with self.storage.writing(plan.thread):
-            self.last_thread = plan.thread
-            try:
-                outcome = run()
-            except BaseException as exc:
-                self.last_trace = getattr(exc, "trace", None)
-                self._record(plan, self.last_trace, exc)
-                raise
-            self.last_trace = outcome.trace
-            outcome.provenance = self._record(plan, outcome.trace, None)
-            mismatch = plan.recording.ledger.mismatch if plan.recording is not None else None
-            if mismatch is not None:  # raised inside a subagent, which reported it as its failure
-                raise mismatch
-            return outcome
-
-    def _record(self, plan: RunPlan, trace: Any, error: BaseException | None) -> dict[str, Any]:
-        """Append the run to the notebook's research log (when it is a cell's turn)."""
-        if plan.recording is None:
-            return {}
-        if plan.recording.resume:  # the next resume of this cell's turn is the one after
-            self._paused_cells[plan.thread] = (plan.recording.address, plan.recording.resume)
-        try:
-            return plan.recording.finish(trace, plan.thread, error)
-        except OSError as exc:
-            if error is None:
-                msg = f"the run finished but the research log could not be written: {exc}"
-                raise ValueError(msg) from None
-            return {}
 
     # -- inspecting ------------------------------------------------------------------------------
     def prompt_for(self, thread: str | None = None) -> tuple[Any, str]:
