@@ -13,44 +13,23 @@ aborted, and the test's own sockets may reach loopback only.
 
 from __future__ import annotations
 
-import os
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from lab_under_test import running_jupyterlab
+from lab_under_test import (
+    launch_chromium,
+    open_notebook,
+    playwright_ready,  # noqa: F401 - a fixture
+    run_all_cells,
+    running_jupyterlab,
+)
 
 from jupyter_deepagent.harness.prompt.sections import SECTION_ORDER
 
-CHROMIUM = Path("/usr/bin/chromium")
 FIXTURE = Path(__file__).parent / "fixtures" / "inspector_lab"
 ARTIFACTS = Path(__file__).parent / "artifacts"
-REQUIRE = os.environ.get("JUPYTER_DEEPAGENT_REQUIRE_BROWSER") == "1"
-ENABLE = ("apt-get install -y chromium and pip install -e '.[test]' (playwright) to run it; "
-          "JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 makes a missing browser a failure")
-
-
-def _browser_missing() -> str | None:
-    if not CHROMIUM.exists():
-        return f"the browser test needs Chromium at {CHROMIUM}: {ENABLE}"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return f"the browser test needs playwright: {ENABLE}"
-    return None
-
-
-@pytest.fixture(scope="module")
-def playwright_ready() -> None:
-    missing = _browser_missing()
-    if missing is None:
-        return
-    if REQUIRE:
-        pytest.fail(missing)
-    pytest.skip(missing)
 
 
 @pytest.fixture
@@ -60,46 +39,6 @@ def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:
     shutil.copytree(FIXTURE, root)
     with running_jupyterlab(root, tmp_path) as url:
         yield url, root
-
-
-def _idle(page: Any) -> bool:
-    status = page.evaluate(
-        "() => (document.querySelector('#jp-main-statusbar') || {}).innerText || ''")
-    prompts = page.evaluate(
-        "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell')).map(c => "
-        "((c.querySelector('.jp-InputArea-prompt') || {}).textContent || ''))")
-    return "Idle" in status and not any("*" in p for p in prompts)
-
-
-def _wait(condition: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {seconds:.0f} s waiting for {what}")
-
-
-def _loopback_only(route: Any) -> None:
-    if route.request.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")):
-        route.continue_()
-    else:
-        route.abort()
-
-
-def launch_chromium(playwright: Any) -> Any:
-    """Debian's headless Chromium, resolving no host but 127.0.0.1."""
-    return playwright.chromium.launch(
-        executable_path=str(CHROMIUM), headless=True,
-        args=["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
-
-
-def open_notebook(page: Any, url: str, name: str) -> None:
-    """Open notebook `name` in the lab at `url` (loopback requests only); wait for its kernel."""
-    page.route("**/*", _loopback_only)
-    page.goto(f"{url}/lab/tree/{name}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    _wait(lambda: _idle(page), 60, "the kernel to start")
 
 
 @pytest.mark.allow_hosts(["127.0.0.1"])
@@ -115,10 +54,7 @@ def test_the_inspector_shows_prompt_skills_an_offloaded_artifact_and_the_gauge(
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 2200})
             open_notebook(page, url, "inspector.ipynb")
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-            time.sleep(1.0)
-            _wait(lambda: _idle(page), 90, "the notebook to run")
+            run_all_cells(page, 90)
 
             cell = page.locator(".jp-Notebook .jp-Cell").last
             expect(cell.locator(".jp-OutputArea-output").first).to_contain_text(

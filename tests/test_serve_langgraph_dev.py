@@ -11,16 +11,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lab_under_test import free_port, wait_until_answering
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
@@ -69,12 +67,6 @@ def _ask(text: str) -> dict:
     return {"messages": [{"role": "user", "content": text}]}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _project(folder: Path) -> None:
     """A notebook folder: its settings, its script, and the generated files with a subagent."""
     folder.mkdir()
@@ -105,7 +97,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     environ = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     environ.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="1",
                    LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false")
-    port = _free_port()
+    port = free_port()
     log_path = scratch / "server.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
@@ -116,17 +108,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/ok", timeout=2)
-                break
-            except OSError:
-                if process.poll() is not None:
-                    pytest.fail(f"langgraph dev exited:\n{log_path.read_text()}")
-                if time.monotonic() > deadline:
-                    pytest.fail(f"langgraph dev did not answer in 90 s:\n{log_path.read_text()}")
-                time.sleep(0.5)
+        wait_until_answering(f"{url}/ok", process, log_path, "langgraph dev", 90)
         yield url, folder
     finally:
         os.killpg(process.pid, signal.SIGTERM)

@@ -11,23 +11,22 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lab_under_test import running_jupyterlab
-from sidebar_build import need_built_sidebar
-from test_inspector_browser import (
-    ARTIFACTS,
-    FIXTURE,
-    _idle,
-    _wait,
+from lab_under_test import (
+    kernel_idle,
     launch_chromium,
     open_notebook,
     playwright_ready,  # noqa: F401 - a fixture
+    run_all_cells,
+    running_jupyterlab,
+    wait_for,
 )
+from sidebar_build import need_built_sidebar
+from test_inspector_browser import ARTIFACTS, FIXTURE
 
 SECOND = {
     "cells": [
@@ -64,13 +63,6 @@ def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:  
         yield url, root
 
 
-def _run_all(page: Any) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-    time.sleep(1.0)
-    _wait(lambda: _idle(page), 120, "the notebook to run")
-
-
 def _tab(panel: Any, title: str) -> None:
     panel.locator(".jdi-tabs > label", has_text=title).click()
 
@@ -97,7 +89,7 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
                                                                  timeout=20_000)
             panel.screenshot(path=str(ARTIFACTS / "sidebar-not-loaded.png"))
 
-            _run_all(page)
+            run_all_cells(page, 120)
             # the run's inspector, from the kernel over the comm
             expect(panel.locator(".jdi-summary")).to_contain_text("model calls", timeout=20_000)
             expect(panel.locator(".jdi-summary")).to_contain_text("ok")
@@ -138,8 +130,8 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
             expect(panel.locator(".jdi-summary")).to_have_count(0)
             expect(page.locator(".jp-NotebookPanel:visible .jp-Cell").first).to_contain_text(
                 "%load_ext", timeout=60_000)
-            _wait(lambda: _idle(page), 60, "the second kernel to start")
-            _run_all(page)
+            wait_for(lambda: kernel_idle(page), 60, "the second kernel to start")
+            run_all_cells(page, 120)
             expect(panel.locator(".jdi-summary")).to_contain_text("scripted-second",
                                                                   timeout=20_000)
             expect(panel.locator(".jdp-thread")).to_contain_text("second")
@@ -157,8 +149,8 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
                                                                  timeout=30_000)
             expect(panel.locator(".jdp-status")).to_contain_text("%load_ext jupyter_deepagent")
             panel.screenshot(path=str(ARTIFACTS / "sidebar-restarted.png"))
-            _wait(lambda: _idle(page), 60, "the kernel to restart")
-            _run_all(page)
+            wait_for(lambda: kernel_idle(page), 60, "the kernel to restart")
+            run_all_cells(page, 120)
             expect(panel.locator(".jdi-summary")).to_contain_text("model calls", timeout=20_000)
             expect(panel).to_have_attribute("data-state", "connected")
             expect(panel.locator(".jdp-run option")).to_have_count(1)  # a new kernel: run 1
