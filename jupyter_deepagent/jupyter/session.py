@@ -250,15 +250,18 @@ class Session(SessionRuns):
     # -- secrets ---------------------------------------------------------------------------------
     def secret_values(self) -> list[str]:
         """Values to keep from the model besides the environment's keys: what the env file set,
-        the `--context` values of this session's runs, and the database URL's password."""
-        from jupyter_deepagent.jupyter.database_url import database_password
+        the `--context` values of this session's runs, and the database URL's password.
 
-        values = list(self.keys.values())
-        try:
-            password = database_password(self.config.database_url)
-        except ValueError:  # an invalid configuration file: the run says so
-            password = None
-        return [*values, password] if password else values
+        Asked for every text masked, so it reads no file: a database URL may hold a password
+        only in `JUPYTER_DEEPAGENT_DATABASE_URL` (elsewhere it is refused), so that is the one
+        place to look."""
+        from jupyter_deepagent.jupyter.database_url import (
+            database_secrets,
+            environment_database_url,
+        )
+
+        url = environment_database_url()
+        return [*self.keys.values(), *(database_secrets(url) if url else ())]
 
     def redactor(self) -> Callable[[str], str]:
         """Masks secret values (see `Redactor`) in a text."""
