@@ -114,5 +114,6 @@ def test_agent_config_takes_subagents_as_json(notebook: Notebook) -> None:
     assert cell.error is None
     assert notebook.session.config.subagents == ({"name": "scout", "description": "Finds sources."},)
     assert "| subagents | `scout` | %agent config |" in cell.markdown[0]
+    assert "| model_timeout | `60` | default |" in cell.markdown[0]  # seconds, not "a float"
     bad = notebook.run("%agent config subagents=[{name:scout}]")
     assert isinstance(bad.error, UsageError) and "subagents must be a JSON list" in str(bad.error)

@@ -351,6 +351,8 @@ class AgentMagics(Magics):
             value = shown_value(name, getattr(config, name))
             if isinstance(value, tuple):
                 value = ", ".join(value)
+            elif isinstance(value, float):
+                value = f"{value:g}"  # 60.0 seconds as 60
             elif not isinstance(value, (str, int, bool, type(None))):
                 value = f"a {type(value).__name__} object"
             shown = f"`{value}`" if value != "" else "—"
