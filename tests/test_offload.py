@@ -90,7 +90,8 @@ def test_offloaded_file_extension_comes_from_the_content(content: str, ext: str)
 @pytest.mark.parametrize(
     ("text", "ext"),
     [("{not json", "txt"), ('{"a": 1}', "json"), ("x,y\n1,2\n3", "txt"), ("x,y\n1,2\n3,4", "csv"),
-     ("## Title\n\nSee [the docs](http://x).", "md"), ("", "txt")],
+     ("## Title\n\nSee [the docs](http://x).", "md"), ("", "txt"),
+     ("[" * 100_000 + "]" * 100_000, "txt")],  # deeper than the JSON parser goes: not an error
 )
 def test_sniff_extension(text: str, ext: str) -> None:
     assert sniff_extension(text) == ext

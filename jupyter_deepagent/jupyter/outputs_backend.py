@@ -178,9 +178,12 @@ def sandboxed_html(page: str, height: str | None = None) -> str:
 def _json(path: str, text: str, meta: dict[str, Any]) -> _Bundle:
     try:
         value = json.loads(text)
+        pretty = json.dumps(value, indent=2, ensure_ascii=False)
     except ValueError as exc:
         return _Bundle({"text/plain": f"[{path}: not valid JSON ({exc})]\n{text}"}, meta)
-    pretty = json.dumps(value, indent=2, ensure_ascii=False)
+    except RecursionError:  # nested deeper than Python's parser goes: shown as the text it is
+        note = f"[{path}: JSON nested too deeply to show as a tree; shown as text]"
+        return _Bundle({"text/plain": f"{note}\n{text}"}, meta)
     data: dict[str, Any] = {"text/plain": pretty}
     if isinstance(value, (dict, list)):
         data["application/json"] = value

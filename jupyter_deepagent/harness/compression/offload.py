@@ -49,7 +49,7 @@ def sniff_extension(text: str) -> str:
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
         try:
             json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to parse
             pass
         else:
             return "json"
