@@ -9,6 +9,7 @@ target) and fake comms that record what the kernel sends.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -282,3 +283,37 @@ def test_a_runs_file_can_be_read_but_nothing_else_in_the_folder(lab: KernelNoteb
         refused = comm.deliver(request("g", want="file", path=path))
         assert refused["type"] == "error", path
         assert "do-not-show" not in str(refused) and "private notes" not in str(refused)
+
+
+def test_a_flood_of_requests_is_dropped_unanswered_and_the_sidebar_is_answered_again_after(
+    lab: KernelNotebook,
+) -> None:
+    lab.run(RUN)
+    comm = lab.open_sidebar()
+    before = len(comm.sent)
+    for index in range(10_000):
+        comm._on_msg({"content": {"data": request(f"r{index}", want="snapshot")}})
+    replies = comm.sent[before:]
+    assert len(replies) == 10_000  # every request gets a reply: the sidebar never waits forever
+    answered = [reply for reply in replies if reply["type"] == "snapshot"]
+    assert len(answered) == inspector_comm.REQUEST_BURST
+    dropped = [reply for reply in replies if reply["type"] == "error"]
+    assert len(dropped) == 10_000 - len(answered)
+    assert "dropped unanswered" in dropped[0]["message"] and dropped[0]["id"] == f"r{len(answered)}"
+    assert all("html" not in reply for reply in dropped)
+    time.sleep(inspector_comm.REQUEST_WINDOW)
+    assert comm.deliver(request("later", want="snapshot"))["type"] == "snapshot"
+    other = lab.open_sidebar()  # a flood on one comm does not silence another sidebar
+    assert other.sent[-1]["type"] == "threads"
+
+
+def test_at_most_max_sidebars_comms_stay_open_and_the_next_is_told_why_and_closed(
+    lab: KernelNotebook,
+) -> None:
+    comms = [lab.open_sidebar() for _ in range(inspector_comm.MAX_SIDEBARS)]
+    assert all(comm.sent[-1]["type"] == "threads" and not comm.closed for comm in comms)
+    extra = lab.open_sidebar()
+    assert extra.closed and extra.sent[-1]["type"] == "error"
+    assert "sidebars are already connected" in extra.sent[-1]["message"]
+    comms[0]._on_close({})  # one closes: a new one may connect
+    assert not lab.open_sidebar().closed

@@ -10,13 +10,16 @@ from escaped run data: the sidebar shows them, it does not render runs itself.
 
 Nothing the browser sends can raise in the kernel: a message that is not a valid request gets an
 `error` reply, and an answer that fails (a run pruned from the history, a broken comm) is caught
-and reported the same way.
+and reported the same way. Nor can it hold the kernel up: comm messages are handled on the thread
+that runs cells, so a comm may ask at most `REQUEST_BURST` requests in `REQUEST_WINDOW` seconds
+(more get a short `error` reply, unanswered), and at most `MAX_SIDEBARS` comms stay open.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +33,23 @@ from jupyter_deepagent.jupyter.sidebar_protocol import (
     read_request,
 )
 
-__all__ = ["FILE_CHARS", "LIVE_PUSH_INTERVAL", "SidebarChannel"]
+__all__ = ["FILE_CHARS", "LIVE_PUSH_INTERVAL", "MAX_SIDEBARS", "REQUEST_BURST", "REQUEST_WINDOW",
+           "SidebarChannel"]
 
 FILE_CHARS = 1_000_000
 """At most this many characters of a file go to the sidebar."""
 
 LIVE_PUSH_INTERVAL = 0.4
 """Seconds between two live snapshots pushed to the sidebar while a run goes on."""
+
+REQUEST_BURST = 20
+"""At most this many requests of one comm are answered within `REQUEST_WINDOW` seconds; a sidebar
+asks once per click, so only a flood (a page script in a loop) reaches it."""
+
+REQUEST_WINDOW = 1.0
+
+MAX_SIDEBARS = 16
+"""At most this many sidebar comms open at once (every live event goes to each of them)."""
 
 
 class SidebarChannel:
@@ -54,6 +67,7 @@ class SidebarChannel:
         self._last_push = 0.0
         self._current: str | None = None
         self._served: set[str] = set()  # virtual paths sent in a snapshot's `files`: readable
+        self._asked: dict[int, deque[float]] = {}  # id(comm) -> times of its latest requests
 
     # -- the kernel side of the comm ----------------------------------------------------------------
     def register(self, kernel: Any) -> None:
@@ -82,7 +96,18 @@ class SidebarChannel:
     def open(self, comm: Any, msg: dict[str, Any]) -> None:
         """A sidebar opened a comm: keep it, answer what its open message asks."""
         with self._lock:
-            self.comms.append(comm)
+            full = len(self.comms) >= MAX_SIDEBARS
+            if not full:
+                self.comms.append(comm)
+        if full:
+            self._send(comm, error_message(
+                f"{MAX_SIDEBARS} sidebars are already connected to this kernel: close one, or "
+                "reload the page, and open this one again"))
+            try:
+                comm.close()
+            except Exception:  # noqa: BLE001, S110 - closing is best effort
+                pass
+            return
         comm.on_msg(lambda message: self.receive(comm, message))
         comm.on_close(lambda _message: self._forget(comm))
         data = (msg.get("content") or {}).get("data") if isinstance(msg, dict) else None
@@ -92,12 +117,17 @@ class SidebarChannel:
             self._send(comm, self.threads_message(None))
 
     def receive(self, comm: Any, msg: Any) -> None:
-        """Answer one message from the sidebar; never raises."""
+        """Answer one message from the sidebar; never raises, and drops a flood unanswered."""
         ident = None
         try:
             data = msg.get("content", {}).get("data") if isinstance(msg, dict) else None
             if isinstance(data, dict) and isinstance(data.get("id"), str):
                 ident = data["id"][:64]
+            if not self._admit(comm):
+                self._send(comm, error_message(
+                    f"more than {REQUEST_BURST} requests in {REQUEST_WINDOW:g} s: this one was "
+                    "dropped unanswered; ask again in a moment", ident))
+                return
             request = read_request(data)
             reply = self.answer(request)
         except ProtocolError as exc:
@@ -114,6 +144,16 @@ class SidebarChannel:
         if request.want == "file":
             return self.file_message(str(request.path), request.id)
         return self.snapshot_message(request.thread, request.run, request.id)
+
+    def _admit(self, comm: Any) -> bool:
+        """True if `comm` asked fewer than `REQUEST_BURST` requests in the last `REQUEST_WINDOW`."""
+        now = time.monotonic()
+        with self._lock:
+            asked = self._asked.setdefault(id(comm), deque(maxlen=REQUEST_BURST))
+            if len(asked) == REQUEST_BURST and now - asked[0] < REQUEST_WINDOW:
+                return False
+            asked.append(now)
+            return True
 
     # -- messages -----------------------------------------------------------------------------------
     def threads_message(self, ident: str | None) -> dict[str, Any]:
@@ -279,3 +319,4 @@ class SidebarChannel:
         with self._lock:
             if comm in self.comms:
                 self.comms.remove(comm)
+            self._asked.pop(id(comm), None)
