@@ -329,7 +329,8 @@ class Session(SessionRuns):
             "skills": list(settings.skills),
             "subagents": subagent_specs(settings.subagents),
             "backend": backend,
-            "interrupt_on": {**dict.fromkeys(settings.interrupt_on, True), **approvals} or None,
+            # what the settings list always asks; `python: False` (python_approval) stays an opt-out
+            "interrupt_on": {**approvals, **dict.fromkeys(settings.interrupt_on, True)} or None,
             "model_timeout": settings.model_timeout,
             "model_retries": settings.model_retries,
             "model_retry_wait": settings.model_retry_wait,
