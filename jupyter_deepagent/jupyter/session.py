@@ -311,6 +311,8 @@ class Session(SessionRuns):
             redact=notebook.redact,
             hidden_paths=settings.hidden_paths,
             protected_paths=settings.protected_paths,
+            protected_modules=settings.protected_modules,
+            notebook_folder=self.notebook_dir,
         )
 
     def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:
