@@ -23,9 +23,15 @@ from jupyter_deepagent import (
 CODER = "You run code for the lead."
 
 
+def marker_code(marker: Path) -> str:
+    """Code that leaves a file behind and says so."""
+    write = f"pathlib.Path({str(marker)!r}).write_text('ran')"
+    return f"import pathlib\n{write}\nprint('marker written')"
+
+
 def delegating_model(marker: Path, *, tool_name: str = "python", **args: str) -> object:
     """The main agent hands a task to `coder`; the coder's model sends code that leaves a file."""
-    code = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\nprint('marker written')"
+    code = marker_code(marker)
     attack = call(tool_name, **(args or {"code": code}))
     return scripted(
         call("task", description="Count the rows of the table.", subagent_type="coder"),
@@ -66,10 +72,7 @@ def test_python_delegated_to_a_subagent_waits_for_approval(
 
 def test_parallel_subagents_each_wait_and_one_resume_answers_both(notebook: Notebook) -> None:
     markers = [notebook.folder / f"marker-{n}.txt" for n in (1, 2)]
-    codes = [
-        f"import pathlib\npathlib.Path({str(m)!r}).write_text('ran')\nprint('marker written')"
-        for m in markers
-    ]
+    codes = [marker_code(m) for m in markers]
     model = scripted(
         {"tool_calls": [
             {"name": "task", "args": {"description": f"Part {n}.", "subagent_type": "coder"}}

@@ -11,6 +11,8 @@ Two rules hold for every agent the harness builds, the main agent and each subag
    asks for (of the tools it has) and adds its own `interrupt_on`; its own settings never remove
    one. A subagent spec that sets a tool to False where the caller asks for it is refused.
 
+A `CompiledSubAgent` is a graph of your own: it asks for what you built it to ask for.
+
 Without these, a `[[subagents]]` entry with `interrupt_on = ["write_file"]` (or `[]`) handed the
 subagent the caller's tools, `python` included, with only its own list of approvals: the model
 could delegate code to it and the code ran without anyone seeing it.
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
+
+from jupyter_deepagent.harness.prompt.assembly import tool_names_of
 
 __all__ = [
     "RUNS_CODE",
@@ -43,15 +47,9 @@ def runs_code(tool: Any) -> bool:
     return isinstance(metadata, Mapping) and metadata.get(RUNS_CODE) is True
 
 
-def _name(tool: Any) -> str:
-    if isinstance(tool, Mapping):
-        return str(tool.get("name") or tool.get("function", {}).get("name", ""))
-    return str(getattr(tool, "name", "") or getattr(tool, "__name__", ""))
-
-
 def code_running_tools(tools: Iterable[Any]) -> list[str]:
     """The names of the tools marked as running code, in order."""
-    return [_name(tool) for tool in tools if runs_code(tool)]
+    return list(tool_names_of([tool for tool in tools if runs_code(tool)]))
 
 
 def asked_approvals(

@@ -53,6 +53,8 @@ _JSON_TYPES = (
 
 @overload
 def agent_tool(func: _F, /) -> _F: ...
+
+
 @overload
 def agent_tool(*, runs_code: bool = False) -> Callable[[_F], _F]: ...
 
