@@ -168,6 +168,17 @@ def test_a_notebook_tool_marked_as_running_code_asks_inside_a_subagent_too(
     assert not marker.exists()
 
 
+def test_runs_code_takes_true_or_false() -> None:
+    from jupyter_deepagent import agent_tool
+
+    def select(condition: str) -> str:
+        """Select rows."""
+        return condition
+
+    with pytest.raises(TypeError, match="runs_code=.*True or False"):
+        agent_tool(runs_code="yes")(select)  # type: ignore[arg-type]
+
+
 def test_an_unmarked_notebook_tool_runs_without_asking(notebook: Notebook) -> None:
     notebook.run(CODE_TOOL_CELL.replace("@agent_tool(runs_code=True)", "@agent_tool"))
     model = scripted(call("select_rows", condition="warming > 0.5"), "Svalbard.")

@@ -120,6 +120,12 @@ def test_the_user_can_turn_the_rule_off_or_add_names(notebook: Notebook) -> None
     fs.write("/workspace/pandas.py", "# not listed any more\n")
 
 
+def test_a_setting_that_is_not_a_module_name_is_a_clear_error(notebook: Notebook) -> None:
+    cell = notebook.run("%agent config protected_modules=json.py")
+    assert "protected_modules takes top-level module names" in cell.stderr + str(cell.error)
+    assert "'json.py'" in cell.stderr + str(cell.error)
+
+
 def test_which_files_stand_in_for_a_module(tmp_path: Path) -> None:
     modules = ShadowedModules(["<importable>", "extra"], str(tmp_path))
     assert modules.shadowed(("json.py",)) == "json"

@@ -92,6 +92,7 @@ DEFAULT_PROTECTED_PATHS = (
     "sitecustomize*",  # .py, .pyc, a package: imported by every interpreter that starts
     "usercustomize*",
     "*.pth",
+    "__pycache__",  # compiled modules, loaded in place of their source
     # shells, git and tools that run what these files say, without asking
     ".envrc",
     ".direnv",
@@ -257,9 +258,10 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
         return check_variable_name(value.strip(), f"{source}: into")
     if kind == "list":
         if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
+            return _checked_list(name, tuple(p.strip() for p in value.split(",") if p.strip()),
+                                 source)
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-            return tuple(value)
+            return _checked_list(name, tuple(value), source)
     elif kind == "bool":
         if isinstance(value, bool):
             return value
@@ -296,6 +298,20 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
     }[kind]
     msg = f"{source}: {name} must be {expected}, got {value!r}"
     raise ValueError(msg)
+
+
+def _checked_list(name: str, values: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """`values`, with the entries of `protected_modules` checked to be module names."""
+    if name != "protected_modules":
+        return values
+    for value in values:
+        if value != IMPORTABLE and not value.isidentifier():
+            msg = (
+                f"{source}: protected_modules takes top-level module names such as json or "
+                f"numpy (and {IMPORTABLE} for every standard or installed one), not {value!r}"
+            )
+            raise ValueError(msg)
+    return values
 
 
 def _database_url(value: str, source: str) -> str:
