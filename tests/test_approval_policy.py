@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -232,6 +233,26 @@ def test_a_code_running_tool_asks_in_every_subagent_whatever_its_own_settings(ow
     done = trace_run(agent, Command(resume={"decisions": [{"type": "approve"}]}), config=config)
     assert done.final_text == "done"
     assert ran == ["6 * 7"]
+
+
+class CodeTools(AgentMiddleware):
+    """A middleware that brings a code-running tool of its own."""
+
+    tools = [evaluate]
+
+
+def test_a_code_running_tool_a_subagents_middleware_brings_asks_too() -> None:
+    ran.clear()
+    agent = create_research_agent(
+        subagent_model(), checkpointer=InMemorySaver(),
+        subagents=[SubAgent("coder", "Runs code.", system_prompt=CODER, tools=[],
+                            middleware=[CodeTools()])],
+    )
+    paused = trace_run(agent, {"messages": [{"role": "user", "content": "go"}]},
+                       config={"configurable": {"thread_id": "t"}})
+    [pending] = paused.interrupts
+    assert pending.value["action_requests"][0]["name"] == "evaluate"
+    assert ran == []
 
 
 def test_the_caller_turns_a_code_running_tools_approval_off_by_name() -> None:

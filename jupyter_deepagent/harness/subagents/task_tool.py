@@ -82,8 +82,10 @@ def build_subagent(spec: SubAgentSpec, defaults: SubagentDefaults) -> Any:
     from jupyter_deepagent.harness.agent import create_research_agent
 
     tools = list(spec.tools) if spec.tools is not None else list(defaults.tools)
-    interrupt_on = subagent_approvals(spec.name, defaults.interrupt_on, spec.interrupt_on, tools)
-    may_ask = bool(asked_approvals(interrupt_on, tools)) or bool(interrupt_on and interrupt_on.own)
+    # with the tools its own middleware brings, which may run code too
+    offered = [*tools, *(t for layer in spec.middleware for t in getattr(layer, "tools", ()) or ())]
+    interrupt_on = subagent_approvals(spec.name, defaults.interrupt_on, spec.interrupt_on, offered)
+    may_ask = bool(asked_approvals(interrupt_on, offered) or (interrupt_on and interrupt_on.own))
     if may_ask and defaults.checkpointer is None:
         msg = (
             f"subagent {spec.name!r} has interrupt_on or a tool that runs code, so a run may "
