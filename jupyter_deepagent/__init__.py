@@ -34,6 +34,7 @@ __all__ = [
     "PermissionDenied",
     "PromptAssembly",
     "PromptSection",
+    "RUNS_CODE",
     "ReplayMismatch",
     "ResearchAssistantError",
     "RunTrace",
@@ -66,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "ScriptedChatModel": "jupyter_deepagent.harness.models.scripted_model",
     "resolve_model": "jupyter_deepagent.harness.models.resolution",
     "HarnessProfile": "jupyter_deepagent.harness.prompt.profile",
+    "RUNS_CODE": "jupyter_deepagent.harness.approval_policy",
     "PromptAssembly": "jupyter_deepagent.harness.prompt.sections",
     "PromptSection": "jupyter_deepagent.harness.prompt.sections",
     "assemble_prompt": "jupyter_deepagent.harness.agent",
@@ -134,6 +136,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.backends.state import StateBackend
     from jupyter_deepagent.backends.store import StoreBackend
     from jupyter_deepagent.harness.agent import assemble_prompt, create_research_agent
+    from jupyter_deepagent.harness.approval_policy import RUNS_CODE
     from jupyter_deepagent.harness.models.resolution import resolve_model
     from jupyter_deepagent.harness.models.scripted_model import ScriptedChatModel
     from jupyter_deepagent.harness.prompt.profile import HarnessProfile

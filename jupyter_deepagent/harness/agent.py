@@ -10,6 +10,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.approval_policy import (
+    InheritedApprovals,
+    asked_approvals,
+    code_running_tools,
+)
 from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig, build_assembly, tool_names_of
 from jupyter_deepagent.harness.prompt.profile import HarnessProfile
 from jupyter_deepagent.harness.prompt.sections import PromptAssembly
@@ -26,6 +31,8 @@ class _Plan:
     todos: bool
     config: AssemblyConfig
     subagents: tuple[Any, ...] = ()
+    approvals: dict[str, Any] | None = None
+    """What subagents inherit: every approval asked for, and the opt-outs (False) by name."""
 
 
 def _plan(
@@ -61,8 +68,14 @@ def _plan(
     names += ("task",) if specs else ()
     tool_names = tuple(n for n in names if n not in excluded)
     offered = [*tool_names, *(("compact_conversation",) if compaction_tool else ())]
-    for layer in middleware:
-        offered.extend(tool_names_of(getattr(layer, "tools", None) or ()))
+    own_tools = [*tools, *_middleware_tools(middleware)]
+    offered.extend(tool_names_of(_middleware_tools(middleware)))
+    checked = _checked_approvals(
+        interrupt_on, [n for n in offered if n and n not in excluded], name, excluded
+    )
+    asked = asked_approvals(
+        checked, [tool for tool in own_tools if tool_names_of([tool])[0] not in excluded]
+    )
     config = AssemblyConfig(
         system_prompt=system_prompt,
         memory=tuple(memory),
@@ -71,19 +84,29 @@ def _plan(
         tool_names=tool_names,
         filesystem_text=filesystem_prompt(fs_tools) if fs_tools else "",
         subagents_text=subagents_prompt(specs) if specs else "",
-        interrupt_on=_checked_approvals(
-            interrupt_on, [n for n in offered if n and n not in excluded], name, excluded
-        ),
+        interrupt_on=asked or None,
     )
-    return _Plan(backend, profile, fs_tools, todos, config, specs)
+    return _Plan(backend, profile, fs_tools, todos, config, specs, {**(checked or {}), **asked})
 
 
-class _InheritedApprovals(dict):  # type: ignore[type-arg]
-    """A caller's `interrupt_on` handed down to its subagents: each keeps the tools it has.
+def _middleware_tools(middleware: Sequence[Any]) -> list[Any]:
+    return [tool for layer in middleware for tool in getattr(layer, "tools", None) or ()]
 
-    A subagent's own `interrupt_on` is checked like the main agent's; one it inherits may name
-    tools only the caller has (`task`, say), and those simply do not apply to it.
-    """
+
+def _needs_checkpointer(approvals: Mapping[str, Any], tools: Sequence[Any]) -> str:
+    """Why an agent that asks for approvals cannot be built without a checkpointer."""
+    code = [name for name in code_running_tools(tools) if name in approvals]
+    if not code:
+        return (
+            "interrupt_on needs a checkpointer to pause a run and resume it: pass "
+            "checkpointer=InMemorySaver() (from langgraph.checkpoint.memory) or a SqliteSaver."
+        )
+    return (
+        f"the tool {code[0]!r} runs code, so every call of it waits for a person's approval, "
+        "which needs a checkpointer to pause the run and resume it: pass "
+        "checkpointer=InMemorySaver() (from langgraph.checkpoint.memory) or a SqliteSaver, "
+        f"or turn its approval off by name with interrupt_on={{{code[0]!r}: False}}."
+    )
 
 
 def _checked_approvals(
@@ -94,7 +117,8 @@ def _checked_approvals(
 ) -> dict[str, Any] | None:
     """`interrupt_on` as a dict, refusing tool names the agent does not have.
 
-    A misspelled name would otherwise switch approval off for the tool meant, without a word.
+    A misspelled name would otherwise switch approval off for the tool meant, without a word. A
+    subagent's (`InheritedApprovals`) is its caller's for the tools it has, plus its own checked.
 
     Raises:
         TypeError: `interrupt_on` is not a mapping.
@@ -108,9 +132,9 @@ def _checked_approvals(
             f"{{'write_file': True}}, not a {type(interrupt_on).__name__}"
         )
         raise TypeError(msg)
-    if isinstance(interrupt_on, _InheritedApprovals):
-        kept = {name: value for name, value in interrupt_on.items() if name in available}
-        return kept or None
+    if isinstance(interrupt_on, InheritedApprovals):
+        _checked_approvals(interrupt_on.own, available, agent, hidden)
+        return interrupt_on.merged(available) or None
     unknown = [name for name in interrupt_on if name not in available]
     if unknown:
         whose = f"the agent {agent!r}" if agent else "the agent"
@@ -299,7 +323,8 @@ def create_research_agent(
     from jupyter_deepagent.harness.todo_middleware import TodoMiddleware
     from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
 
-    if interrupt_on and checkpointer is None:
+    asks = not isinstance(interrupt_on, Mapping) or any(interrupt_on.values())
+    if interrupt_on and asks and checkpointer is None:
         msg = (
             "interrupt_on needs a checkpointer to pause a run and resume it: pass "
             "checkpointer=InMemorySaver() (from langgraph.checkpoint.memory) or a SqliteSaver."
@@ -319,6 +344,8 @@ def create_research_agent(
         name=name,
     )
     approvals = plan.config.interrupt_on  # checked; an inherited set narrowed to this agent
+    if approvals and checkpointer is None:
+        raise ValueError(_needs_checkpointer(approvals, [*tools, *_middleware_tools(middleware)]))
     policy = ModelCallPolicy(model_timeout, model_retries, model_retry_wait)
     chat_model = resolve_model(model, call_policy=policy)
     assembly_config = _with_memory_budget(plan.config, chat_model, context_window)
@@ -369,7 +396,7 @@ def create_research_agent(
             skills=tuple(skills),
             backend=plan.backend,
             profile=plan.profile,
-            interrupt_on=_InheritedApprovals(approvals) if approvals else None,
+            interrupt_on=plan.approvals or None,
             checkpointer=checkpointer,
             store=store,
             context_schema=context_schema,

@@ -17,7 +17,9 @@ anywhere in it. Values from files are checked exactly like `%agent config` value
 
 `hidden_paths` and `protected_paths` list names (`.git`, `*.pth`: any file or folder of that name,
 at any depth) or paths from the workspace's top (`tools/deploy.sh`), compared without regard to
-case; a folder covers everything under it.
+case; a folder covers everything under it. `protected_modules` lists module names whose files
+(`json.py`, `numpy/__init__.py`) the agent may not write where a kernel starts (see
+`module_shadowing`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ from jupyter_deepagent.jupyter.options import check_variable_name
 __all__ = [
     "CONFIG_FILE_NAMES",
     "DEFAULT_HIDDEN_PATHS",
+    "DEFAULT_PROTECTED_MODULES",
     "DEFAULT_PROTECTED_PATHS",
+    "IMPORTABLE",
     "LOCAL_CONFIG_FILE",
     "AgentConfig",
     "ConfigLayer",
@@ -85,9 +89,10 @@ DEFAULT_PROTECTED_PATHS = (
     ".venv",
     "venv",
     ".local",
-    "sitecustomize.py",
-    "usercustomize.py",
+    "sitecustomize*",  # .py, .pyc, a package: imported by every interpreter that starts
+    "usercustomize*",
     "*.pth",
+    "__pycache__",  # compiled modules, loaded in place of their source
     # shells, git and tools that run what these files say, without asking
     ".envrc",
     ".direnv",
@@ -109,6 +114,16 @@ DEFAULT_PROTECTED_PATHS = (
 )
 """Places where a write becomes code that runs without the user reading it: readable, but the
 agent never writes, edits or deletes there."""
+
+IMPORTABLE = "<importable>"
+"""In `protected_modules`: every top-level module Python finds outside the workspace (the
+standard library and installed packages)."""
+
+DEFAULT_PROTECTED_MODULES = ("ipykernel_launcher", "jupyter_deepagent", IMPORTABLE)
+"""Module names whose files the agent may not write where a kernel starts: what starts a kernel
+(`python -m ipykernel_launcher`), what `%load_ext jupyter_deepagent` imports, and every module
+of the standard library or an installed package, which a `json.py` or `numpy/__init__.py` in the
+notebook's folder would replace at the next kernel start or import."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +166,10 @@ class AgentConfig:
     """Names or paths in /workspace/ the agent can neither see nor change (besides .env*)."""
     protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS
     """Names or paths in /workspace/ the agent may read but never write, edit or delete."""
+    protected_modules: tuple[str, ...] = DEFAULT_PROTECTED_MODULES
+    """Modules whose files (`NAME.py`, `.pyc`, `.so`, `NAME/__init__.py`) the agent may read but
+    never write, edit or delete at the workspace's top or in the notebook's folder, where a
+    kernel finds them first; `<importable>`: every standard-library or installed module."""
     replay: str = "auto"
     """The research log's replay mode: auto, strict or off (see `jupyter.recording`)."""
     model_timeout: float | None = 60.0
@@ -239,9 +258,10 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
         return check_variable_name(value.strip(), f"{source}: into")
     if kind == "list":
         if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
+            return _checked_list(name, tuple(p.strip() for p in value.split(",") if p.strip()),
+                                 source)
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-            return tuple(value)
+            return _checked_list(name, tuple(value), source)
     elif kind == "bool":
         if isinstance(value, bool):
             return value
@@ -278,6 +298,20 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
     }[kind]
     msg = f"{source}: {name} must be {expected}, got {value!r}"
     raise ValueError(msg)
+
+
+def _checked_list(name: str, values: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """`values`, with the entries of `protected_modules` checked to be module names."""
+    if name != "protected_modules":
+        return values
+    for value in values:
+        if value != IMPORTABLE and not value.isidentifier():
+            msg = (
+                f"{source}: protected_modules takes top-level module names such as json or "
+                f"numpy (and {IMPORTABLE} for every standard or installed one), not {value!r}"
+            )
+            raise ValueError(msg)
+    return values
 
 
 def _database_url(value: str, source: str) -> str:

@@ -40,9 +40,11 @@ from jupyter_deepagent.harness.folders import HARNESS_FOLDERS
 from jupyter_deepagent.jupyter.config import (
     CONFIG_FILE_NAMES,
     DEFAULT_HIDDEN_PATHS,
+    DEFAULT_PROTECTED_MODULES,
     DEFAULT_PROTECTED_PATHS,
 )
 from jupyter_deepagent.jupyter.masked_files import MaskedTexts, masked_grep
+from jupyter_deepagent.jupyter.module_shadowing import ShadowedModules
 from jupyter_deepagent.jupyter.redaction import Redactor
 from jupyter_deepagent.trace.research_log import LOG_SUFFIX
 
@@ -146,7 +148,9 @@ class GuardedFolder(AsyncBackendMixin):
     default), and the real paths in `hidden` (the configured env file and state folder).
     Protected (readable, but never written, edited or deleted): `.deepagent.toml` and
     `pyproject.toml`, whose settings every run reads, and the names in `protected_paths` (places
-    where a write becomes code that runs unread, see `DEFAULT_PROTECTED_PATHS`). Both are decided
+    where a write becomes code that runs unread, see `DEFAULT_PROTECTED_PATHS`), and the files
+    Python would import in place of a module named in `protected_modules` (see
+    `module_shadowing`), at the top and in each of `kernel_folders`. Both are decided
     on the path as written and again on the real path the `DiskBackend` resolved and is about to
     use (so a symlink swapped in between cannot dodge them), without regard to case: a link
     `config.txt -> .env` or `.ENV` stays hidden, and a folder holding a hidden or protected file
@@ -164,6 +168,10 @@ class GuardedFolder(AsyncBackendMixin):
             whole lines it would change).
         hidden_paths: Names (at any depth) or paths from the top to hide.
         protected_paths: Names (at any depth) or paths from the top the agent may only read.
+        protected_modules: Module names (`<importable>`: every standard or installed module)
+            whose module files the agent may only read where a kernel starts.
+        kernel_folders: Folders besides the top where a kernel starts (the notebook's), as
+            paths from the top.
     """
 
     def __init__(
@@ -174,6 +182,8 @@ class GuardedFolder(AsyncBackendMixin):
         *,
         hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
         protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS,
+        protected_modules: tuple[str, ...] = DEFAULT_PROTECTED_MODULES,
+        kernel_folders: tuple[str, ...] = (),
     ) -> None:
         self.root = os.path.realpath(backend.root)
         self.hidden = tuple(_key(os.path.realpath(path)) for path in hidden)
@@ -181,6 +191,10 @@ class GuardedFolder(AsyncBackendMixin):
         self.protected_paths = tuple(protected_paths)
         self._hidden_patterns = _PathPatterns(self.hidden_paths)
         self._protected_patterns = _PathPatterns(self.protected_paths)
+        self.protected_modules = tuple(protected_modules)
+        self._modules = ShadowedModules(
+            self.protected_modules, self.root, ("", *kernel_folders)
+        )
         self.backend = backend.with_guard(self.refusal)
         self.redact = redact
         self._masked = MaskedTexts()
@@ -230,6 +244,16 @@ class GuardedFolder(AsyncBackendMixin):
                 "could run as code on the user's machine without them reading it. You may read "
                 "it; ask the user to make the change (only they can change the protected_paths "
                 "setting)."
+            )
+            return PermissionDenied(msg, path=virtual)
+        module = self._modules.shadowed(parts)
+        if module is not None:
+            msg = (
+                f"Cannot change {virtual}: Python would import it instead of the module "
+                f"{module!r} (the folder where a kernel starts comes first on the import path), "
+                "so it would run as code at the next kernel start or import without the user "
+                f"reading it. Choose another name (such as my_{module}); only the user can "
+                "change the protected_modules setting."
             )
             return PermissionDenied(msg, path=virtual)
         return None
@@ -344,11 +368,15 @@ def notebook_filesystem(
     redact: Callable[[str], str] | None = None,
     hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
     protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS,
+    protected_modules: tuple[str, ...] = DEFAULT_PROTECTED_MODULES,
+    notebook_folder: Path | None = None,
 ) -> CompositeBackend:
     """Mount the notebook's backends into the one tree the agent sees (see the module table).
 
     In `/workspace/`, the state folder and `env_file` are hidden wherever they are, so are
-    `hidden_paths`, `protected_paths` are read-only, and text read there passes through `redact`.
+    `hidden_paths`, `protected_paths` and the files that would shadow `protected_modules` (at the
+    top and in `notebook_folder`, where the kernel starts) are read-only, and text read there
+    passes through `redact`.
     `/memories/` is `store`'s `memory_namespace` (the project's, shared by its users), and
     `/conversation_history/` the `user`'s own (see `artifact_folder`).
     """
@@ -364,12 +392,25 @@ def notebook_filesystem(
             redact=redact,
             hidden_paths=hidden_paths,
             protected_paths=protected_paths,
+            protected_modules=protected_modules,
+            kernel_folders=_folders_below(workspace, notebook_folder),
         ),
         "/memories/": StoreBackend(store, namespace=memory_namespace),
     }
     for name in ARTIFACT_MOUNTS:
         routes[f"/{name}/"] = DiskBackend(artifact_folder(state_dir, name, user))
     return CompositeBackend(StateBackend(), routes)
+
+
+def _folders_below(workspace: Path, folder: Path | None) -> tuple[str, ...]:
+    """`folder` as a path from the workspace's top, if it is below it."""
+    if folder is None:
+        return ()
+    try:
+        below = Path(os.path.realpath(folder)).relative_to(os.path.realpath(workspace))
+    except ValueError:
+        return ()
+    return (below.as_posix(),) if below.parts else ()
 
 
 def notebook_prompt(*, workspace_read_only: bool) -> str:

@@ -11,6 +11,14 @@ the run's `--context` values as `runtime.context`.
 What the function prints (or displays) while the agent calls it goes into the tool's result,
 not into the cell. An exception reaches the model as the tool's error, and the cell shows ✗.
 
+`@agent_tool(runs_code=True)` marks a function that runs code the model sends: every call then
+waits for your approval, in subagents too, like the python tool (see
+`harness.approval_policy`). Mark any function that hands a model's string to something that
+evaluates it: pandas' `DataFrame.query`, `DataFrame.eval` and `pd.eval` evaluate their string
+as Python (an `@name` reaches `@__builtins__.__import__('os')`; method calls on the variables in
+scope run), and `pd.read_pickle`, `np.load(allow_pickle=True)` or `pickle` run code from a file
+the agent may have written; so do `eval`, `exec` and `subprocess` with the model's text.
+
 LangChain loads when a function is first checked, not when this module is imported.
 """
 
@@ -20,12 +28,21 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
-__all__ = ["AGENT_TOOL_MARK", "agent_tool", "as_agent_tool", "notebook_tools", "run_tools"]
+__all__ = [
+    "AGENT_TOOL_MARK",
+    "RUNS_CODE_MARK",
+    "agent_tool",
+    "as_agent_tool",
+    "notebook_tools",
+    "run_tools",
+]
 
 AGENT_TOOL_MARK = "__agent_tool__"
 """Attribute `@agent_tool` sets on a function: every run of this notebook's agent offers it."""
+RUNS_CODE_MARK = "__agent_tool_runs_code__"
+"""Attribute `@agent_tool(runs_code=True)` sets: the function runs code the model sends."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _JSON_TYPES = (
@@ -34,19 +51,49 @@ _JSON_TYPES = (
 )
 
 
-def agent_tool(func: _F) -> _F:
+@overload
+def agent_tool(func: _F, /) -> _F: ...
+
+
+@overload
+def agent_tool(*, runs_code: bool = False) -> Callable[[_F], _F]: ...
+
+
+def agent_tool(func: Any = None, /, *, runs_code: bool = False) -> Any:
     """Offer a notebook function to this notebook's agent in every `%%agent` run.
+
+    `@agent_tool`, or `@agent_tool(runs_code=True)` for a function that runs code the model
+    sends: each call of it then waits for your approval, as the python tool's do, whichever
+    agent or subagent calls it. Mark every function that passes the model's text to something
+    that evaluates it: pandas' `DataFrame.query(text)`, `DataFrame.eval(text)` and
+    `pd.eval(text)` evaluate it as Python (`@__builtins__.__import__('os')...` runs, and so do
+    method calls on the variables in scope); `pd.read_pickle`, `np.load(allow_pickle=True)` and
+    `pickle.load` run code from a file the agent may have written; and `eval`, `exec`,
+    `subprocess` or a SQL connection given the model's text do what it says.
 
     The function is checked at once (so a missing docstring or type hint shows in the cell that
     defines it) and returned unchanged: you can still call it yourself.
 
+    Args:
+        func: The function (when used as `@agent_tool` without parentheses).
+        runs_code: The function runs code the model sends: always ask before it runs.
+
     Raises:
-        TypeError: `func` is not a function.
+        TypeError: `func` is not a function, or `runs_code` is not True or False.
         ValueError: The model could not call it; the message says what to add.
     """
-    as_agent_tool(func)
-    setattr(func, AGENT_TOOL_MARK, True)
-    return func
+    if not isinstance(runs_code, bool):
+        msg = f"@agent_tool(runs_code=...) takes True or False, not {runs_code!r}"
+        raise TypeError(msg)
+
+    def mark(function: _F) -> _F:
+        if runs_code:
+            setattr(function, RUNS_CODE_MARK, True)
+        as_agent_tool(function)
+        setattr(function, AGENT_TOOL_MARK, True)
+        return function
+
+    return mark if func is None else mark(func)
 
 
 def as_agent_tool(obj: Any, name: str | None = None) -> Any:
@@ -94,6 +141,10 @@ def as_agent_tool(obj: Any, name: str | None = None) -> Any:
         msg = f"{label}() cannot be offered as a tool: {type(exc).__name__}: {exc}"
         raise ValueError(msg) from None
     _check_schema(tool, label)
+    if getattr(obj, RUNS_CODE_MARK, False) is True:
+        from jupyter_deepagent.harness.approval_policy import RUNS_CODE
+
+        tool.metadata = {**(tool.metadata or {}), RUNS_CODE: True}
     return tool
 
 
@@ -132,8 +183,8 @@ def run_tools(
     """The notebook's tools for a run with `settings`, and the approvals they need.
 
     The functions marked with `@agent_tool` and those named in `settings.tools`; with
-    `settings.python`, the python tool too, waiting for approval unless `python_approval` is
-    off.
+    `settings.python`, the python tool too, waiting for approval (in subagents too) unless
+    `python_approval` is off: then the approvals hold `python: False`, the opt-out by name.
 
     Raises:
         ValueError: A named function is missing or cannot be a tool, or a notebook function
@@ -154,8 +205,7 @@ def run_tools(
         tools.append(
             python_tool(shell, backend, seconds=settings.python_timeout, redact=redact)
         )
-        if settings.python_approval:
-            approvals[PYTHON_TOOL_NAME] = True
+        approvals[PYTHON_TOOL_NAME] = bool(settings.python_approval)
     return tools, approvals
 
 

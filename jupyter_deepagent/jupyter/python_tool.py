@@ -70,6 +70,8 @@ def python_tool(
     """
     from langchain_core.tools import StructuredTool, ToolException
 
+    from jupyter_deepagent.harness.approval_policy import RUNS_CODE
+
     calls = itertools.count(1)
 
     def python(code: str) -> str:
@@ -87,6 +89,7 @@ def python_tool(
         name=PYTHON_TOOL_NAME,
         description=_DESCRIPTION.format(limit=limit),
         handle_tool_error=True,
+        metadata={RUNS_CODE: True},  # every call asks, in subagents too (approval_policy)
     )
 
 

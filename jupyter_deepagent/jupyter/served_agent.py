@@ -149,6 +149,7 @@ def _filesystem(
         redact=redact,
         hidden_paths=tuple(dict.fromkeys((*config.hidden_paths, *SERVER_STATE_FOLDERS))),
         protected_paths=protected,
+        protected_modules=config.protected_modules,
     )
     return CompositeBackend(
         StateBackend(), {"/workspace/": guarded, "/memories/": ServerStoreBackend(store, namespace)}
@@ -208,6 +209,7 @@ def build_served_agent(
         ModelConfigurationError: The model cannot be created.
     """
     from jupyter_deepagent.harness.agent import create_research_agent
+    from jupyter_deepagent.harness.approval_policy import code_running_tools
     from jupyter_deepagent.jupyter.config import coerce_setting
     from jupyter_deepagent.jupyter.redaction import Redactor
     from jupyter_deepagent.jupyter.session_keys import SessionKeys
@@ -229,6 +231,7 @@ def build_served_agent(
         root, config, _workspace(root, config, workspace), store, namespace, redact
     )
     approvals = dict.fromkeys(config.interrupt_on, True) or None
+    asks = approvals or code_running_tools(tools)  # a code-running tool always asks
     return create_research_agent(
         model,
         list(tools),
@@ -240,7 +243,7 @@ def build_served_agent(
         subagents=[*subagent_specs(config.subagents), *subagents],
         backend=backend,
         # the server's checkpointer, given at run time (`True`: "the one the graph runs with")
-        checkpointer=checkpointer if checkpointer is not None or not approvals else True,
+        checkpointer=checkpointer if checkpointer is not None or not asks else True,
         store=store,
         middleware=list(middleware),
         interrupt_on=approvals,

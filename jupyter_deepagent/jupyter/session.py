@@ -311,6 +311,8 @@ class Session(SessionRuns):
             redact=notebook.redact,
             hidden_paths=settings.hidden_paths,
             protected_paths=settings.protected_paths,
+            protected_modules=settings.protected_modules,
+            notebook_folder=self.notebook_dir,
         )
 
     def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:
@@ -329,7 +331,8 @@ class Session(SessionRuns):
             "skills": list(settings.skills),
             "subagents": subagent_specs(settings.subagents),
             "backend": backend,
-            "interrupt_on": {**dict.fromkeys(settings.interrupt_on, True), **approvals} or None,
+            # what the settings list always asks; `python: False` (python_approval) stays an opt-out
+            "interrupt_on": {**approvals, **dict.fromkeys(settings.interrupt_on, True)} or None,
             "model_timeout": settings.model_timeout,
             "model_retries": settings.model_retries,
             "model_retry_wait": settings.model_retry_wait,

@@ -7,13 +7,15 @@ In `.deepagent.toml` (or `[[tool.jupyter-deepagent.subagents]]` in `pyproject.to
     description = "Weighs the evidence on one claim."
     system_prompt = "Judge the claim from the sources you are given."
     skills = ["skills/"]                 # optional: skill folders (relative: in /workspace/)
-    interrupt_on = ["write_file"]        # optional: its tools that wait for your approval
+    interrupt_on = ["write_file"]        # optional: more tools that wait for your approval
     [subagents.response_format]          # optional: a JSON schema; each field a column of the
     title = "Verdict"                    # run's results DataFrame
     type = "object"
     properties = { verdict = { type = "string" }, confident = { type = "boolean" } }
 
-`%agent config subagents=[{"name": ..., "description": ...}]` takes the same as JSON. Each
+`%agent config subagents=[{"name": ..., "description": ...}]` takes the same as JSON. A
+subagent's `interrupt_on` adds to the notebook's: it asks for everything the notebook's
+`interrupt_on` lists, and for every `python` call unless `python_approval = false`. Each
 subagent uses the agent's model and tools (its own model would escape the research log's replay,
 which records the agent's model); the general-purpose subagent is always there besides.
 """

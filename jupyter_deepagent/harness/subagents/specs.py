@@ -55,7 +55,8 @@ class SubAgent:
         middleware: its own `AgentMiddleware`.
         skills: skill folders it lists; None means none (the general-purpose one gets the main
             agent's skills).
-        interrupt_on: tools that need a person's approval; None means the main agent's setting.
+        interrupt_on: further tools that need a person's approval, added to the calling agent's
+            (which it always keeps, as every call of a code-running tool always asks).
         response_format: a pydantic model, TypedDict or JSON schema; its final report is then
             the structured response as JSON, and each field becomes a column of `results_frame`.
 

@@ -28,6 +28,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.approval_policy import asked_approvals, subagent_approvals
 from jupyter_deepagent.harness.event_stream import current_agent, current_sink, run_step
 from jupyter_deepagent.harness.filesystem_middleware import FilesState
 from jupyter_deepagent.harness.prompt.profile import HarnessProfile
@@ -67,19 +68,29 @@ class SubagentDefaults:
 def build_subagent(spec: SubAgentSpec, defaults: SubagentDefaults) -> Any:
     """The runnable behind a spec: a `CompiledSubAgent`'s own, or a research agent built from it.
 
+    The subagent asks for every approval its caller asks for (of the tools it has), plus its
+    own `interrupt_on`, and for every call of a code-running tool (see `approval_policy`).
+
     Raises:
-        ValueError: the subagent needs approvals (`interrupt_on`) but the caller has no
-            checkpointer to pause and resume the run with.
+        ValueError: the subagent may pause for approval (`interrupt_on`, or a tool that runs
+            code) but the caller has no checkpointer to pause and resume the run with; or its
+            `interrupt_on` turns off an approval its caller asks for.
+        TypeError: its `interrupt_on` is not a mapping.
     """
     if isinstance(spec, CompiledSubAgent):
         return spec.runnable
     from jupyter_deepagent.harness.agent import create_research_agent
 
-    interrupt_on = spec.interrupt_on if spec.interrupt_on is not None else defaults.interrupt_on
-    if interrupt_on and defaults.checkpointer is None:
+    tools = list(spec.tools) if spec.tools is not None else list(defaults.tools)
+    # with the tools its own middleware brings, which may run code too
+    offered = [*tools, *(t for layer in spec.middleware for t in getattr(layer, "tools", ()) or ())]
+    interrupt_on = subagent_approvals(spec.name, defaults.interrupt_on, spec.interrupt_on, offered)
+    may_ask = bool(asked_approvals(interrupt_on, offered) or (interrupt_on and interrupt_on.own))
+    if may_ask and defaults.checkpointer is None:
         msg = (
-            f"subagent {spec.name!r} has interrupt_on, so a run may pause for approval inside it: "
-            "pass checkpointer= (e.g. InMemorySaver()) to create_research_agent"
+            f"subagent {spec.name!r} has interrupt_on or a tool that runs code, so a run may "
+            "pause for approval inside it: pass checkpointer= (e.g. InMemorySaver()) to "
+            "create_research_agent"
         )
         raise ValueError(msg)
     skills = spec.skills
@@ -87,13 +98,13 @@ def build_subagent(spec: SubAgentSpec, defaults: SubagentDefaults) -> Any:
         skills = defaults.skills if spec.name == GENERAL_PURPOSE else ()
     return create_research_agent(
         spec.model if spec.model is not None else defaults.model,
-        list(spec.tools) if spec.tools is not None else list(defaults.tools),
+        tools,
         system_prompt=spec.system_prompt,
         skills=skills,
         backend=defaults.backend,
         store=defaults.store,
         # a nested graph uses its caller's checkpointer; giving it here only states that it has one
-        checkpointer=defaults.checkpointer if interrupt_on else None,
+        checkpointer=defaults.checkpointer if may_ask else None,
         context_schema=defaults.context_schema,
         middleware=spec.middleware,
         interrupt_on=interrupt_on,
