@@ -255,3 +255,79 @@ def test_edits_between_masked_lines_land_where_the_agent_saw_them(tmp_path: Path
     assert (tmp_path / "f.txt").read_bytes().decode() == (
         f"a: Y\r\nk1 {ENV_KEY} k1\r\nb: Y\n{SAVED_KEY}{ENV_KEY}\nc: Y and Y\n"
     )
+
+
+WORDS = ["root", "admin", "guest", "postgres", "hunter2", "letmein", "dragon", "qwerty123",
+         "correct-horse-battery-staple", "trustno1"]
+"""A word list: the `.env` below holds three of these (a user name, a short password, and a
+long but famous passphrase)."""
+
+
+@pytest.fixture
+def with_db_env(notebook: Notebook, monkeypatch: pytest.MonkeyPatch) -> Notebook:
+    for name in ("DB_USER", "DB_PASSWORD", "DB_PASSPHRASE"):
+        monkeypatch.delenv(name, raising=False)
+    (notebook.folder / ".env").write_text(
+        "DB_USER=admin\nDB_PASSWORD=hunter2\nDB_PASSPHRASE=correct-horse-battery-staple\n"
+    )
+    notebook.session.configure(model=attacker(["hello"]), python_approval=False)
+    assert notebook.run("%%agent\nhello").error is None  # reads .env into the environment
+    return notebook
+
+
+def word_list_attack(path: str, results: list[str], recovered: list[str]) -> Plan:
+    """Write the word list, grep it for the mask, read it back; a word shown as *** is in use."""
+    results.append((yield call("write_file", file_path=path, content="\n".join(WORDS) + "\n")))
+    grep = yield call("grep", pattern="***", path=path, output_mode="content")
+    results.append(grep)
+    read = yield call("read_file", file_path=path)
+    results.append(read)
+    for shown in (grep, read):  # `path:2: ***` and `     2\t***`: line 2 is in use
+        numbers = {int(n) for n in re.findall(r"(\d+)(?::\s|\t)\*\*\*", shown)}
+        recovered += [WORDS[n - 1] for n in sorted(numbers) if WORDS[n - 1] not in recovered]
+    for word in WORDS:  # grep each word: one that is in use would give no match
+        results.append((yield call("grep", pattern=word, path=path, output_mode="content")))
+    yield "done"
+
+
+@pytest.mark.parametrize("path", ["/workspace/words.txt", "/outputs/words.txt", "/words.txt"])
+def test_a_word_list_and_grep_learn_nothing_about_the_env_values(
+    with_db_env: Notebook, path: str
+) -> None:
+    results: list[str] = []
+    recovered: list[str] = []
+    model = attacker(word_list_attack(path, results, recovered))
+    with_db_env.session.configure(model=model)
+    assert with_db_env.run("%%agent\nguess the password").error is None
+    written, grep, read, *per_word = results
+    assert recovered == []
+    assert grep.startswith("No matches")
+    assert all(word in read for word in WORDS)
+    assert len(per_word) == len(WORDS)
+    shapes = {re.sub(r":\d+:", ":N:", result.replace(word, "WORD"))
+              for word, result in zip(WORDS, per_word, strict=True)}
+    assert len(shapes) == 1  # every word greps the same
+    assert all("***" not in result for result in (read, *per_word))
+
+
+def test_python_output_of_a_word_list_masks_no_guessable_value(with_db_env: Notebook) -> None:
+    """What the python tool prints is masked by value too: only values too long and random to
+    guess are, so printing a word list tells nothing."""
+    model = attacker([call("python", code=f"for word in {WORDS!r}:\n    print(word)"), "done"])
+    with_db_env.session.configure(model=model)
+    assert with_db_env.run("%%agent --python\nprint them").error is None
+    printed = str(model.requests[-1].messages[-1].content)
+    for word in WORDS[:-2]:  # the passphrase is long enough to be masked by value here
+        assert word in printed
+    assert "hunter2" in printed and "admin" in printed
+
+
+def test_a_short_password_is_still_masked_where_it_is_assigned(with_db_env: Notebook) -> None:
+    """Masking by its name still applies: a printed `DB_PASSWORD=hunter2` line shows ***."""
+    with_db_env.run("import os\nprint(f\"DB_PASSWORD={os.environ['DB_PASSWORD']}\")")
+    model = attacker([call("grep", pattern="DB_PASSWORD", path="/notebook/outputs/",
+                           output_mode="content"), "done"])
+    with_db_env.session.configure(model=model)
+    assert with_db_env.run("%%agent\nfind it").error is None
+    shown = str(model.requests[-1].messages[-1].content)
+    assert "DB_PASSWORD=***" in shown and "hunter2" not in shown

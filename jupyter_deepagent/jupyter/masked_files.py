@@ -10,11 +10,18 @@ stays masked only while `password` is there).
 
 Masks never cross a line break, so the masked text has the lines of the real one, and a match
 on a line without a mask has the same position in both.
+
+A text the agent wrote itself is given back as written, unmasked: the agent knows it already,
+so masking it could protect nothing and would only tell which of its words are secrets (write
+a word list, grep it for `***`). `MaskedTexts.wrote` records the digest of each such text; a
+file whose content is no longer exactly that (the user, the kernel or a tool changed it) is
+masked again.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -133,9 +140,14 @@ def masked_text(raw: str, redact: Callable[[str], str] | None) -> MaskedText:
     return MaskedText(raw, spans, apply_masks(raw, spans))
 
 
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+
+
 class MaskedTexts:
     """The masked texts of the files read last, kept until their content or the secrets change
-    (paging through a big file masks it once).
+    (paging through a big file masks it once); and the texts the agent wrote, given back as
+    written.
 
     Args:
         max_chars: Characters of real text kept in all (least recently used dropped first).
@@ -146,9 +158,40 @@ class MaskedTexts:
         self._kept: OrderedDict[tuple[str, int, int, int], MaskedText] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
+        self._written: dict[str, bytes] = {}
+
+    def wrote(self, path: str, text: str) -> None:
+        """Record that the agent wrote the whole of `text` to `path` (it knows every word)."""
+        with self._lock:
+            self._written[path] = _digest(text)
+
+    def edited(self, path: str, before: MaskedText, text: str) -> None:
+        """Record the text an agent's edit left at `path`: still the agent's own if the text it
+        edited was (else the file stays masked)."""
+        with self._lock:
+            if self._written.get(path) == _digest(before.raw):
+                self._written[path] = _digest(text)
+            else:
+                self._written.pop(path, None)
+
+    def forget(self, path: str) -> None:
+        """The file at `path`, or every file under the folder `path`, was deleted."""
+        folder = path.rstrip("/") + "/"
+        with self._lock:
+            for written in [p for p in self._written if p == path or p.startswith(folder)]:
+                del self._written[written]
+
+    def is_own(self, path: str, raw: str) -> bool:
+        """Whether `raw`, the text now at `path`, is exactly what the agent wrote there."""
+        with self._lock:
+            digest = self._written.get(path)
+        return digest is not None and digest == _digest(raw)
 
     def get(self, path: str, raw: str, redact: Callable[[str], str] | None) -> MaskedText:
-        """`masked_text(raw, redact)`, from the cache when this text was masked the same way."""
+        """`masked_text(raw, redact)`, from the cache when this text was masked the same way;
+        `raw` itself when it is the text the agent wrote at `path`."""
+        if self._written and self.is_own(path, raw):
+            return MaskedText(raw, [], raw)
         secrets = redact.fingerprint() if isinstance(redact, Redactor) else id(redact)
         key = (path, len(raw), hash(raw), secrets)
         with self._lock:
