@@ -256,3 +256,36 @@ def test_interpolated_secrets_reach_neither_the_model_nor_the_checkpoint(
                    "AKIAIOSFODNN7EXAMPLE"):
         assert secret not in stored and secret not in sent
 
+
+def test_names_in_the_option_line_are_masked_like_the_request_but_context_gets_the_value(
+    notebook: Notebook,
+) -> None:
+    """`--system "{api_key}"` sent the key raw (the option line was interpolated unmasked);
+    `--context` values are for tools only, so a tool still gets the real key."""
+    key = "AIza" + "SyOpt1onLine-Key_0123456789abcdefgh"
+    notebook.run(
+        f"api_key = {key!r}\n"
+        "region = 'arctic'\n"
+        "from langchain.tools import ToolRuntime\n"
+        "from jupyter_deepagent import agent_tool\n"
+        "@agent_tool\n"
+        "def check_key(runtime: ToolRuntime[dict]) -> str:\n"
+        '    """Tell whether the service key arrived."""\n'
+        f"    return 'key arrived' if runtime.context['key'] == {key!r} else 'wrong key'\n"
+    )
+    model = scripted(call("check_key"), "ok")
+    notebook.session.configure(model=model)
+    cell = notebook.run(
+        '%%agent --system "Call the service with {api_key} for {region}." '
+        "--context key={api_key}\nhello"
+    )
+    assert cell.error is None
+    sent = "\n".join(m.text for request in model.requests for m in request.messages)
+    assert "Call the service with *** for arctic." in sent
+    assert key not in sent and key[:12] not in sent
+    assert "key arrived" in sent  # the tool got the real value through --context
+    stored = "".join(
+        p.read_bytes().decode("latin-1") for p in (notebook.folder / ".deepagent").rglob("*")
+        if p.is_file()
+    )
+    assert key not in stored
