@@ -331,3 +331,36 @@ def test_a_short_password_is_still_masked_where_it_is_assigned(with_db_env: Note
     assert with_db_env.run("%%agent\nfind it").error is None
     shown = str(model.requests[-1].messages[-1].content)
     assert "DB_PASSWORD=***" in shown and "hunter2" not in shown
+
+
+def test_only_text_exactly_as_the_agent_wrote_it_is_read_back_unmasked(tmp_path: Path) -> None:
+    """The agent's own text cannot hide anything from it; anything else is masked, also a file
+    the agent edited but did not write, and its own file once someone else changed it."""
+    from jupyter_deepagent.backends import DiskBackend
+    from jupyter_deepagent.jupyter.masked_folder import MaskedFolder
+    from jupyter_deepagent.jupyter.mounts import GuardedFolder
+    from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+    from jupyter_deepagent.jupyter.redaction import Redactor
+
+    redact = Redactor(lambda: [ENV_KEY], environ={})
+    guard = GuardedFolder(DiskBackend(tmp_path), redact=redact)
+    guard.write("/mine.txt", f"note\n{ENV_KEY}\n")
+    guard.edit("/mine.txt", "note", "my note")
+    assert guard.read("/mine.txt").lines == ["my note", ENV_KEY]
+    assert [m.line for m in guard.grep(ENV_KEY[:8], "/")] == [ENV_KEY]
+    (tmp_path / "mine.txt").write_text(f"my note\n{ENV_KEY}\nadded by the user\n")
+    assert guard.read("/mine.txt").lines == ["my note", "***", "added by the user"]
+    (tmp_path / "theirs.txt").write_text(f"a\n{ENV_KEY}\n")
+    guard.edit("/theirs.txt", "a", "b")
+    assert guard.read("/theirs.txt").lines == ["b", "***"]
+    guard.write("/gone.txt", ENV_KEY)
+    guard.delete("/gone.txt")
+    (tmp_path / "gone.txt").write_text(ENV_KEY)  # the same text again, not by the agent
+    assert guard.read("/gone.txt").lines == ["***"]
+
+    outputs = MaskedFolder(OutputsBackend(), redact)
+    outputs.save_output("/display-1.json", f'{{"in_use": "{ENV_KEY}"}}')  # the kernel's
+    assert outputs.read("/display-1.json").lines == ['{"in_use": "***"}']
+    assert outputs.grep(ENV_KEY[:8], "/") == []
+    outputs.write("/notes.md", f"key {ENV_KEY}")
+    assert outputs.read("/notes.md").lines == [f"key {ENV_KEY}"]
