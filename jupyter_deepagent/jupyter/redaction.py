@@ -98,8 +98,8 @@ def masks_by_value(value: str) -> bool:
 
     The rule: at least `MIN_SECRET_LENGTH` (8) characters, at least 5 different ones, and at
     least `MIN_SECRET_BITS` (56) bits by `value_bits` (12 lower-case letters, 11 lower-case
-    letters and digits, 10 of mixed case and digits, or 9 with punctuation as well). `admin`, `hunter2` and
-    `password1` are not masked by value; `hunter2-horse`, a UUID or an API key are.
+    letters and digits, 10 of mixed case and digits, or 9 with punctuation as well). `admin`,
+    `hunter2` and `password1` are not masked by value; `hunter2-horse`, a UUID or an API key are.
     """
     stripped = value.strip()
     return (
