@@ -364,3 +364,20 @@ def test_only_text_exactly_as_the_agent_wrote_it_is_read_back_unmasked(tmp_path:
     assert outputs.grep(ENV_KEY[:8], "/") == []
     outputs.write("/notes.md", f"key {ENV_KEY}")
     assert outputs.read("/notes.md").lines == [f"key {ENV_KEY}"]
+
+
+def test_a_word_list_written_in_an_earlier_run_is_still_the_agents_own(
+    with_db_env: Notebook,
+) -> None:
+    writer = attacker([call("write_file", file_path="/workspace/words.txt",
+                            content="\n".join(WORDS) + "\n"), "written"])
+    with_db_env.session.configure(model=writer)
+    assert with_db_env.run("%%agent\nwrite the list").error is None
+    reader = attacker([call("grep", pattern="***", path="/workspace/words.txt",
+                            output_mode="content"),
+                       call("read_file", file_path="/workspace/words.txt"), "done"])
+    with_db_env.session.configure(model=reader)
+    assert with_db_env.run("%%agent\nlook at it").error is None
+    grep, read = [str(m.content) for m in reader.requests[-1].messages if m.type == "tool"][-2:]
+    assert grep.startswith("No matches")
+    assert "***" not in read and all(word in read for word in WORDS)

@@ -42,7 +42,7 @@ from jupyter_deepagent.jupyter.config import (
     DEFAULT_HIDDEN_PATHS,
     DEFAULT_PROTECTED_PATHS,
 )
-from jupyter_deepagent.jupyter.masked_files import MaskedTexts, masked_grep
+from jupyter_deepagent.jupyter.masked_files import AgentTexts, MaskedTexts, masked_grep
 from jupyter_deepagent.jupyter.masked_folder import MaskedFolder
 from jupyter_deepagent.jupyter.redaction import Redactor
 from jupyter_deepagent.trace.research_log import LOG_SUFFIX
@@ -165,6 +165,8 @@ class GuardedFolder(AsyncBackendMixin):
             whole lines it would change).
         hidden_paths: Names (at any depth) or paths from the top to hide.
         protected_paths: Names (at any depth) or paths from the top the agent may only read.
+        agent_texts: The record of what the agent wrote here, read back unmasked (the session
+            keeps one across runs); by default this folder's own.
     """
 
     def __init__(
@@ -175,6 +177,7 @@ class GuardedFolder(AsyncBackendMixin):
         *,
         hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
         protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS,
+        agent_texts: AgentTexts | None = None,
     ) -> None:
         self.root = os.path.realpath(backend.root)
         self.hidden = tuple(_key(os.path.realpath(path)) for path in hidden)
@@ -184,7 +187,7 @@ class GuardedFolder(AsyncBackendMixin):
         self._protected_patterns = _PathPatterns(self.protected_paths)
         self.backend = backend.with_guard(self.refusal)
         self.redact = redact
-        self._masked = MaskedTexts()
+        self._masked = MaskedTexts(own=agent_texts)
 
     # -- deciding --------------------------------------------------------------------------------
     def refusal(
@@ -347,6 +350,7 @@ def notebook_filesystem(
     user: str = "user",
     env_file: Path | None = None,
     redact: Callable[[str], str] | None = None,
+    agent_texts: AgentTexts | None = None,
     hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
     protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS,
 ) -> CompositeBackend:
@@ -354,7 +358,8 @@ def notebook_filesystem(
 
     In `/workspace/`, the state folder and `env_file` are hidden wherever they are, so are
     `hidden_paths`, `protected_paths` are read-only, and text read there or in `/outputs/`
-    passes through `redact` (except what the agent wrote itself).
+    passes through `redact` (except what the agent wrote itself: `agent_texts` keeps that record
+    for `/workspace/` across runs).
     `/memories/` is `store`'s `memory_namespace` (the project's, shared by its users), and
     `/conversation_history/` the `user`'s own (see `artifact_folder`).
     """
@@ -370,6 +375,7 @@ def notebook_filesystem(
             redact=redact,
             hidden_paths=hidden_paths,
             protected_paths=protected_paths,
+            agent_texts=agent_texts,
         ),
         "/memories/": StoreBackend(store, namespace=memory_namespace),
     }

@@ -65,6 +65,7 @@ class Session(SessionRuns):
         self._thread: str | None = None
         self.keys = SessionKeys()
         self._models = SessionModels(self.keys)
+        self._agent_texts: Any = None  # what the agent wrote in /workspace/ (read unmasked)
         self.tools: list[Any] = []
         self._run_options: dict[str, RunOptions] = {}
         super().__init__()
@@ -290,8 +291,12 @@ class Session(SessionRuns):
         from jupyter_deepagent.jupyter.mounts import notebook_filesystem
         from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend
 
+        from jupyter_deepagent.jupyter.masked_files import AgentTexts
+
         settings = settings or self.config
         notebook_path = self.notebook_path
+        if self._agent_texts is None:
+            self._agent_texts = AgentTexts()
         notebook = NotebookBackend(
             self.shell,
             capture=self.capture,
@@ -309,6 +314,7 @@ class Session(SessionRuns):
             user=self.storage.owner.user,
             env_file=self.notebook_dir / settings.env_file,
             redact=notebook.redact,
+            agent_texts=self._agent_texts,
             hidden_paths=settings.hidden_paths,
             protected_paths=settings.protected_paths,
         )
