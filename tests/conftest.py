@@ -97,6 +97,7 @@ def sqlite_store(tmp_path: Path) -> Iterator[object]:
         "disk",
         "composite-default",
         "composite-mount",
+        "outputs-masked",
     ]
 )
 def any_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MountedBackend]:
@@ -113,6 +114,12 @@ def any_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Moun
         yield MountedBackend(StoreBackend(request.getfixturevalue("sqlite_store")))
     elif kind == "disk":
         yield MountedBackend(DiskBackend(tmp_path / "root"))
+    elif kind == "outputs-masked":  # /outputs/ as the agent sees it
+        from jupyter_deepagent.jupyter.masked_folder import MaskedFolder
+        from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+        from jupyter_deepagent.jupyter.redaction import Redactor
+
+        yield MountedBackend(MaskedFolder(OutputsBackend(), Redactor(environ={})))
     else:
         mounted = DiskBackend(tmp_path / "mnt")
         composite = CompositeBackend(StateBackend(), {"/mnt/": mounted})

@@ -4,6 +4,9 @@ and stops runaway code at its time limit while the conversation goes on."""
 from __future__ import annotations
 
 import base64
+import json
+
+import pytest
 
 from langchain_core.messages import ToolMessage
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
@@ -164,3 +167,51 @@ def test_what_the_code_prints_is_masked_like_the_notebooks_files(
     notebook.run("%%agent --python\nprint the token")
     [result] = results(model)
     assert "tok-secret-value-123" not in result.text and "***" in result.text
+
+
+DISPLAYED_KEY = "wx-Key-7Fq2-from-the-environment-4411"  # no known shape: masked by its value
+
+
+@pytest.mark.parametrize(
+    ("shown", "saved"),
+    [
+        ("JSON(cfg)", "/outputs/display-1.json"),
+        ("Markdown(f\"The service uses `{cfg['in_use']}`\")", "/outputs/display-1.md"),
+        ("HTML(f\"<b>key</b> {cfg['in_use']}\")", "/outputs/display-1.html"),
+    ],
+)
+def test_a_display_saved_under_outputs_is_read_back_masked_but_shown_to_the_user(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch, shown: str, saved: str
+) -> None:
+    """`display(JSON(cfg))` in the python tool saved the key to /outputs/display-1.json, and
+    reading that file back gave it to the model."""
+    monkeypatch.setenv("WEATHER_API_KEY", DISPLAYED_KEY)
+    notebook.run(
+        "import os\ncfg = {'endpoint': 'https://wx.example', "
+        "'in_use': os.environ['WEATHER_API_KEY']}"
+    )
+    model = scripted(
+        python(f"from IPython.display import HTML, JSON, Markdown, display\ndisplay({shown})"),
+        call("read_file", file_path=saved),
+        call("grep", pattern="Fq2", path="/outputs/", output_mode="content"),
+        call("grep", pattern="wx-[A-Z]", path="/outputs/", regex=True, output_mode="content"),
+        call("glob", pattern="**", path="/outputs/"),
+        call("edit_file", file_path=saved, old_string="Key-", new_string="Key~",
+             replace_all=True),
+        call("read_file", file_path=saved),
+        "done",
+    )
+    notebook.session.configure(model=model, python_approval=False)
+    cell = notebook.run("%%agent --python\nshow the configuration")
+    assert cell.error is None
+    ran, first_read, grep, regex, listing, edit, last_read = [r.text for r in results(model)]
+    assert f"saved and shown under the cell: {saved}" in ran
+    assert "***" in first_read and first_read == last_read
+    assert grep.startswith("No matches") and regex.startswith("No matches")
+    assert saved in listing
+    assert "not found" in edit
+    sent = json.dumps([m.model_dump() for r in model.requests for m in r.messages], default=str)
+    assert DISPLAYED_KEY not in sent and "from-the-environment" not in sent
+    shown_to_user = [repr(o.data) for o in cell.outputs
+                     if o.metadata.get("jupyter_deepagent", {}).get("path") == saved]
+    assert shown_to_user and DISPLAYED_KEY in shown_to_user[0]  # the user sees the real output

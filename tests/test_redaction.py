@@ -36,7 +36,7 @@ def test_values_of_secret_variables_and_values_set_in_code_are_masked() -> None:
     redact = Redactor(extra=lambda: ["short", "extra-secret-value"],
                       environ={"SERVICE_API_KEY": FAKE_KEY, "AUTH_MODE": "basic", "HOME": "/h"})
     assert redact(f"key={FAKE_KEY} mode=basic home=/h") == "key=*** mode=basic home=/h"
-    assert redact("uses extra-secret-value and short") == "uses *** and ***"
+    assert redact("uses extra-secret-value and short") == "uses *** and short"  # guessable
     assert redact("%env MY_TOKEN=abc123") == "%env MY_TOKEN=***"
     assert redact("env: MY_TOKEN=abc123") == "env: MY_TOKEN=***"
     assert redact("%env LANG=C.UTF-8") == "%env LANG=C.UTF-8"
@@ -45,6 +45,25 @@ def test_values_of_secret_variables_and_values_set_in_code_are_masked() -> None:
     assert redact("%%agent --context token=abc --context db='a b'") == (
         "%%agent --context token=*** --context db=***"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "masked"),
+    [
+        ("admin", False), ("hunter2", False), ("password", False), ("qwerty123", False),
+        ("Passw0rd", False), ("aaaaaaaaaaaaaaaa", False), ("abababab12121212", False),
+        ("hunter2-horse", True), ("xK9mQ2vLpR", True), ("7d2f9c41aa03be77", True),
+        ("3f2c1a9e-8b7d-4c6e-9f10-2a3b4c5d6e7f", True), (FAKE_KEY, True),
+    ],
+)
+def test_only_values_too_long_and_random_to_guess_are_masked_by_value(
+    value: str, masked: bool
+) -> None:
+    """A mask that depends on the value tells which guess is right: a user name or a short
+    password is not masked by value (only where it is shown being set, by its name)."""
+    redact = Redactor(extra=lambda: [value], environ={"DB_PASSWORD": value})
+    assert (redact(f"login {value} ok") == "login *** ok") is masked
+    assert redact(f"DB_PASSWORD={value}") == "DB_PASSWORD=***"
 
 
 def test_the_environment_and_secret_text_variables_stay_out_of_vars() -> None:
@@ -236,3 +255,37 @@ def test_interpolated_secrets_reach_neither_the_model_nor_the_checkpoint(
     for secret in ("tok-named-secret-9930", "wx-key-from-environment-4411", "pw-in-a-dict-5521",
                    "AKIAIOSFODNN7EXAMPLE"):
         assert secret not in stored and secret not in sent
+
+
+def test_names_in_the_option_line_are_masked_like_the_request_but_context_gets_the_value(
+    notebook: Notebook,
+) -> None:
+    """`--system "{api_key}"` sent the key raw (the option line was interpolated unmasked);
+    `--context` values are for tools only, so a tool still gets the real key."""
+    key = "AIza" + "SyOpt1onLine-Key_0123456789abcdefgh"
+    notebook.run(
+        f"api_key = {key!r}\n"
+        "region = 'arctic'\n"
+        "from langchain.tools import ToolRuntime\n"
+        "from jupyter_deepagent import agent_tool\n"
+        "@agent_tool\n"
+        "def check_key(runtime: ToolRuntime[dict]) -> str:\n"
+        '    """Tell whether the service key arrived."""\n'
+        f"    return 'key arrived' if runtime.context['key'] == {key!r} else 'wrong key'\n"
+    )
+    model = scripted(call("check_key"), "ok")
+    notebook.session.configure(model=model)
+    cell = notebook.run(
+        '%%agent --system "Call the service with {api_key} for {region}." '
+        "--context key={api_key}\nhello"
+    )
+    assert cell.error is None
+    sent = "\n".join(m.text for request in model.requests for m in request.messages)
+    assert "Call the service with *** for arctic." in sent
+    assert key not in sent and key[:12] not in sent
+    assert "key arrived" in sent  # the tool got the real value through --context
+    stored = "".join(
+        p.read_bytes().decode("latin-1") for p in (notebook.folder / ".deepagent").rglob("*")
+        if p.is_file()
+    )
+    assert key not in stored

@@ -255,3 +255,129 @@ def test_edits_between_masked_lines_land_where_the_agent_saw_them(tmp_path: Path
     assert (tmp_path / "f.txt").read_bytes().decode() == (
         f"a: Y\r\nk1 {ENV_KEY} k1\r\nb: Y\n{SAVED_KEY}{ENV_KEY}\nc: Y and Y\n"
     )
+
+
+WORDS = ["root", "admin", "guest", "postgres", "hunter2", "letmein", "dragon", "qwerty123",
+         "correct-horse-battery-staple", "trustno1"]
+"""A word list: the `.env` below holds three of these (a user name, a short password, and a
+long but famous passphrase)."""
+
+
+@pytest.fixture
+def with_db_env(notebook: Notebook, monkeypatch: pytest.MonkeyPatch) -> Notebook:
+    for name in ("DB_USER", "DB_PASSWORD", "DB_PASSPHRASE"):
+        monkeypatch.delenv(name, raising=False)
+    (notebook.folder / ".env").write_text(
+        "DB_USER=admin\nDB_PASSWORD=hunter2\nDB_PASSPHRASE=correct-horse-battery-staple\n"
+    )
+    notebook.session.configure(model=attacker(["hello"]), python_approval=False)
+    assert notebook.run("%%agent\nhello").error is None  # reads .env into the environment
+    return notebook
+
+
+def word_list_attack(path: str, results: list[str], recovered: list[str]) -> Plan:
+    """Write the word list, grep it for the mask, read it back; a word shown as *** is in use."""
+    results.append((yield call("write_file", file_path=path, content="\n".join(WORDS) + "\n")))
+    grep = yield call("grep", pattern="***", path=path, output_mode="content")
+    results.append(grep)
+    read = yield call("read_file", file_path=path)
+    results.append(read)
+    for shown in (grep, read):  # `path:2: ***` and `     2\t***`: line 2 is in use
+        numbers = {int(n) for n in re.findall(r"(\d+)(?::\s|\t)\*\*\*", shown)}
+        recovered += [WORDS[n - 1] for n in sorted(numbers) if WORDS[n - 1] not in recovered]
+    for word in WORDS:  # grep each word: one that is in use would give no match
+        results.append((yield call("grep", pattern=word, path=path, output_mode="content")))
+    yield "done"
+
+
+@pytest.mark.parametrize("path", ["/workspace/words.txt", "/outputs/words.txt", "/words.txt"])
+def test_a_word_list_and_grep_learn_nothing_about_the_env_values(
+    with_db_env: Notebook, path: str
+) -> None:
+    results: list[str] = []
+    recovered: list[str] = []
+    model = attacker(word_list_attack(path, results, recovered))
+    with_db_env.session.configure(model=model)
+    assert with_db_env.run("%%agent\nguess the password").error is None
+    written, grep, read, *per_word = results
+    assert recovered == []
+    assert grep.startswith("No matches")
+    assert all(word in read for word in WORDS)
+    assert len(per_word) == len(WORDS)
+    shapes = {re.sub(r":\d+:", ":N:", result.replace(word, "WORD"))
+              for word, result in zip(WORDS, per_word, strict=True)}
+    assert len(shapes) == 1  # every word greps the same
+    assert all("***" not in result for result in (read, *per_word))
+
+
+def test_python_output_of_a_word_list_masks_no_guessable_value(with_db_env: Notebook) -> None:
+    """What the python tool prints is masked by value too: only values too long and random to
+    guess are, so printing a word list tells nothing."""
+    model = attacker([call("python", code=f"for word in {WORDS!r}:\n    print(word)"), "done"])
+    with_db_env.session.configure(model=model)
+    assert with_db_env.run("%%agent --python\nprint them").error is None
+    printed = str(model.requests[-1].messages[-1].content)
+    for word in WORDS[:-2]:  # the passphrase is long enough to be masked by value here
+        assert word in printed
+    assert "hunter2" in printed and "admin" in printed
+
+
+def test_a_short_password_is_still_masked_where_it_is_assigned(with_db_env: Notebook) -> None:
+    """Masking by its name still applies: a printed `DB_PASSWORD=hunter2` line shows ***."""
+    with_db_env.run("import os\nprint(f\"DB_PASSWORD={os.environ['DB_PASSWORD']}\")")
+    model = attacker([call("grep", pattern="DB_PASSWORD", path="/notebook/outputs/",
+                           output_mode="content"), "done"])
+    with_db_env.session.configure(model=model)
+    assert with_db_env.run("%%agent\nfind it").error is None
+    shown = str(model.requests[-1].messages[-1].content)
+    assert "DB_PASSWORD=***" in shown and "hunter2" not in shown
+
+
+def test_only_text_exactly_as_the_agent_wrote_it_is_read_back_unmasked(tmp_path: Path) -> None:
+    """The agent's own text cannot hide anything from it; anything else is masked, also a file
+    the agent edited but did not write, and its own file once someone else changed it."""
+    from jupyter_deepagent.backends import DiskBackend
+    from jupyter_deepagent.jupyter.masked_folder import MaskedFolder
+    from jupyter_deepagent.jupyter.mounts import GuardedFolder
+    from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+    from jupyter_deepagent.jupyter.redaction import Redactor
+
+    redact = Redactor(lambda: [ENV_KEY], environ={})
+    guard = GuardedFolder(DiskBackend(tmp_path), redact=redact)
+    guard.write("/mine.txt", f"note\n{ENV_KEY}\n")
+    guard.edit("/mine.txt", "note", "my note")
+    assert guard.read("/mine.txt").lines == ["my note", ENV_KEY]
+    assert [m.line for m in guard.grep(ENV_KEY[:8], "/")] == [ENV_KEY]
+    (tmp_path / "mine.txt").write_text(f"my note\n{ENV_KEY}\nadded by the user\n")
+    assert guard.read("/mine.txt").lines == ["my note", "***", "added by the user"]
+    (tmp_path / "theirs.txt").write_text(f"a\n{ENV_KEY}\n")
+    guard.edit("/theirs.txt", "a", "b")
+    assert guard.read("/theirs.txt").lines == ["b", "***"]
+    guard.write("/gone.txt", ENV_KEY)
+    guard.delete("/gone.txt")
+    (tmp_path / "gone.txt").write_text(ENV_KEY)  # the same text again, not by the agent
+    assert guard.read("/gone.txt").lines == ["***"]
+
+    outputs = MaskedFolder(OutputsBackend(), redact)
+    outputs.save_output("/display-1.json", f'{{"in_use": "{ENV_KEY}"}}')  # the kernel's
+    assert outputs.read("/display-1.json").lines == ['{"in_use": "***"}']
+    assert outputs.grep(ENV_KEY[:8], "/") == []
+    outputs.write("/notes.md", f"key {ENV_KEY}")
+    assert outputs.read("/notes.md").lines == [f"key {ENV_KEY}"]
+
+
+def test_a_word_list_written_in_an_earlier_run_is_still_the_agents_own(
+    with_db_env: Notebook,
+) -> None:
+    writer = attacker([call("write_file", file_path="/workspace/words.txt",
+                            content="\n".join(WORDS) + "\n"), "written"])
+    with_db_env.session.configure(model=writer)
+    assert with_db_env.run("%%agent\nwrite the list").error is None
+    reader = attacker([call("grep", pattern="***", path="/workspace/words.txt",
+                            output_mode="content"),
+                       call("read_file", file_path="/workspace/words.txt"), "done"])
+    with_db_env.session.configure(model=reader)
+    assert with_db_env.run("%%agent\nlook at it").error is None
+    grep, read = [str(m.content) for m in reader.requests[-1].messages if m.type == "tool"][-2:]
+    assert grep.startswith("No matches")
+    assert "***" not in read and all(word in read for word in WORDS)

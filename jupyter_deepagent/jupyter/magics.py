@@ -9,6 +9,7 @@ so do a missing API key and a stop button press, each with a one-line message.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -105,7 +106,7 @@ class AgentMagics(Magics):
     def _run_cell(self, line: str, cell: str) -> None:
         namespace = self.shell.user_ns
         try:
-            options = parse_run_options(interpolate(line, namespace))
+            options = self._options(line, namespace)
         except ValueError as exc:
             raise UsageError(f"{exc}\n{CELL_USAGE}") from None
         if options.help:
@@ -135,6 +136,20 @@ class AgentMagics(Magics):
             view, plan, lambda: session.run(plan, prompt, on_event, on_token=view.on_token)
         )
         self._show_outcome(view, outcome)
+
+    def _options(self, line: str, namespace: dict[str, Any]) -> RunOptions:
+        """The options of the `%%agent` line, `{name}`s masked as in the request (`--system
+        "{api_key}"` sends `***`), except in `--context` values: those go to tools only, never
+        to the model, so `--context key={api_key}` gives the tools the real key.
+
+        Raises:
+            ValueError: An option is unknown or malformed, or a `{name}` names no variable.
+        """
+        options = parse_run_options(interpolate(line, namespace, self._masked_value))
+        if options.context and "{" in line:
+            real = parse_run_options(interpolate(line, namespace))
+            options = replace(options, context=real.context)
+        return options
 
     def _masked_value(self, path: str, value: Any) -> str:
         """What `{path}` puts into the request: secrets masked, so they reach neither the model

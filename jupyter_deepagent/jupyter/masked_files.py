@@ -10,11 +10,18 @@ stays masked only while `password` is there).
 
 Masks never cross a line break, so the masked text has the lines of the real one, and a match
 on a line without a mask has the same position in both.
+
+A text the agent wrote itself is given back as written, unmasked: the agent knows it already,
+so masking it could protect nothing and would only tell which of its words are secrets (write
+a word list, grep it for `***`). `AgentTexts` records the digest of each such text; a
+file whose content is no longer exactly that (the user, the kernel or a tool changed it) is
+masked again.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -25,7 +32,7 @@ from jupyter_deepagent.backends import grep_texts
 from jupyter_deepagent.backends.protocol import GrepMatch
 from jupyter_deepagent.jupyter.redaction import MASK, Redactor, Span, apply_masks, merged
 
-__all__ = ["MaskedText", "MaskedTexts", "masked_grep", "masked_text"]
+__all__ = ["AgentTexts", "MaskedText", "MaskedTexts", "masked_grep", "masked_text"]
 
 
 @dataclass(frozen=True)
@@ -133,22 +140,84 @@ def masked_text(raw: str, redact: Callable[[str], str] | None) -> MaskedText:
     return MaskedText(raw, spans, apply_masks(raw, spans))
 
 
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+
+
+class AgentTexts:
+    """The texts the agent wrote itself, by path (their digests): read back as written.
+
+    Kept by the session for `/workspace/`, so a file the agent wrote in an earlier run of the
+    kernel is still its own; a file whose text changed since is not.
+    """
+
+    def __init__(self) -> None:
+        self._written: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    def wrote(self, path: str, text: str) -> None:
+        """Record that the agent wrote the whole of `text` to `path` (it knows every word)."""
+        with self._lock:
+            self._written[path] = _digest(text)
+
+    def edited(self, path: str, before: str, after: str) -> None:
+        """Record the text an agent's edit left at `path`: still the agent's own if the text it
+        edited (`before`) was, else the file stays masked."""
+        with self._lock:
+            if self._written.get(path) == _digest(before):
+                self._written[path] = _digest(after)
+            else:
+                self._written.pop(path, None)
+
+    def forget(self, path: str) -> None:
+        """The file at `path`, or every file under the folder `path`, was deleted or replaced
+        by someone else."""
+        folder = path.rstrip("/") + "/"
+        with self._lock:
+            for written in [p for p in self._written if p == path or p.startswith(folder)]:
+                del self._written[written]
+
+    def is_own(self, path: str, raw: str) -> bool:
+        """Whether `raw`, the text now at `path`, is exactly what the agent wrote there."""
+        with self._lock:
+            digest = self._written.get(path)
+        return digest is not None and digest == _digest(raw)
+
+
 class MaskedTexts:
     """The masked texts of the files read last, kept until their content or the secrets change
-    (paging through a big file masks it once).
+    (paging through a big file masks it once); a text the agent wrote (`own`) is given back as
+    written.
 
     Args:
         max_chars: Characters of real text kept in all (least recently used dropped first).
+        own: The texts the agent wrote (by default, a record of this object's own).
     """
 
-    def __init__(self, max_chars: int = 64_000_000) -> None:
+    def __init__(self, max_chars: int = 64_000_000, own: AgentTexts | None = None) -> None:
         self.max_chars = max_chars
+        self.own = own if own is not None else AgentTexts()
         self._kept: OrderedDict[tuple[str, int, int, int], MaskedText] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
 
+    def wrote(self, path: str, text: str) -> None:
+        """Record that the agent wrote the whole of `text` to `path`."""
+        self.own.wrote(path, text)
+
+    def edited(self, path: str, before: MaskedText, text: str) -> None:
+        """Record the text an agent's edit of `before` left at `path`."""
+        self.own.edited(path, before.raw, text)
+
+    def forget(self, path: str) -> None:
+        """The agent's texts at or under `path` are its own no more."""
+        self.own.forget(path)
+
     def get(self, path: str, raw: str, redact: Callable[[str], str] | None) -> MaskedText:
-        """`masked_text(raw, redact)`, from the cache when this text was masked the same way."""
+        """`masked_text(raw, redact)`, from the cache when this text was masked the same way;
+        `raw` itself when it is the text the agent wrote at `path`."""
+        if self.own.is_own(path, raw):
+            return MaskedText(raw, [], raw)
         secrets = redact.fingerprint() if isinstance(redact, Redactor) else id(redact)
         key = (path, len(raw), hash(raw), secrets)
         with self._lock:

@@ -3,7 +3,7 @@
 | path | backend |
 |---|---|
 | `/notebook/` | `NotebookBackend`: cells, outputs and variables of the live notebook (read-only) |
-| `/outputs/` | `OutputsBackend`: this cell's files, displayed when the run ends |
+| `/outputs/` | `OutputsBackend`: this cell's files, displayed when the run ends (read masked) |
 | `/workspace/` | `GuardedFolder`: the notebook's folder; `.env*`, `.git`, state hidden; some read-only |
 | `/memories/` | `StoreBackend` on the session's SQLite store (survives restarts) |
 | `/large_tool_results/`, `/conversation_history/`, `/subagents/` | disk, under `.deepagent/artifacts/` |
@@ -43,7 +43,8 @@ from jupyter_deepagent.jupyter.config import (
     DEFAULT_PROTECTED_MODULES,
     DEFAULT_PROTECTED_PATHS,
 )
-from jupyter_deepagent.jupyter.masked_files import MaskedTexts, masked_grep
+from jupyter_deepagent.jupyter.masked_files import AgentTexts, MaskedTexts, masked_grep
+from jupyter_deepagent.jupyter.masked_folder import MaskedFolder
 from jupyter_deepagent.jupyter.module_shadowing import ShadowedModules
 from jupyter_deepagent.jupyter.redaction import Redactor
 from jupyter_deepagent.trace.research_log import LOG_SUFFIX
@@ -159,7 +160,7 @@ class GuardedFolder(AsyncBackendMixin):
     Secrets are masked with `redact`, and the agent only ever works on the masked text: read
     pages it, grep matches and counts in it, and an edit finds its text in it and is refused
     when a line it touches holds a mask (see `masked_files`). So no sequence of calls reveals a
-    masked value.
+    masked value. A file whose text is exactly what the agent wrote is read back as written.
 
     Args:
         backend: The `DiskBackend` on the folder.
@@ -172,6 +173,8 @@ class GuardedFolder(AsyncBackendMixin):
             whose module files the agent may only read where a kernel starts.
         kernel_folders: Folders besides the top where a kernel starts (the notebook's), as
             paths from the top.
+        agent_texts: The record of what the agent wrote here, read back unmasked (the session
+            keeps one across runs); by default this folder's own.
     """
 
     def __init__(
@@ -184,6 +187,7 @@ class GuardedFolder(AsyncBackendMixin):
         protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS,
         protected_modules: tuple[str, ...] = DEFAULT_PROTECTED_MODULES,
         kernel_folders: tuple[str, ...] = (),
+        agent_texts: AgentTexts | None = None,
     ) -> None:
         self.root = os.path.realpath(backend.root)
         self.hidden = tuple(_key(os.path.realpath(path)) for path in hidden)
@@ -197,7 +201,7 @@ class GuardedFolder(AsyncBackendMixin):
         )
         self.backend = backend.with_guard(self.refusal)
         self.redact = redact
-        self._masked = MaskedTexts()
+        self._masked = MaskedTexts(own=agent_texts)
 
     # -- deciding --------------------------------------------------------------------------------
     def refusal(
@@ -298,8 +302,10 @@ class GuardedFolder(AsyncBackendMixin):
         return ReadResult.from_text(virtual, text, offset, limit)
 
     def write(self, path: str, content: str) -> WriteResult:
-        """Write a file unless it is hidden or protected."""
-        return self.backend.write(self._check_change(path), content)
+        """Write a file unless it is hidden or protected (the agent reads it back as written)."""
+        result = self.backend.write(self._check_change(path), content)
+        self._masked.wrote(normalize_virtual_path(path), content)
+        return result
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
         """Edit a file unless it is hidden or protected; `old` is found in the masked text, and
@@ -313,11 +319,13 @@ class GuardedFolder(AsyncBackendMixin):
         shown = self._masked.get(virtual, self.backend.read_text(path), self._redactor())
         text, count = shown.edited(virtual, old, new, replace_all)
         self.backend.write(path, text)
+        self._masked.edited(virtual, shown, text)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
         """Delete a file or folder unless it is, or holds, something hidden or protected."""
         self.backend.delete(self._check_change(path))
+        self._masked.forget(normalize_virtual_path(path))
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
         """Matching files, hidden ones left out."""
@@ -366,6 +374,7 @@ def notebook_filesystem(
     user: str = "user",
     env_file: Path | None = None,
     redact: Callable[[str], str] | None = None,
+    agent_texts: AgentTexts | None = None,
     hidden_paths: tuple[str, ...] = DEFAULT_HIDDEN_PATHS,
     protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS,
     protected_modules: tuple[str, ...] = DEFAULT_PROTECTED_MODULES,
@@ -375,8 +384,9 @@ def notebook_filesystem(
 
     In `/workspace/`, the state folder and `env_file` are hidden wherever they are, so are
     `hidden_paths`, `protected_paths` and the files that would shadow `protected_modules` (at the
-    top and in `notebook_folder`, where the kernel starts) are read-only, and text read there
-    passes through `redact`.
+    top and in `notebook_folder`, where the kernel starts) are read-only, and text read there or
+    in `/outputs/` passes through `redact` (except what the agent wrote itself: `agent_texts`
+    keeps that record for `/workspace/` across runs).
     `/memories/` is `store`'s `memory_namespace` (the project's, shared by its users), and
     `/conversation_history/` the `user`'s own (see `artifact_folder`).
     """
@@ -385,7 +395,7 @@ def notebook_filesystem(
     hidden = (state_dir, *([env_file] if env_file is not None else []), *libpq_credential_files())
     routes: dict[str, BackendProtocol] = {
         "/notebook/": notebook,
-        "/outputs/": outputs,
+        "/outputs/": MaskedFolder(outputs, redact) if redact is not None else outputs,
         "/workspace/": GuardedFolder(
             DiskBackend(workspace, read_only=workspace_read_only),
             hidden=hidden,
@@ -394,6 +404,7 @@ def notebook_filesystem(
             protected_paths=protected_paths,
             protected_modules=protected_modules,
             kernel_folders=_folders_below(workspace, notebook_folder),
+            agent_texts=agent_texts,
         ),
         "/memories/": StoreBackend(store, namespace=memory_namespace),
     }

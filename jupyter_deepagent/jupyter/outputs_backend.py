@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_deepagent.backends import is_within
+from jupyter_deepagent.backends import is_within, normalize_virtual_path
 from jupyter_deepagent.backends.state import FileData, FileMapBackend
 from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
 
@@ -54,6 +54,15 @@ class OutputsBackend(FileMapBackend):
 
     def _files_under(self, folder: str) -> dict[str, FileData]:
         return {p: d for p, d in self._files.items() if p != folder and is_within(p, folder)}
+
+    def read_text(self, path: str) -> str:
+        """The whole text of a file, as written (the agent reads it through a `MaskedFolder`).
+
+        Raises:
+            FileNotFound: If there is no file at `path`.
+            InvalidPath: If `path` is malformed or a folder.
+        """
+        return self._text(normalize_virtual_path(path))
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ an error, a short traceback of the agent's own code. Figures it leaves open (mat
 what it displays are saved under `/outputs/` and shown under the cell. A call that runs past
 `python_timeout` seconds is stopped like the stop button stops a tool, and the run goes on.
 
-What the code prints is masked like the notebook's files (exact secret values as `***`), but
-the code runs with the kernel's full power: only approve code you have read.
+What the code prints is masked like the notebook's files (exact secret values as `***`), and so
+are the figures and displays it saved when the agent reads them back from `/outputs/`; but the
+code runs with the kernel's full power: only approve code you have read.
 """
 
 from __future__ import annotations
@@ -207,6 +208,17 @@ def _free_name(backend: Any, stem: str, suffix: str) -> str:
     raise AssertionError  # pragma: no cover - count() never ends
 
 
+def _save(backend: Any, path: str, content: str) -> None:
+    """Write a file the kernel made: the agent reads it masked (`MaskedFolder.save_output`),
+    since a display shows what the notebook's variables hold, keys included."""
+    owner, inner = backend.backend_for(path) if hasattr(backend, "backend_for") else (backend, path)
+    save_output = getattr(owner, "save_output", None)
+    if save_output is not None:
+        save_output(inner, content)
+    else:
+        backend.write(path, content)
+
+
 def _save_figures(before: set[int], backend: Any) -> list[str]:
     """Save the figures the code opened as PNG files in /outputs/, and close them (so the
     notebook's inline backend does not show them a second time)."""
@@ -220,7 +232,7 @@ def _save_figures(before: set[int], backend: Any) -> list[str]:
             buffer = io.BytesIO()
             figure.savefig(buffer, format="png", bbox_inches="tight")
             path = _free_name(backend, "figure", ".png")
-            backend.write(path, base64.b64encode(buffer.getvalue()).decode("ascii"))
+            _save(backend, path, base64.b64encode(buffer.getvalue()).decode("ascii"))
             saved.append(path)
         pyplot.close(figure)
     return saved
@@ -239,7 +251,7 @@ def _save_displays(captured: CapturedOutput, backend: Any) -> list[str]:
 
                     content = json.dumps(content, ensure_ascii=False, default=str)
                 path = _free_name(backend, "display", suffix)
-                backend.write(path, content)
+                _save(backend, path, content)
                 saved.append(path)
                 break
         else:

@@ -7,10 +7,19 @@ a key: `env = os.environ`, `%env OPENAI_API_KEY=...`, a cell that displayed the 
 - the secret **values** of the moment (environment variables whose names look secret, plus values
   the session adds: what `.env` set, `--context` values, secret-named kernel variables), also in
   their escaped spellings (JSON, CSV, Python `repr`, URL and HTML escaping), so a password with a
-  quote or a backslash is caught in `/notebook/vars/*.json` and `.csv` too;
+  quote or a backslash is caught in `/notebook/vars/*.json` and `.csv` too; but only values too
+  long and random to guess (`masks_by_value`);
 - values shown being **set** as secrets and credentials recognised by their **shape**
   (`%env NAME=value`, `password = "..."`, `Authorization: Bearer ...`, `AKIA...`, `AIza...`,
   `ghp_...`, private-key blocks...: see `secret_patterns`).
+
+Why only values too long and random to guess: a mask that depends on the secret answers the
+question "is this text a secret?". The agent can write a word list and look where the `***`
+shows (or grep for it): a user name `admin` or a password `hunter2` is found in two calls. A
+value of 56 bits or more cannot be found that way (the agent would have to know it already),
+so `masks_by_value` keeps only those; a short password is still masked where it shows being
+set (`DB_PASSWORD=hunter2`), by its name, which tells nothing about the value. Texts the agent
+wrote itself are not masked at all (`masked_files.MaskedTexts.wrote`).
 
 Masking works on spans (`spans(text)`): callers that must not act on a masked value (an edit
 whose match touches one) ask where the masks are. A mask never swallows a line break, so the
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import os
 import re
 import urllib.parse
@@ -33,6 +43,7 @@ from jupyter_deepagent.jupyter.secret_patterns import Span, pattern_spans
 
 __all__ = [
     "MASK",
+    "MIN_SECRET_BITS",
     "MIN_SECRET_LENGTH",
     "Redactor",
     "Span",
@@ -41,13 +52,61 @@ __all__ = [
     "is_secret_variable",
     "looks_secret",
     "masked_interpolation",
+    "masks_by_value",
     "merged",
+    "value_bits",
 ]
 
 MASK = "***"
 MIN_SECRET_LENGTH = 8
-"""Shorter values of secret-looking variables are not replaced (`AUTH_MODE=basic` would mangle
-every "basic" in the notebook)."""
+"""Shorter values are never masked by value (`AUTH_MODE=basic` would mangle every "basic" in the
+notebook, and a short value is found by guessing)."""
+MIN_SECRET_BITS = 56
+"""A value is masked by value only if `value_bits` gives it at least this many bits."""
+_MIN_DISTINCT = 5
+_CLASS_SIZES = (
+    (str.islower, 26),
+    (str.isupper, 26),
+    (str.isdigit, 10),
+)
+_OTHER_CLASS_SIZE = 33  # punctuation and space in ASCII; any other character counts here too
+
+
+def value_bits(value: str) -> float:
+    """A rough strength of a secret value: its length times log2 of the size of the character
+    classes it uses (26 lower-case letters, 26 upper-case, 10 digits, 33 others).
+
+    `hunter2` has 7 × log2(36) = 36 bits, `admin` 24, a random 20-character hex token 103, a
+    39-character Google API key 232. A guessable phrase of many letters gets many bits too:
+    this measures length and variety, not how famous a password is.
+    """
+    alphabet = 0
+    rest = value
+    for test, size in _CLASS_SIZES:
+        if any(test(char) for char in rest):
+            alphabet += size
+            rest = "".join(char for char in rest if not test(char))
+    if rest:
+        alphabet += _OTHER_CLASS_SIZE
+    return len(value) * math.log2(alphabet) if alphabet > 1 else 0.0
+
+
+@lru_cache(maxsize=4096)
+def masks_by_value(value: str) -> bool:
+    """Tell whether `value` is masked wherever it shows, by its value: only a value too long
+    and random to guess, so that a mask never tells the agent which of its guesses is right.
+
+    The rule: at least `MIN_SECRET_LENGTH` (8) characters, at least 5 different ones, and at
+    least `MIN_SECRET_BITS` (56) bits by `value_bits` (12 lower-case letters, 11 lower-case
+    letters and digits, 10 of mixed case and digits, or 9 with punctuation as well). `admin`,
+    `hunter2` and `password1` are not masked by value; `hunter2-horse`, a UUID or an API key are.
+    """
+    stripped = value.strip()
+    return (
+        len(stripped) >= MIN_SECRET_LENGTH
+        and len(set(stripped)) >= _MIN_DISTINCT
+        and value_bits(stripped) >= MIN_SECRET_BITS
+    )
 
 _SECRET_WORDS = frozenset(
     {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL",
@@ -99,7 +158,7 @@ def _environment_secrets(environ: Mapping[str, str]) -> set[str]:
     return {
         value
         for name, value in environ.items()
-        if looks_secret(name) and len(value) >= MIN_SECRET_LENGTH
+        if looks_secret(name) and masks_by_value(value)
     }
 
 
@@ -156,8 +215,8 @@ class Redactor:
 
     Args:
         extra: Returns more values to hide, asked at each call: values `.env` set, `--context`
-            values, secret-named variables of the kernel. Values shorter than 4 characters are
-            ignored.
+            values, secret-named variables of the kernel. Only values `masks_by_value` accepts
+            are masked (the others could be found by guessing, see the module's docstring).
         environ: The environment whose secret-looking variables are hidden (default `os.environ`).
     """
 
@@ -175,7 +234,7 @@ class Redactor:
         found = _environment_secrets(self.environ)
         if self.extra is not None:
             found.update(value for value in self.extra() if isinstance(value, str))
-        return sorted((v for v in found if len(v.strip()) >= 4), key=len, reverse=True)
+        return sorted((v for v in found if masks_by_value(v)), key=len, reverse=True)
 
     def _searched(self) -> tuple[str, ...]:
         """Every spelling of every value hidden now (computed again only when the values change)."""

@@ -147,11 +147,24 @@ def _word_hits(lowered: str) -> list[Span]:
     return hits
 
 
+_PASSWORD_WORDS = ("PASSWORD", "PASSWD", "PASS", "PWD", "SECRET", "PASSPHRASE")
+_NAME_WORDS = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _bare_minimum(name: str) -> int:
+    """The shortest unquoted value masked after `name`: 4 characters after a name ending in a
+    password word (`DB_PASSWORD=hunter2`: a short password is only masked here, by its name),
+    8 after any other secret name (`sort_key=name`, `auth_mode=basic` are not secrets)."""
+    words = [word for word in _NAME_WORDS.split(name) if word]
+    return 4 if words and words[-1].upper() in _PASSWORD_WORDS else 8
+
+
 def _assignment_spans(
     text: str, start: int, end: int, is_secret: Callable[[str], bool]
 ) -> list[Span]:
     """Values given to secret-named keys: `name = "value"`, `"name": "value"`, `NAME=value`,
-    `name: value`, `X-Api-Key: value` (a bare value needs 8 characters and not only digits).
+    `name: value`, `X-Api-Key: value` (a bare value needs 8 characters, 4 after a password
+    name, and not only digits).
 
     The secret words are found first (in a lower-cased copy, by a plain search); each word
     around a hit is then looked at once, so the cost is linear however the words run.
@@ -184,7 +197,9 @@ def _assignment_spans(
             continue
         group = next(g for g in ("double", "single", "bare") if value.group(g) is not None)
         shown = value.group(group)
-        if group == "bare" and (len(shown) < 8 or shown.isdigit()):  # `token_count = 12`
+        if group == "bare" and (
+            len(shown) < _bare_minimum(text[word_start:word_end]) or shown.isdigit()
+        ):  # `token_count = 12`, `sort_key=name`
             continue
         found.append((value.start(group), value.end(group)))
     return found

@@ -65,6 +65,7 @@ class Session(SessionRuns):
         self._thread: str | None = None
         self.keys = SessionKeys()
         self._models = SessionModels(self.keys)
+        self._agent_texts: Any = None  # what the agent wrote in /workspace/ (read unmasked)
         self.tools: list[Any] = []
         self._run_options: dict[str, RunOptions] = {}
         super().__init__()
@@ -287,11 +288,14 @@ class Session(SessionRuns):
 
     def filesystem(self, outputs: Any, settings: AgentConfig | None = None) -> Any:
         """The CompositeBackend the agent sees, with `outputs` mounted at /outputs/."""
+        from jupyter_deepagent.jupyter.masked_files import AgentTexts
         from jupyter_deepagent.jupyter.mounts import notebook_filesystem
         from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend
 
         settings = settings or self.config
         notebook_path = self.notebook_path
+        if self._agent_texts is None:
+            self._agent_texts = AgentTexts()
         notebook = NotebookBackend(
             self.shell,
             capture=self.capture,
@@ -309,6 +313,7 @@ class Session(SessionRuns):
             user=self.storage.owner.user,
             env_file=self.notebook_dir / settings.env_file,
             redact=notebook.redact,
+            agent_texts=self._agent_texts,
             hidden_paths=settings.hidden_paths,
             protected_paths=settings.protected_paths,
             protected_modules=settings.protected_modules,
