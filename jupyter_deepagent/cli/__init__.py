@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     log = commands.add_parser("log", help="the research log as a timeline")
     log.add_argument("notebook", type=Path)
     log.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    verify = commands.add_parser("verify", help="check the hash chain and every agent cell")
+    verify = commands.add_parser(
+        "verify", help="check the hash chain (integrity, not authorship) and every agent cell")
     verify.add_argument("notebook", type=Path)
     serve = commands.add_parser(
         "serve-config", help="write langgraph.json and a graph module: serve the folder's agent"
@@ -96,12 +97,15 @@ def _log(args: argparse.Namespace) -> int:
     if not log.exists():
         print(f"no research log beside {args.notebook} ({log.path.name})", file=sys.stderr)
         return 1
+    for problem in log.damage():
+        print(f"{log.path.name}, {problem}", file=sys.stderr)
     print(format_timeline(log.records(), args.format), end="")
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
     from jupyter_deepagent.cli.recordings import agent_cells, check_recordings
+    from jupyter_deepagent.trace.research_log import VERIFY_SCOPE
 
     notebook = _read_notebook(args.notebook)
     problems = check_recordings(args.notebook, notebook)
@@ -109,10 +113,11 @@ def _verify(args: argparse.Namespace) -> int:
         print(problem)
     if problems:
         print(f"{args.notebook}: {len(problems)} problem(s) in its research log")
-        return 1
-    print(f"{args.notebook}: the research log is intact and all "
-          f"{len(agent_cells(notebook))} agent cells have a complete recording")
-    return 0
+    else:
+        print(f"{args.notebook}: the research log is intact and all "
+              f"{len(agent_cells(notebook))} agent cells have a complete recording")
+    print(VERIFY_SCOPE)
+    return 1 if problems else 0
 
 
 def _serve_config(args: argparse.Namespace) -> int:

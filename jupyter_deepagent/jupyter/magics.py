@@ -66,6 +66,11 @@ def cell_id(shell: Any) -> str | None:
     return parent.get("metadata", {}).get("cellId") or parent.get("header", {}).get("msg_id")
 
 
+def _log_damage(plan: RunPlan) -> list[str]:
+    """Notes on damaged lines of the research log (they are skipped, never glued to)."""
+    return list(plan.recording.damage) if plan.recording is not None else []
+
+
 @magics_class
 class AgentMagics(Magics):
     """The `agent` line and cell magic; owns the kernel's one `Session`."""
@@ -129,7 +134,7 @@ class AgentMagics(Magics):
             raise _brief(exc) from None
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        view = self._view(plan, notes)
+        view = self._view(plan, notes + _log_damage(plan))
         on_event = self._watch(view, plan)
         outcome = self._drive(
             view, plan, lambda: session.run(plan, prompt, on_event, on_token=view.on_token)
@@ -457,7 +462,7 @@ class AgentMagics(Magics):
             except ReplayMismatch as exc:
                 raise _brief(exc) from None
         self._answered(plan.thread, f"answered in another cell: %agent resume {command.decision}")
-        view = self._view(plan, [], action=f" · resume {command.decision}")
+        view = self._view(plan, _log_damage(plan), action=f" · resume {command.decision}")
         on_event = recording_decision(self._watch(view, plan), fields)
         outcome = self._drive(
             view, plan, lambda: session.execute(plan, payload, on_event, view.on_token)

@@ -72,6 +72,8 @@ class RunRecording:
     """0 for a cell's run; n for the n-th resume of the cell's turn (after a human decision)."""
     recorded_decision: dict[str, Any] | None = None
     """The decision the research log holds for this resume, when it has one to replay."""
+    damage: tuple[str, ...] = ()
+    """Damaged lines of the log (skipped; the intact records replay), to warn about."""
 
     def check_decision(self, fields: Mapping[str, Any]) -> None:
         """Under strict replay, check the human decision against the one recorded.
@@ -193,5 +195,7 @@ def start_recording(
         profile=profile,
     )
     decision = recorded.get("decision") if recorded else None
+    damage = tuple(f"the research log {log.path.name}, {problem} (run `jupyter-deepagent "
+                   "verify` on the notebook for more)" for problem in log.damage())
     return RunRecording(log, address, ledger, wrapper, mode, params, profile, redact, resume,
-                        decision if isinstance(decision, dict) else None)
+                        decision if isinstance(decision, dict) else None, damage)
