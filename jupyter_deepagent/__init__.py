@@ -34,6 +34,7 @@ __all__ = [
     "PermissionDenied",
     "PromptAssembly",
     "PromptSection",
+    "RecordedCodeNotApproved",
     "ReplayMismatch",
     "ResearchAssistantError",
     "RunTrace",

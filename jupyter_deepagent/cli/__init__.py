@@ -1,6 +1,7 @@
 """`jupyter-deepagent` (also `jupyter deepagent`): run, read and check notebooks' research logs.
 
     jupyter-deepagent run NOTEBOOK [--replay strict|auto|off] [--output OUT.ipynb]
+                                   [--approve-recorded]
     jupyter-deepagent log NOTEBOOK [--format text|markdown|json]
     jupyter-deepagent verify NOTEBOOK
     jupyter-deepagent serve-config [FOLDER] [--workspace PATH] [--output DIR] [--force]
@@ -32,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="strict: a changed request is an error; auto: ask the live model "
                           "for what changed; off: always live (default auto)")
     run.add_argument("--output", type=Path, help="write the executed notebook here")
+    run.add_argument("--approve-recorded", action="store_true",
+                     help="run code the research log holds (recorded python calls), printing "
+                          "each block as it runs; without it, such code is refused")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     log = commands.add_parser("log", help="the research log as a timeline")
     log.add_argument("notebook", type=Path)
@@ -73,7 +77,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"no notebook at {args.notebook}", file=sys.stderr)
         return 2
     report = run_notebook(args.notebook, replay=args.replay, output=args.output,
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, approve_recorded=args.approve_recorded,
+                          on_recorded_code=lambda text: print(text, end="", file=sys.stderr,
+                                                              flush=True))
     print(f"{'cell':>4}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} {'seconds':>7}")
     for row in report.cells:
         title = row.title if len(row.title) <= 44 else row.title[:43] + "…"

@@ -14,7 +14,11 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from jupyter_deepagent._exceptions import ReplayMismatch, ResearchAssistantError
+from jupyter_deepagent._exceptions import (
+    RecordedCodeNotApproved,
+    ReplayMismatch,
+    ResearchAssistantError,
+)
 from jupyter_deepagent.jupyter.config import shown_value
 from jupyter_deepagent.jupyter.database_url import DATABASE_URL_VARIABLE
 from jupyter_deepagent.jupyter.inspect_command import RunHistory, parse_inspect, trace_bundle
@@ -64,6 +68,15 @@ def cell_id(shell: Any) -> str | None:
     if not parent:
         return None
     return parent.get("metadata", {}).get("cellId") or parent.get("header", {}).get("msg_id")
+
+
+def _recorded_code_policy(shell: Any) -> str | None:
+    """What the headless runner says about code from the research log ("approve" with
+    `--approve-recorded`, else "refuse"); None from any other frontend (JupyterLab...)."""
+    from jupyter_deepagent.jupyter.recorded_code import HEADLESS_METADATA_KEY
+
+    policy = _parent(shell).get("metadata", {}).get(HEADLESS_METADATA_KEY)
+    return policy if policy in ("approve", "refuse") else None
 
 
 def _log_damage(plan: RunPlan) -> list[str]:
@@ -124,6 +137,7 @@ class AgentMagics(Magics):
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         session = self.session
+        session.recorded_code.headless = _recorded_code_policy(self.shell)
         address = cell_address(_parent(self.shell), line, cell)  # now: later it may be another's
         plan = self._plan(options, address)
         self._answered(plan.thread, "no longer waiting: a new %%agent request was sent")
@@ -244,6 +258,9 @@ class AgentMagics(Magics):
         view.answer("" if pending else outcome.trace.final_text, outcome.provenance)
         show_files(output_displays(outcome.outputs), rich=view.rich,
                    order=written_order(outcome.trace.events), place=view.below)
+        if pending and self.session.recorded_code.waiting(pending):
+            view.note("the code waiting for approval comes from the research log, not from a "
+                      "model answering in this kernel: approve it only if you have read it")
         if pending:
             self._ask(view, outcome)
         if finished:
@@ -252,6 +269,9 @@ class AgentMagics(Magics):
             view.below(frame)
         self._publish(outcome.plan)
         view.close()
+        refusal = self.session.recorded_code.headless_refusal(pending) if pending else None
+        if refusal:  # headless without --approve-recorded: stop here, saying why
+            raise _brief(RecordedCodeNotApproved(refusal))
 
     def _retitle(self, view: CellView, plan: RunPlan) -> None:
         """Say in the header whether the model's answers came from the research log."""
@@ -436,22 +456,33 @@ class AgentMagics(Magics):
         """Resume with the model and options of the run that paused (see `resume_options`)."""
         from jupyter_deepagent.jupyter.approvals import (
             decision_fields,
+            interrupt_ids,
             recording_decision,
             still_waiting,
         )
         from jupyter_deepagent.jupyter.thread_state import pending_requests
 
         session = self.session
+        if via != "button":  # a click comes from the page, whatever request is current
+            session.recorded_code.headless = _recorded_code_policy(self.shell)
         plan = self._plan(session.resume_options(command.thread), cell=cell, resume=True)
         try:
             if shown is not None:
                 still_waiting(plan.agent, plan.config, shown)
-            pending = pending_requests(plan.agent.get_state(plan.config).interrupts)
+            interrupts = plan.agent.get_state(plan.config).interrupts
+            pending = pending_requests(interrupts)
             payload = session.resume_payload(
                 plan, command.decision, message=command.message, edits=command.edits
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        try:  # code a research log served runs only with an approval given here, for it
+            session.recorded_code.check_resume(
+                pending, command.decision, via=via, thread=plan.thread,
+                pause=interrupt_ids(interrupts), edits=command.edits,
+            )
+        except ValueError as exc:
+            raise _brief(RecordedCodeNotApproved(str(exc))) from None
         fields = decision_fields(
             plan.agent, plan.config, pending, command.decision,
             message=command.message, edits=command.edits, via=via,

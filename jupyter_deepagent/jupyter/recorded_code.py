@@ -1,0 +1,248 @@
+"""Code from a research log is code the user approves, in this kernel.
+
+A research log is shared (in git, by a colleague), and its hash chain has no key: anyone can
+rewrite a recorded `python` call and hash the chain again. So a code-running call that a replay
+serves from the log runs only once the user approved that exact code in this kernel:
+
+- The model call that proposes it pauses like an approval and shows the code, also when
+  `python_approval` is off (`recorded_code_pause`), and the tool itself refuses code from the
+  log that nobody approved here (`gated_tools`: this also covers subagents).
+- What approves it (`RecordedCode.check_resume`): the Approve (or Edit) button under the cell
+  that shows it; or code with the same text approved in this kernel before (Run All again);
+  or, from `%agent resume approve`, only a *second* ask for the same pause: the first one is
+  refused with the code shown. A resume cell that Run All executes is thus never enough: Run
+  All stops at the refusal, and re-running the agent cell makes a new pause. Headless, the
+  runner's `--approve-recorded` approves it, and each code block is printed as it runs.
+- A recorded approval (the log's `%agent resume approve`) counts for nothing here.
+
+"Code-running" is the `python` tool, and any tool marked `runs_code` (see `runs_code`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
+
+__all__ = [
+    "CODE_RUNNING_TOOLS",
+    "HEADLESS_METADATA_KEY",
+    "PRINTED_HEADER",
+    "RUNS_CODE_MARK",
+    "FROM_LOG_DESCRIPTION",
+    "RecordedCode",
+    "code_text",
+    "gated_tools",
+    "refusal_text",
+    "runs_code",
+]
+
+CODE_RUNNING_TOOLS: Final = frozenset({"python"})
+"""Tools that run code by their name alone."""
+RUNS_CODE_MARK: Final = "runs_code"
+"""The mark (in a tool's `metadata`, or as its attribute) of a notebook tool that runs code."""
+HEADLESS_METADATA_KEY: Final = "jupyter_deepagent_recorded_code"
+"""Execute-request metadata the headless runner sends: "approve" (`--approve-recorded`) or
+"refuse". JupyterLab sends neither, so only the runner's own flag approves without a person."""
+PRINTED_HEADER: Final = "code from the research log, run because of --approve-recorded"
+"""The first line of each code block printed under `--approve-recorded` (the runner finds it)."""
+
+FROM_LOG_DESCRIPTION: Final = (
+    "This code comes from the research log, not from a model answering in this kernel. "
+    "Approve it only if you have read it: it runs in your kernel."
+)
+"""The description of a pause for code from the log (see `recorded_code_pause`)."""
+
+
+def runs_code(tool: Any) -> bool:
+    """Tell whether a tool (or a tool's name) runs code: `python`, or a tool marked `runs_code`
+    (`tool.metadata["runs_code"]`, or a `runs_code` attribute, as marked notebook tools carry)."""
+    if isinstance(tool, str):
+        return tool in CODE_RUNNING_TOOLS
+    if getattr(tool, "name", None) in CODE_RUNNING_TOOLS:
+        return True
+    metadata = getattr(tool, "metadata", None) or {}
+    return bool(metadata.get(RUNS_CODE_MARK)) or getattr(tool, RUNS_CODE_MARK, False) is True
+
+
+def code_text(name: str, args: Mapping[str, Any]) -> str:
+    """The code a call runs: the python tool's `code`, else its arguments as JSON."""
+    code = args.get("code") if name in CODE_RUNNING_TOOLS else None
+    if isinstance(code, str):
+        return code
+    return json.dumps(dict(args), sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _key(name: str, args: Mapping[str, Any]) -> str:
+    text = f"{name}\0{code_text(name, args)}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class RecordedCode:
+    """The kernel's account of code-running calls served from research logs, and of the code
+    the user approved here (one per `Session`; nothing of it is saved).
+
+    Attributes:
+        headless: "approve" or "refuse" while the headless runner runs the cell (see
+            `HEADLESS_METADATA_KEY`), else None.
+    """
+
+    def __init__(self) -> None:
+        self.headless: str | None = None
+        self._names: set[str] = set(CODE_RUNNING_TOOLS)
+        self._served: set[str] = set()
+        self._approved: set[str] = set()
+        self._asked: set[tuple[str, tuple[str, ...]]] = set()
+        self._lock = threading.Lock()
+
+    def code_running(self, tools: Iterable[Any]) -> list[str]:
+        """Remember which of a run's tools run code; returns their names."""
+        names = sorted({str(tool.name) for tool in tools if runs_code(tool)})
+        with self._lock:
+            self._names.update(names)
+        return names
+
+    def note_served(self, message: Any) -> None:
+        """Remember the code-running calls of a model response the research log served."""
+        with self._lock:
+            for call in getattr(message, "tool_calls", None) or []:
+                if call.get("name") in self._names:
+                    self._served.add(_key(call["name"], call.get("args") or {}))
+
+    def from_log(self, name: str, args: Mapping[str, Any]) -> bool:
+        """Tell whether this call's code was served by a research log and not approved here."""
+        key = _key(name, args)
+        with self._lock:
+            return name in self._names and key in self._served and key not in self._approved
+
+    def needs_approval(self, name: str, args: Mapping[str, Any]) -> bool:
+        """Tell whether the call must wait for the user (code from the log, unapproved, and no
+        `--approve-recorded`)."""
+        return self.headless != "approve" and self.from_log(name, args)
+
+    def approve(self, name: str, args: Mapping[str, Any]) -> None:
+        """Record that the user approved this exact code in this kernel."""
+        with self._lock:
+            self._approved.add(_key(name, args))
+
+    def new_turn(self, thread: str) -> None:
+        """A new `%%agent` run on `thread`: a resume cell asks afresh about its pauses."""
+        with self._lock:
+            self._asked = {asked for asked in self._asked if asked[0] != thread}
+
+    def waiting(self, pending: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """The pending calls that wait on code from the log nobody approved here."""
+        return [r for r in pending if self.needs_approval(str(r.get("name")), r.get("args") or {})]
+
+    def headless_refusal(self, pending: Sequence[Mapping[str, Any]]) -> str | None:
+        """Headless without `--approve-recorded`, for a run that paused only because of code
+        from the log (`recorded_code_pause`: no resume cell will answer it): why it stops."""
+        if self.headless != "refuse":
+            return None
+        waiting = [r for r in self.waiting(pending) if r.get("description") == FROM_LOG_DESCRIPTION]
+        return refusal_text(waiting, headless=True) if waiting else None
+
+    def check_resume(
+        self,
+        pending: Sequence[Mapping[str, Any]],
+        decision: str,
+        *,
+        via: str,
+        thread: str,
+        pause: Sequence[str],
+        edits: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Allow a decision on `pending` or refuse it (see the module's rules); an approval
+        of code from the log is remembered, so the same code runs next time without asking.
+
+        Raises:
+            ValueError: Code from the research log waits, and this is the first `%agent
+                resume approve` (or edit) for that pause in this kernel; the message shows it.
+        """
+        if decision not in ("approve", "edit"):
+            return
+        calls = [(str(r.get("name")), {**(r.get("args") or {}), **(edits or {})}
+                  if decision == "edit" else dict(r.get("args") or {})) for r in pending]
+        waiting = [{"name": name, "args": args} for name, args in calls
+                   if self.needs_approval(name, args)]
+        asked = (thread, tuple(pause))
+        if waiting and via != "button":  # a click is a person; a resume cell may be Run All
+            with self._lock:
+                first = asked not in self._asked or self.headless == "refuse"
+                self._asked.add(asked)
+            if first:
+                raise ValueError(refusal_text(waiting, headless=self.headless == "refuse"))
+        if self.headless == "approve":
+            return  # not remembered: each block is printed as it runs (see `gate`)
+        for name, args in calls:
+            if name in self._names:
+                self.approve(name, args)
+
+    def gate(self, name: str, args: Mapping[str, Any]) -> None:
+        """At the tool itself: refuse code from the log nobody approved; print it when the
+        headless runner's `--approve-recorded` approves it.
+
+        Raises:
+            PermissionError: The code comes from the research log and was not approved here.
+        """
+        if not self.from_log(name, args):
+            return
+        if self.headless == "approve":
+            print(f"--- {PRINTED_HEADER} ({name}):\n{code_text(name, args)}\n---",
+                  file=sys.stderr, flush=True)
+            return
+        msg = (
+            f"not run: this {name} call's code comes from the research log and was not approved "
+            "in this kernel (a recorded approval is not enough)."
+        )
+        raise PermissionError(msg)
+
+
+def refusal_text(waiting: Sequence[Mapping[str, Any]], headless: bool = False) -> str:
+    """Why a resume cell does not run code from the log, with the code, and what to do."""
+    blocks = "\n\n".join(
+        f"--- {r.get('name')}:\n{code_text(str(r.get('name')), r.get('args') or {})}\n---"
+        for r in waiting
+    )
+    if headless:
+        todo = ("Headless, run the notebook with `jupyter-deepagent run --approve-recorded` to "
+                "run it (each code block is printed as it runs).")
+    else:
+        todo = ("Read it; to run it, click Approve under the agent cell that shows it, or run "
+                "`%agent resume approve` once more (headless: `jupyter-deepagent run "
+                "--approve-recorded`).")
+    return (
+        "nothing was run: the code waiting for approval comes from the research log, not from a "
+        "model answering in this kernel, and a recorded approval (or a resume cell that Run All "
+        f"executes) does not approve it.\n{blocks}\n{todo}"
+    )
+
+
+def gated_tools(tools: Sequence[Any], recorded: RecordedCode) -> list[Any]:
+    """`tools`, each code-running one refusing code from the log nobody approved here (see
+    `RecordedCode.gate`). The tool's name, description and schema stay as they are."""
+    from langchain_core.tools import StructuredTool
+
+    gated = []
+    for tool in tools:
+        if not (runs_code(tool) and isinstance(tool, StructuredTool) and tool.func is not None):
+            gated.append(tool)
+            continue
+        gated.append(tool.model_copy(update={"func": _gated(tool.name, tool.func, recorded)}))
+    return gated
+
+
+def _gated(name: str, func: Callable[..., Any], recorded: RecordedCode) -> Callable[..., Any]:
+    from langchain_core.tools import ToolException
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            recorded.gate(name, kwargs)
+        except PermissionError as exc:
+            raise ToolException(str(exc)) from None
+        return func(*args, **kwargs)
+
+    return run
