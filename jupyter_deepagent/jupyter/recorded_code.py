@@ -223,15 +223,22 @@ def refusal_text(waiting: Sequence[Mapping[str, Any]], headless: bool = False) -
 
 def gated_tools(tools: Sequence[Any], recorded: RecordedCode) -> list[Any]:
     """`tools`, each code-running one refusing code from the log nobody approved here (see
-    `RecordedCode.gate`). The tool's name, description and schema stay as they are."""
+    `RecordedCode.gate`). The tool's name, description and schema stay as they are. Only
+    function tools (`StructuredTool`, as the python tool and notebook tools are) can be gated
+    here; another kind relies on the pause (`recorded_code_pause`)."""
     from langchain_core.tools import StructuredTool
 
     gated = []
     for tool in tools:
-        if not (runs_code(tool) and isinstance(tool, StructuredTool) and tool.func is not None):
+        if not (runs_code(tool) and isinstance(tool, StructuredTool)):
             gated.append(tool)
             continue
-        gated.append(tool.model_copy(update={"func": _gated(tool.name, tool.func, recorded)}))
+        update: dict[str, Any] = {}
+        if tool.func is not None:
+            update["func"] = _gated(tool.name, tool.func, recorded)
+        if tool.coroutine is not None:
+            update["coroutine"] = _agated(tool.name, tool.coroutine, recorded)
+        gated.append(tool.model_copy(update=update))
     return gated
 
 
@@ -244,5 +251,18 @@ def _gated(name: str, func: Callable[..., Any], recorded: RecordedCode) -> Calla
         except PermissionError as exc:
             raise ToolException(str(exc)) from None
         return func(*args, **kwargs)
+
+    return run
+
+
+def _agated(name: str, coroutine: Callable[..., Any], recorded: RecordedCode) -> Callable[..., Any]:
+    from langchain_core.tools import ToolException
+
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            recorded.gate(name, kwargs)
+        except PermissionError as exc:
+            raise ToolException(str(exc)) from None
+        return await coroutine(*args, **kwargs)
 
     return run
