@@ -230,6 +230,8 @@ def test_headless_replay_refuses_recorded_code_unless_approve_recorded_which_pri
     _rewrite_code(path, _evil(marker))
     checked = _cli(tmp_path, "verify", str(path))
     assert checked.returncode == 0, checked.stdout  # the chain is intact: verify cannot tell
+    assert "does not prove who wrote it" in checked.stdout
+    assert "holds 1 recorded code-running call(s)" in checked.stdout
 
     refused = run("--replay", "strict")
     assert not marker.exists()

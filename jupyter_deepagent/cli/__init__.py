@@ -123,7 +123,24 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"{args.notebook}: the research log is intact and all "
               f"{len(agent_cells(notebook))} agent cells have a complete recording")
     print(VERIFY_SCOPE)
+    code = _recorded_code_calls(args.notebook)
+    if code:
+        print(f"The log holds {code} recorded code-running call(s) (python): a replay runs each "
+              "only once you approve its code (headless: run --approve-recorded prints it).")
     return 1 if problems else 0
+
+
+def _recorded_code_calls(notebook: Path) -> int:
+    """How many code-running tool calls the responses of a notebook's research log hold."""
+    from jupyter_deepagent.jupyter.recorded_code import CODE_RUNNING_TOOLS
+    from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+
+    return sum(
+        1 for record in ResearchLog(log_path_for(notebook)).records()
+        for call in record.get("calls", [])
+        for tool_call in ((call.get("response") or {}).get("data") or {}).get("tool_calls") or []
+        if isinstance(tool_call, dict) and tool_call.get("name") in CODE_RUNNING_TOOLS
+    )
 
 
 def _serve_config(args: argparse.Namespace) -> int:
