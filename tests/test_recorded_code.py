@@ -5,6 +5,7 @@ each code block it runs."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,34 +81,31 @@ def test_a_rehashed_log_runs_no_code_through_an_existing_resume_cell(
     message = str(resumed.error)
     assert "comes from the research log" in message
     assert str(marker) in message  # the code the user is asked about is the code shown
-    assert "Approve" in message and "--approve-recorded" in message
+    assert "click Approve" in message and "--approve-recorded" in message
 
 
-def test_a_second_resume_of_the_same_pause_approves_the_code_it_showed(
+def test_a_resume_naming_the_codes_id_approves_exactly_that_code(
     notebook: Notebook, tmp_path: Path
 ) -> None:
+    from jupyter_deepagent.jupyter.recorded_code import recorded_code_id
+
     marker = tmp_path / "owned.txt"
     _record(notebook)
+    honest_id = recorded_code_id([{"name": "python", "args": {"code": HONEST}}])
     _rewrite_code(notebook.path, _evil(marker))
     _replay_kernel(notebook)
     notebook.run(ASK)
-    assert notebook.run(RESUME).error is not None
 
-    notebook.run(RESUME)  # the person read the refusal and asked again
-
-    assert marker.read_text() == "owned"
-
-
-def test_re_running_the_agent_cell_asks_again(notebook: Notebook, tmp_path: Path) -> None:
-    """Run All twice: each pass re-runs the agent cell, so the resume cell is always a first ask."""
-    marker = tmp_path / "owned.txt"
-    _record(notebook)
-    _rewrite_code(notebook.path, _evil(marker))
-    _replay_kernel(notebook)
-    for _ in range(2):
-        notebook.run(ASK)
-        assert notebook.run(RESUME).error is not None
+    refused = notebook.run(RESUME)
+    again = notebook.run(RESUME)  # two resume cells in a row (papermill --allow-errors)
+    older = notebook.run(f"{RESUME} {honest_id}")  # an id written for the code once recorded
     assert not marker.exists()
+    assert again.error is not None and older.error is not None
+    assert f"The id {honest_id} is not this code's" in str(older.error)
+
+    [shown_id] = re.findall(r"%agent resume approve ([0-9a-f]{16})", str(refused.error))
+    assert notebook.run(f"{RESUME} {shown_id}").error is None  # the person read it and typed it
+    assert marker.read_text() == "owned"
 
 
 def test_code_approved_with_the_button_runs_and_its_text_is_approved_for_this_kernel(

@@ -258,9 +258,13 @@ class AgentMagics(Magics):
         view.answer("" if pending else outcome.trace.final_text, outcome.provenance)
         show_files(output_displays(outcome.outputs), rich=view.rich,
                    order=written_order(outcome.trace.events), place=view.below)
-        if pending and self.session.recorded_code.waiting(pending):
+        from_log = self.session.recorded_code.waiting(pending) if pending else []
+        if from_log:
+            from jupyter_deepagent.jupyter.recorded_code import recorded_code_id
+
             view.note("the code waiting for approval comes from the research log, not from a "
-                      "model answering in this kernel: approve it only if you have read it")
+                      "model answering in this kernel: read it; Approve, or "
+                      f"`%agent resume approve {recorded_code_id(from_log)}`, runs it")
         if pending:
             self._ask(view, outcome)
         if finished:
@@ -456,7 +460,6 @@ class AgentMagics(Magics):
         """Resume with the model and options of the run that paused (see `resume_options`)."""
         from jupyter_deepagent.jupyter.approvals import (
             decision_fields,
-            interrupt_ids,
             recording_decision,
             still_waiting,
         )
@@ -469,8 +472,7 @@ class AgentMagics(Magics):
         try:
             if shown is not None:
                 still_waiting(plan.agent, plan.config, shown)
-            interrupts = plan.agent.get_state(plan.config).interrupts
-            pending = pending_requests(interrupts)
+            pending = pending_requests(plan.agent.get_state(plan.config).interrupts)
             payload = session.resume_payload(
                 plan, command.decision, message=command.message, edits=command.edits
             )
@@ -478,8 +480,8 @@ class AgentMagics(Magics):
             raise UsageError(str(exc)) from None
         try:  # code a research log served runs only with an approval given here, for it
             session.recorded_code.check_resume(
-                pending, command.decision, via=via, thread=plan.thread,
-                pause=interrupt_ids(interrupts), edits=command.edits,
+                pending, command.decision, via=via, code_id=command.code_id,
+                edits=command.edits,
             )
         except ValueError as exc:
             raise _brief(RecordedCodeNotApproved(str(exc))) from None

@@ -9,10 +9,11 @@ serves from the log runs only once the user approved that exact code in this ker
   log that nobody approved here (`gated_tools`: this also covers subagents).
 - What approves it (`RecordedCode.check_resume`): the Approve (or Edit) button under the cell
   that shows it; or code with the same text approved in this kernel before (Run All again);
-  or, from `%agent resume approve`, only a *second* ask for the same pause: the first one is
-  refused with the code shown. A resume cell that Run All executes is thus never enough: Run
-  All stops at the refusal, and re-running the agent cell makes a new pause. Headless, the
-  runner's `--approve-recorded` approves it, and each code block is printed as it runs.
+  or `%agent resume approve CODE_ID`, naming that exact code by the id its refusal showed. A
+  plain `%agent resume approve` (the notebook's own resume cell, run by Run All, papermill or
+  nbclient) is refused with the code shown, and Run All stops there: no frontend can answer
+  for code it never showed, and no cell written before can name code a log was rewritten to.
+  Headless, the runner's `--approve-recorded` approves it, and each block is printed as it runs.
 - A recorded approval (the log's `%agent resume approve`) counts for nothing here.
 
 "Code-running" is the `python` tool, and any tool marked `runs_code` (see `runs_code`).
@@ -36,6 +37,7 @@ __all__ = [
     "RecordedCode",
     "code_text",
     "gated_tools",
+    "recorded_code_id",
     "refusal_text",
     "runs_code",
 ]
@@ -95,7 +97,6 @@ class RecordedCode:
         self._names: set[str] = set(CODE_RUNNING_TOOLS)
         self._served: set[str] = set()
         self._approved: set[str] = set()
-        self._asked: set[tuple[str, tuple[str, ...]]] = set()
         self._lock = threading.Lock()
 
     def code_running(self, tools: Iterable[Any]) -> list[str]:
@@ -128,11 +129,6 @@ class RecordedCode:
         with self._lock:
             self._approved.add(_key(name, args))
 
-    def new_turn(self, thread: str) -> None:
-        """A new `%%agent` run on `thread`: a resume cell asks afresh about its pauses."""
-        with self._lock:
-            self._asked = {asked for asked in self._asked if asked[0] != thread}
-
     def waiting(self, pending: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         """The pending calls that wait on code from the log nobody approved here."""
         return [r for r in pending if self.needs_approval(str(r.get("name")), r.get("args") or {})]
@@ -151,16 +147,16 @@ class RecordedCode:
         decision: str,
         *,
         via: str,
-        thread: str,
-        pause: Sequence[str],
+        code_id: str | None = None,
         edits: Mapping[str, Any] | None = None,
     ) -> None:
         """Allow a decision on `pending` or refuse it (see the module's rules); an approval
         of code from the log is remembered, so the same code runs next time without asking.
 
         Raises:
-            ValueError: Code from the research log waits, and this is the first `%agent
-                resume approve` (or edit) for that pause in this kernel; the message shows it.
+            ValueError: Code from the research log waits, and this is neither the button, nor
+                `%agent resume approve` with that code's id (`code_id`), nor `--approve-recorded`;
+                the message shows the code and its id.
         """
         if decision not in ("approve", "edit"):
             return
@@ -168,13 +164,10 @@ class RecordedCode:
                   if decision == "edit" else dict(r.get("args") or {})) for r in pending]
         waiting = [{"name": name, "args": args} for name, args in calls
                    if self.needs_approval(name, args)]
-        asked = (thread, tuple(pause))
-        if waiting and via != "button":  # a click is a person; a resume cell may be Run All
-            with self._lock:
-                first = asked not in self._asked or self.headless == "refuse"
-                self._asked.add(asked)
-            if first:
-                raise ValueError(refusal_text(waiting, headless=self.headless == "refuse"))
+        named = code_id is not None and code_id == recorded_code_id(waiting)
+        if waiting and via != "button" and (self.headless == "refuse" or not named):
+            raise ValueError(refusal_text(waiting, headless=self.headless == "refuse",
+                                          wrong_id=code_id))
         if self.headless == "approve":
             return  # not remembered: each block is printed as it runs (see `gate`)
         for name, args in calls:
@@ -201,8 +194,16 @@ class RecordedCode:
         raise PermissionError(msg)
 
 
-def refusal_text(waiting: Sequence[Mapping[str, Any]], headless: bool = False) -> str:
-    """Why a resume cell does not run code from the log, with the code, and what to do."""
+def recorded_code_id(calls: Sequence[Mapping[str, Any]]) -> str:
+    """The id (16 hex digits) of the code of `calls`, which `%agent resume approve` takes."""
+    keys = "\0".join(_key(str(c.get("name")), c.get("args") or {}) for c in calls)
+    return hashlib.sha256(keys.encode()).hexdigest()[:16]
+
+
+def refusal_text(
+    waiting: Sequence[Mapping[str, Any]], headless: bool = False, wrong_id: str | None = None
+) -> str:
+    """Why a resume does not run code from the log, with the code, and what to do."""
     blocks = "\n\n".join(
         f"--- {r.get('name')}:\n{code_text(str(r.get('name')), r.get('args') or {})}\n---"
         for r in waiting
@@ -211,9 +212,11 @@ def refusal_text(waiting: Sequence[Mapping[str, Any]], headless: bool = False) -
         todo = ("Headless, run the notebook with `jupyter-deepagent run --approve-recorded` to "
                 "run it (each code block is printed as it runs).")
     else:
-        todo = ("Read it; to run it, click Approve under the agent cell that shows it, or run "
-                "`%agent resume approve` once more (headless: `jupyter-deepagent run "
-                "--approve-recorded`).")
+        todo = (f"Read it; to run it, click Approve under the agent cell that shows it, or run "
+                f"`%agent resume approve {recorded_code_id(waiting)}` (this code's id; "
+                "headless: `jupyter-deepagent run --approve-recorded`).")
+    if wrong_id and not headless:
+        todo = f"The id {wrong_id} is not this code's. " + todo
     return (
         "nothing was run: the code waiting for approval comes from the research log, not from a "
         "model answering in this kernel, and a recorded approval (or a resume cell that Run All "

@@ -385,8 +385,6 @@ class Session(SessionRuns):
         self._run_options[thread] = replace(options, thread=thread, new=False)
         if cell is not None:
             self._paused_cells[thread] = (cell, 0)
-        if not resume:
-            self.recorded_code.new_turn(thread)
         self.keys.add_context(options.context)
         outputs = OutputsBackend()
         storage = self.storage
