@@ -108,6 +108,23 @@ def test_a_resume_naming_the_codes_id_approves_exactly_that_code(
     assert marker.read_text() == "owned"
 
 
+def test_a_pause_on_recorded_code_still_needs_approval_after_a_kernel_restart(
+    notebook: Notebook, tmp_path: Path
+) -> None:
+    marker = tmp_path / "owned.txt"
+    _record(notebook)
+    _rewrite_code(notebook.path, _evil(marker))
+    _replay_kernel(notebook)
+    assert "waiting for approval" in notebook.run(ASK).live_text
+
+    notebook.restart()  # the pause is in the thread's checkpoint; this kernel never saw the log
+    notebook.session.configure(model=scripted(name="sums"), python=True)
+    resumed = notebook.run(RESUME)
+
+    assert resumed.error is not None and "comes from the research log" in str(resumed.error)
+    assert not marker.exists()
+
+
 def test_code_approved_with_the_button_runs_and_its_text_is_approved_for_this_kernel(
     notebook: Notebook, tmp_path: Path
 ) -> None:

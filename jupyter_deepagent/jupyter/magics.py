@@ -472,7 +472,10 @@ class AgentMagics(Magics):
         try:
             if shown is not None:
                 still_waiting(plan.agent, plan.config, shown)
-            pending = pending_requests(plan.agent.get_state(plan.config).interrupts)
+            state = plan.agent.get_state(plan.config)
+            pending = pending_requests(state.interrupts)
+            # a pause saved by an earlier kernel: its reply says whether the log served it
+            session.recorded_code.note_thread(state.values.get("messages", []))
             payload = session.resume_payload(
                 plan, command.decision, message=command.message, edits=command.edits
             )

@@ -113,6 +113,16 @@ class RecordedCode:
                 if call.get("name") in self._names:
                     self._served.add(_key(call["name"], call.get("args") or {}))
 
+    def note_thread(self, messages: Sequence[Any]) -> None:
+        """Remember the calls of a thread's last model reply if the log served it (marked by
+        the replay), so a pause saved before a kernel restart is still known as the log's."""
+        from jupyter_deepagent.trace.replay import SERVED_FROM_LOG
+
+        last = next((m for m in reversed(messages) if getattr(m, "type", "") == "ai"), None)
+        if last is not None and (getattr(last, "response_metadata", None) or {}).get(
+                SERVED_FROM_LOG):
+            self.note_served(last)
+
     def from_log(self, name: str, args: Mapping[str, Any]) -> bool:
         """Tell whether this call's code was served by a research log and not approved here."""
         key = _key(name, args)

@@ -37,9 +37,13 @@ from jupyter_deepagent.trace.fingerprint import (
     fingerprint,
 )
 
-__all__ = ["REPLAY_MODES", "CallLedger", "ReplayChatModel"]
+__all__ = ["REPLAY_MODES", "SERVED_FROM_LOG", "CallLedger", "ReplayChatModel"]
 
 REPLAY_MODES = ("auto", "strict", "off")
+SERVED_FROM_LOG = "jupyter_deepagent_from_research_log"
+"""Set (True) in the `response_metadata` of each response served from the log, so the thread's
+checkpoint still tells, after a restart, that its tool calls came from a log (fingerprints leave
+metadata out)."""
 
 
 class CallLedger:
@@ -216,6 +220,7 @@ class ReplayChatModel(BaseChatModel):
         if response is None:
             return request, None
         message = messages_from_dict([response])[0]
+        message.response_metadata = {**message.response_metadata, SERVED_FROM_LOG: True}
         if self.on_served is not None:
             self.on_served(message)
         return request, message
