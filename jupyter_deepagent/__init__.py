@@ -35,6 +35,7 @@ __all__ = [
     "PromptAssembly",
     "PromptSection",
     "RUNS_CODE",
+    "RecordedCodeNotApproved",
     "ReplayMismatch",
     "ResearchAssistantError",
     "RunTrace",

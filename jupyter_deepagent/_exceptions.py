@@ -14,6 +14,7 @@ ResearchAssistantError
  ├── ModelCallFailed               a model call failed (network, provider); secrets masked
  ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
  ├── ReplayMismatch                a request differs from the notebook's research log
+ ├── RecordedCodeNotApproved       code from the research log waits for this kernel's approval
  ├── ContextOverflow               the conversation does not fit the window, even compressed
  ├── StateDamaged                  a state folder's database is damaged; carries .path
  ├── DatabaseUnreachable           the PostgreSQL database cannot be reached; carries .address
@@ -39,6 +40,7 @@ __all__ = [
     "ModelCallFailed",
     "ModelConfigurationError",
     "PermissionDenied",
+    "RecordedCodeNotApproved",
     "ReplayMismatch",
     "ResearchAssistantError",
     "ScriptError",
@@ -129,6 +131,11 @@ class ReplayMismatch(ResearchAssistantError):
         super().__init__(message)
         self.cell = cell
         self.step = step
+
+
+class RecordedCodeNotApproved(ResearchAssistantError):
+    """Nothing was run: code a research log served (a recorded `python` call) waits for an
+    approval given in this kernel (or, headless, `--approve-recorded`); the message shows it."""
 
 
 class ContextOverflow(ResearchAssistantError):

@@ -199,7 +199,8 @@ def test_run_replays_a_resume_cell_headless_and_exits_1_when_its_decision_change
 
     save("%agent resume approve")
     recorded = run()
-    replayed = run("--replay", "strict", "--output", str(tmp_path / "out.ipynb"))
+    replayed = run("--replay", "strict", "--approve-recorded", "--output",
+                   str(tmp_path / "out.ipynb"))
     save("%agent resume reject no")
     changed = run("--replay", "strict")
 
@@ -208,6 +209,8 @@ def test_run_replays_a_resume_cell_headless_and_exits_1_when_its_decision_change
     rows = [line.split() for line in replayed.stdout.splitlines()[1:3]]
     assert [row[-4] for row in rows] == ["replayed", "replayed"]
     assert "%agent resume approve" in replayed.stdout
+    assert "code from the research log" in replayed.stderr  # printed as it ran
+    assert "total = sum(range(10))" in replayed.stderr
     out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     assert out.cells[3].outputs[0]["text"] == "45\n"
     assert changed.returncode == 1, changed.stdout + changed.stderr

@@ -1,6 +1,7 @@
 """`jupyter-deepagent` (also `jupyter deepagent`): run, read and check notebooks' research logs.
 
     jupyter-deepagent run NOTEBOOK [--replay strict|auto|off] [--output OUT.ipynb]
+                                   [--approve-recorded]
     jupyter-deepagent log NOTEBOOK [--format text|markdown|json]
     jupyter-deepagent verify NOTEBOOK
     jupyter-deepagent serve-config [FOLDER] [--workspace PATH] [--output DIR] [--force]
@@ -32,11 +33,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="strict: a changed request is an error; auto: ask the live model "
                           "for what changed; off: always live (default auto)")
     run.add_argument("--output", type=Path, help="write the executed notebook here")
+    run.add_argument("--approve-recorded", action="store_true",
+                     help="run code the research log holds (recorded python calls), printing "
+                          "each block as it runs; without it, such code is refused")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     log = commands.add_parser("log", help="the research log as a timeline")
     log.add_argument("notebook", type=Path)
     log.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    verify = commands.add_parser("verify", help="check the hash chain and every agent cell")
+    verify = commands.add_parser(
+        "verify", help="check the hash chain (integrity, not authorship) and every agent cell")
     verify.add_argument("notebook", type=Path)
     serve = commands.add_parser(
         "serve-config", help="write langgraph.json and a graph module: serve the folder's agent"
@@ -72,7 +77,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"no notebook at {args.notebook}", file=sys.stderr)
         return 2
     report = run_notebook(args.notebook, replay=args.replay, output=args.output,
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, approve_recorded=args.approve_recorded,
+                          on_recorded_code=lambda text: print(text, end="", file=sys.stderr,
+                                                              flush=True))
     print(f"{'cell':>4}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} {'seconds':>7}")
     for row in report.cells:
         title = row.title if len(row.title) <= 44 else row.title[:43] + "…"
@@ -96,12 +103,15 @@ def _log(args: argparse.Namespace) -> int:
     if not log.exists():
         print(f"no research log beside {args.notebook} ({log.path.name})", file=sys.stderr)
         return 1
+    for problem in log.damage():
+        print(f"{log.path.name}, {problem}", file=sys.stderr)
     print(format_timeline(log.records(), args.format), end="")
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
     from jupyter_deepagent.cli.recordings import agent_cells, check_recordings
+    from jupyter_deepagent.trace.research_log import VERIFY_SCOPE
 
     notebook = _read_notebook(args.notebook)
     problems = check_recordings(args.notebook, notebook)
@@ -109,10 +119,28 @@ def _verify(args: argparse.Namespace) -> int:
         print(problem)
     if problems:
         print(f"{args.notebook}: {len(problems)} problem(s) in its research log")
-        return 1
-    print(f"{args.notebook}: the research log is intact and all "
-          f"{len(agent_cells(notebook))} agent cells have a complete recording")
-    return 0
+    else:
+        print(f"{args.notebook}: the research log is intact and all "
+              f"{len(agent_cells(notebook))} agent cells have a complete recording")
+    print(VERIFY_SCOPE)
+    code = _recorded_code_calls(args.notebook)
+    if code:
+        print(f"The log holds {code} recorded code-running call(s) (python): a replay runs each "
+              "only once you approve its code (headless: run --approve-recorded prints it).")
+    return 1 if problems else 0
+
+
+def _recorded_code_calls(notebook: Path) -> int:
+    """How many code-running tool calls the responses of a notebook's research log hold."""
+    from jupyter_deepagent.jupyter.recorded_code import CODE_RUNNING_TOOLS
+    from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+
+    return sum(
+        1 for record in ResearchLog(log_path_for(notebook)).records()
+        for call in record.get("calls", [])
+        for tool_call in ((call.get("response") or {}).get("data") or {}).get("tool_calls") or []
+        if isinstance(tool_call, dict) and tool_call.get("name") in CODE_RUNNING_TOOLS
+    )
 
 
 def _serve_config(args: argparse.Namespace) -> int:

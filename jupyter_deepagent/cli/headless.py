@@ -6,6 +6,11 @@ The kernel is told which notebook it runs (`JPY_SESSION_NAME`), so it finds the 
 and the thread; each execute request carries the cell's id in its metadata (`cellId`, as
 JupyterLab sends it), so a recording made in JupyterLab replays here and the reverse; and the
 replay mode goes in `JUPYTER_DEEPAGENT_REPLAY`.
+
+Code that a research log serves (a recorded `python` call) runs only with `approve_recorded`
+(`--approve-recorded`): the execute requests say so in their metadata, and each code block the
+kernel then runs is handed to `on_recorded_code` as it starts (the command line prints it).
+Without it, a cell that would run such code stops with the code shown.
 """
 
 from __future__ import annotations
@@ -52,8 +57,12 @@ class RunReport:
         return 2 if self.error else 0
 
 
-def _execute_with_cell_id(kc: Any, current: Callable[[], str | None]) -> Callable[..., str]:
-    """`kc.execute`, but the request's metadata carries the running cell's id."""
+def _execute_with_cell_id(
+    kc: Any, current: Callable[[], str | None], recorded_code: str = "refuse"
+) -> Callable[..., str]:
+    """`kc.execute`, but the request's metadata carries the running cell's id and what to do
+    with code from the research log ("approve" or "refuse")."""
+    from jupyter_deepagent.jupyter.recorded_code import HEADLESS_METADATA_KEY
 
     def execute(code: str, silent: bool = False, store_history: bool = True,
                 user_expressions: dict[str, Any] | None = None, allow_stdin: bool | None = None,
@@ -65,9 +74,10 @@ def _execute_with_cell_id(kc: Any, current: Callable[[], str | None]) -> Callabl
             "stop_on_error": stop_on_error,
         }
         cell_id = current()
-        message = kc.session.msg(
-            "execute_request", content, metadata={"cellId": cell_id} if cell_id else {}
-        )
+        metadata = {HEADLESS_METADATA_KEY: recorded_code}
+        if cell_id:
+            metadata["cellId"] = cell_id
+        message = kc.session.msg("execute_request", content, metadata=metadata)
         kc.shell_channel.send(message)
         return str(message["header"]["msg_id"])
 
@@ -106,11 +116,14 @@ def run_notebook(
     output: Path | None = None,
     progress: bool = True,
     timeout: int = 600,
+    approve_recorded: bool = False,
+    on_recorded_code: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Execute the notebook at `path` in a fresh kernel and report its agent cells.
 
     Stops at the first cell error (the rest is not run). The executed notebook is written to
-    `output` when given, also after an error.
+    `output` when given, also after an error. `approve_recorded` lets code served from the
+    research log run; `on_recorded_code` gets each such block (with its header) as it starts.
 
     Raises:
         OSError: The notebook cannot be read, or `output` cannot be written.
@@ -122,6 +135,7 @@ def run_notebook(
     from tqdm import tqdm
 
     from jupyter_deepagent.cli.recordings import agent_cells
+    from jupyter_deepagent.jupyter.recorded_code import PRINTED_HEADER
     from jupyter_deepagent.jupyter.recording import REPLAY_ENV
 
     path = path.resolve()
@@ -154,11 +168,21 @@ def run_notebook(
             row.outcome = "mismatch" if error[0] == "ReplayMismatch" else "error"
             row.error = f"{error[0]}: {error[1]}"
 
+    policy = "approve" if approve_recorded else "refuse"
+
     class Client(NotebookClient):
         async def async_start_new_kernel_client(self) -> Any:
             kc = await super().async_start_new_kernel_client()
-            kc.execute = _execute_with_cell_id(kc, lambda: state["cell_id"])
+            kc.execute = _execute_with_cell_id(kc, lambda: state["cell_id"], policy)
             return kc
+
+        def output(self, outs: Any, msg: dict[str, Any], display_id: Any,
+                   cell_index: int) -> Any:
+            content = msg.get("content", {})
+            text = content.get("text", "") if msg.get("msg_type") == "stream" else ""
+            if on_recorded_code is not None and PRINTED_HEADER in text:
+                on_recorded_code(text)
+            return super().output(outs, msg, display_id, cell_index)
 
     env = {**os.environ, "JPY_SESSION_NAME": str(path), REPLAY_ENV: replay,
            "PYDEVD_DISABLE_FILE_VALIDATION": "1"}

@@ -60,7 +60,7 @@ def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
                                           "with a model (replay auto) to record it"))
             continue
         problems += _incomplete(name, record)
-    for number, record in enumerate(log.records(), 1):
+    for number, record in log.numbered_records():
         if record.get("kind") == "resume":
             problems += [LogProblem(number, p.message) for p in _incomplete(
                 f"the resume {record.get('resume')} of cell "

@@ -15,7 +15,11 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from jupyter_deepagent._exceptions import ReplayMismatch, ResearchAssistantError
+from jupyter_deepagent._exceptions import (
+    RecordedCodeNotApproved,
+    ReplayMismatch,
+    ResearchAssistantError,
+)
 from jupyter_deepagent.jupyter.config import shown_value
 from jupyter_deepagent.jupyter.database_url import DATABASE_URL_VARIABLE
 from jupyter_deepagent.jupyter.inspect_command import RunHistory, parse_inspect, trace_bundle
@@ -65,6 +69,20 @@ def cell_id(shell: Any) -> str | None:
     if not parent:
         return None
     return parent.get("metadata", {}).get("cellId") or parent.get("header", {}).get("msg_id")
+
+
+def _recorded_code_policy(shell: Any) -> str | None:
+    """What the headless runner says about code from the research log ("approve" with
+    `--approve-recorded`, else "refuse"); None from any other frontend (JupyterLab...)."""
+    from jupyter_deepagent.jupyter.recorded_code import HEADLESS_METADATA_KEY
+
+    policy = _parent(shell).get("metadata", {}).get(HEADLESS_METADATA_KEY)
+    return policy if policy in ("approve", "refuse") else None
+
+
+def _log_damage(plan: RunPlan) -> list[str]:
+    """Notes on damaged lines of the research log (they are skipped, never glued to)."""
+    return list(plan.recording.damage) if plan.recording is not None else []
 
 
 @magics_class
@@ -120,6 +138,7 @@ class AgentMagics(Magics):
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         session = self.session
+        session.recorded_code.headless = _recorded_code_policy(self.shell)
         address = cell_address(_parent(self.shell), line, cell)  # now: later it may be another's
         plan = self._plan(options, address)
         self._answered(plan.thread, "no longer waiting: a new %%agent request was sent")
@@ -130,7 +149,7 @@ class AgentMagics(Magics):
             raise _brief(exc) from None
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        view = self._view(plan, notes)
+        view = self._view(plan, notes + _log_damage(plan))
         on_event = self._watch(view, plan)
         outcome = self._drive(
             view, plan, lambda: session.run(plan, prompt, on_event, on_token=view.on_token)
@@ -254,6 +273,13 @@ class AgentMagics(Magics):
         view.answer("" if pending else outcome.trace.final_text, outcome.provenance)
         show_files(output_displays(outcome.outputs), rich=view.rich,
                    order=written_order(outcome.trace.events), place=view.below)
+        from_log = self.session.recorded_code.waiting(pending) if pending else []
+        if from_log:
+            from jupyter_deepagent.jupyter.recorded_code import recorded_code_id
+
+            view.note("the code waiting for approval comes from the research log, not from a "
+                      "model answering in this kernel: read it; Approve, or "
+                      f"`%agent resume approve {recorded_code_id(from_log)}`, runs it")
         if pending:
             self._ask(view, outcome)
         if finished:
@@ -262,6 +288,9 @@ class AgentMagics(Magics):
             view.below(frame)
         self._publish(outcome.plan)
         view.close()
+        refusal = self.session.recorded_code.headless_refusal(pending) if pending else None
+        if refusal:  # headless without --approve-recorded: stop here, saying why
+            raise _brief(RecordedCodeNotApproved(refusal))
 
     def _retitle(self, view: CellView, plan: RunPlan) -> None:
         """Say in the header whether the model's answers came from the research log."""
@@ -452,16 +481,28 @@ class AgentMagics(Magics):
         from jupyter_deepagent.jupyter.thread_state import pending_requests
 
         session = self.session
+        if via != "button":  # a click comes from the page, whatever request is current
+            session.recorded_code.headless = _recorded_code_policy(self.shell)
         plan = self._plan(session.resume_options(command.thread), cell=cell, resume=True)
         try:
             if shown is not None:
                 still_waiting(plan.agent, plan.config, shown)
-            pending = pending_requests(plan.agent.get_state(plan.config).interrupts)
+            state = plan.agent.get_state(plan.config)
+            pending = pending_requests(state.interrupts)
+            # a pause saved by an earlier kernel: its reply says whether the log served it
+            session.recorded_code.note_thread(state.values.get("messages", []))
             payload = session.resume_payload(
                 plan, command.decision, message=command.message, edits=command.edits
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        try:  # code a research log served runs only with an approval given here, for it
+            session.recorded_code.check_resume(
+                pending, command.decision, via=via, code_id=command.code_id,
+                edits=command.edits,
+            )
+        except ValueError as exc:
+            raise _brief(RecordedCodeNotApproved(str(exc))) from None
         fields = decision_fields(
             plan.agent, plan.config, pending, command.decision,
             message=command.message, edits=command.edits, via=via,
@@ -472,7 +513,7 @@ class AgentMagics(Magics):
             except ReplayMismatch as exc:
                 raise _brief(exc) from None
         self._answered(plan.thread, f"answered in another cell: %agent resume {command.decision}")
-        view = self._view(plan, [], action=f" · resume {command.decision}")
+        view = self._view(plan, _log_damage(plan), action=f" · resume {command.decision}")
         on_event = recording_decision(self._watch(view, plan), fields)
         outcome = self._drive(
             view, plan, lambda: session.execute(plan, payload, on_event, view.on_token)

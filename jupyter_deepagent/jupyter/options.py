@@ -45,7 +45,8 @@ usage: %agent config [KEY=VALUE ...]     show or set this notebook's defaults
        %agent show [-t NAME]             the system prompt the next run sends, by section
        %agent inspect [-t NAME] [--run N] the inspector of an earlier run (N: 1 first, -1 last)
        %agent reset [-t NAME]            forget a conversation and its transcript
-       %agent resume approve             run the tool call waiting for approval
+       %agent resume approve [CODE_ID]   run the tool call waiting for approval (CODE_ID:
+                                         for code from a research log, the id it shows)
        %agent resume reject [MESSAGE]    refuse it, telling the agent why
        %agent resume edit KEY=VALUE ...  change its arguments, then run it
        %agent help                       this help"""
@@ -132,6 +133,9 @@ class ResumeCommand:
     message: str = ""
     edits: Mapping[str, Any] = field(default_factory=dict)
     thread: str | None = None
+    code_id: str | None = None
+    """`approve CODE_ID`: the id of the code from a research log being approved (see
+    `recorded_code`), as the refusal showed it."""
 
 
 LineCommand = ConfigCommand | ThreadCommand | ResumeCommand
@@ -308,10 +312,12 @@ def _parse_resume(rest: str) -> ResumeCommand:
         msg = "%agent resume needs a decision: approve, reject [message] or edit KEY=VALUE ..."
         raise ValueError(msg)
     if decision == "approve":
-        if remainder.strip():
-            msg = f"%agent resume approve takes nothing more, got {remainder.strip()!r}"
+        code_id = remainder.strip() or None
+        if code_id is not None and not re.fullmatch(r"[0-9a-f]{16}", code_id):
+            msg = (f"%agent resume approve takes nothing more, or the id of the code it approves "
+                   f"(16 hex digits, as shown when it was refused), got {code_id!r}")
             raise ValueError(msg)
-        return ResumeCommand("approve", thread=thread)
+        return ResumeCommand("approve", thread=thread, code_id=code_id)
     if decision == "reject":
         return ResumeCommand("reject", message=remainder.strip(), thread=thread)
     if decision == "edit":

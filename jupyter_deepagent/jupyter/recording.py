@@ -11,7 +11,7 @@ setting (`%agent config replay=...`, default auto).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,8 @@ class RunRecording:
     """0 for a cell's run; n for the n-th resume of the cell's turn (after a human decision)."""
     recorded_decision: dict[str, Any] | None = None
     """The decision the research log holds for this resume, when it has one to replay."""
+    damage: tuple[str, ...] = ()
+    """Damaged lines of the log (skipped; the intact records replay), to warn about."""
 
     def check_decision(self, fields: Mapping[str, Any]) -> None:
         """Under strict replay, check the human decision against the one recorded.
@@ -149,10 +151,15 @@ def start_recording(
     make_model: Callable[[], Any],
     redact: Callable[[str], str],
     resume: int = 0,
+    on_served: Callable[[Any], None] | None = None,
+    carried: Sequence[dict[str, Any]] = (),
 ) -> RunRecording:
     """Open the notebook's log, find the cell's recording and wrap the live model for the run.
 
     `spec` is the configured model ("provider:model" or a chat model); `make_model` makes it.
+    `on_served` is called with each response served from the log (see `ReplayChatModel`).
+    `carried` are recorded calls the run before left unserved, also offered to a resume (the
+    run paused where its recording did not, for code from the log to be approved).
 
     A model that cannot be made (no API key) is tolerated when the cell has a recording to
     replay: a request that differs then fails with the reason.
@@ -170,6 +177,7 @@ def start_recording(
     recorded = log.latest_for(address.cell_id, address.source_key, resume) if mode != "off" else (
         None)
     calls = list(recorded.get("calls", [])) if recorded else []
+    calls += list(carried) if mode != "off" else []
     label = _cell_label(address, address.title) + (f" (resume {resume})" if resume else "")
     try:
         inner = make_model()
@@ -190,8 +198,10 @@ def start_recording(
         params, profile = dict(recorded.get("params") or {}), recorded.get("profile")
     wrapper = ReplayChatModel(
         inner=inner, ledger=ledger, label=model_name, params=params, redact=redact,
-        profile=profile,
+        profile=profile, on_served=on_served,
     )
     decision = recorded.get("decision") if recorded else None
+    damage = tuple(f"the research log {log.path.name}, {problem} (run `jupyter-deepagent "
+                   "verify` on the notebook for more)" for problem in log.damage())
     return RunRecording(log, address, ledger, wrapper, mode, params, profile, redact, resume,
-                        decision if isinstance(decision, dict) else None)
+                        decision if isinstance(decision, dict) else None, damage)

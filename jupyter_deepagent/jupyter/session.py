@@ -327,9 +327,12 @@ class Session(SessionRuns):
         from jupyter_deepagent.jupyter.subagent_settings import subagent_specs
 
         notebook = notebook_prompt(workspace_read_only=settings.workspace_read_only)
+        from jupyter_deepagent.jupyter.recorded_code import gated_tools
+
         tools, approvals = run_tools(self.shell, settings, backend, redact=self.redactor())
         return {
-            "tools": [*self.tools, *tools],
+            # code-running tools refuse code a research log served that was not approved here
+            "tools": gated_tools([*self.tools, *tools], self.recorded_code),
             "context_window": settings.context_window,
             "system_prompt": "\n\n".join(p for p in (settings.system_prompt, notebook) if p),
             "memory": list(settings.memory),
@@ -367,6 +370,7 @@ class Session(SessionRuns):
         """
         from jupyter_deepagent.harness.agent import create_research_agent
         from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+        from jupyter_deepagent.jupyter.recorded_code_pause import RecordedCodeApproval
         from jupyter_deepagent.jupyter.stop_button import StopButton, StopButtonMiddleware
 
         settings = self._settings(options)
@@ -394,10 +398,15 @@ class Session(SessionRuns):
         storage = self.storage
         storage.thread_lock(thread).check()
         stop_button = StopButton()
+        arguments = self.agent_arguments(settings, self.filesystem(outputs, settings))
+        middleware: list[Any] = [StopButtonMiddleware(stop_button)]
+        code_running = self.recorded_code.code_running(arguments["tools"])
+        if code_running:  # a pause for code a research log served, whatever interrupt_on says
+            middleware.append(RecordedCodeApproval(self.recorded_code, code_running))
         agent = create_research_agent(
             model,
-            **self.agent_arguments(settings, self.filesystem(outputs, settings)),
-            middleware=[StopButtonMiddleware(stop_button)],
+            **arguments,
+            middleware=middleware,
             store=storage.store,
             checkpointer=storage.checkpointer,
             name="agent",

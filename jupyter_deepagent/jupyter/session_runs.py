@@ -31,6 +31,8 @@ class SessionRuns:
     Attributes:
         last_trace: The `RunTrace` of the last run (partial if it was stopped or failed).
         last_thread: The thread of the last run.
+        recorded_code: What code the research log served and what the user approved here
+            (see `recorded_code`).
     """
 
     # provided by `Session`
@@ -42,10 +44,16 @@ class SessionRuns:
     redactor: Callable[[], Callable[[str], str]]
 
     def __init__(self) -> None:
+        from jupyter_deepagent.jupyter.recorded_code import RecordedCode
+
+        self.recorded_code = RecordedCode()
+        """Code-running calls served from research logs, and the code approved in this kernel."""
         self.last_trace: Any = None
         self.last_thread: str | None = None
         self._paused_cells: dict[str, tuple[CellAddress, int]] = {}
         """thread -> the cell of its last `%%agent` turn, and how many resumes it has had"""
+        self._unserved: dict[str, list[dict[str, Any]]] = {}
+        """thread -> recorded model calls its last run left unserved (offered to its resume)"""
 
     def _resume_recording(self, settings: AgentConfig, options: RunOptions) -> Any:
         """The research-log recording of a resume: the next resume of the thread's last cell
@@ -54,11 +62,12 @@ class SessionRuns:
         if paused is None:
             return None
         cell, resumes = paused
-        return self._recording(settings, options, cell, resume=resumes + 1)
+        carried = self._unserved.get(options.thread or self.thread, [])
+        return self._recording(settings, options, cell, resume=resumes + 1, carried=carried)
 
     def _recording(
         self, settings: AgentConfig, options: RunOptions, cell: CellAddress | None,
-        resume: int = 0,
+        resume: int = 0, carried: list[dict[str, Any]] | None = None,
     ) -> Any:
         """The research-log recording of a cell's run (or of its `resume`-th resume); None
         outside a known notebook."""
@@ -78,6 +87,8 @@ class SessionRuns:
                 ),
                 redact=self.redactor(),
                 resume=resume,
+                on_served=self.recorded_code.note_served,
+                carried=carried or (),
             )
         except OSError as exc:
             msg = f"cannot read the research log beside {path.name}: {exc}"
@@ -201,6 +212,7 @@ class SessionRuns:
             return {}
         if plan.recording.resume:  # the next resume of this cell's turn is the one after
             self._paused_cells[plan.thread] = (plan.recording.address, plan.recording.resume)
+        self._unserved[plan.thread] = plan.recording.ledger.unserved()
         try:
             return plan.recording.finish(trace, plan.thread, error)
         except OSError as exc:

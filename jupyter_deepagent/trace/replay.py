@@ -37,9 +37,13 @@ from jupyter_deepagent.trace.fingerprint import (
     fingerprint,
 )
 
-__all__ = ["REPLAY_MODES", "CallLedger", "ReplayChatModel"]
+__all__ = ["REPLAY_MODES", "SERVED_FROM_LOG", "CallLedger", "ReplayChatModel"]
 
 REPLAY_MODES = ("auto", "strict", "off")
+SERVED_FROM_LOG = "jupyter_deepagent_from_research_log"
+"""Set (True) in the `response_metadata` of each response served from the log, so the thread's
+checkpoint still tells, after a restart, that its tool calls came from a log (fingerprints leave
+metadata out)."""
 
 
 class CallLedger:
@@ -85,6 +89,12 @@ class CallLedger:
         if kinds == {True}:
             return "replayed"
         return "live" if kinds == {False} else "mixed"
+
+    def unserved(self) -> list[dict[str, Any]]:
+        """The recorded calls not served (yet): what a resume of this run may still need, when
+        the run paused where its recording did not (code from the log waits for approval)."""
+        with self._lock:
+            return [call for waiting in self._waiting.values() for call in waiting]
 
     def serve(self, request: dict[str, Any], live: bool) -> dict[str, Any] | None:
         """The recorded response for `request`, or None when the live model must answer.
@@ -150,6 +160,8 @@ class ReplayChatModel(BaseChatModel):
     Attributes:
         inner: The live chat model (None when none could be made, e.g. no API key).
         ledger: The run's `CallLedger`.
+        on_served: Called with each response served from the log: its tool calls come from
+            the log, not from a model answering now, so the caller can hold back their code.
         label: The model's "provider:model" label, as events and fingerprints name it.
         params: The model's parameters that go into fingerprints (temperature, max tokens).
     """
@@ -161,6 +173,8 @@ class ReplayChatModel(BaseChatModel):
     label: str = "unknown"
     params: dict[str, Any] = {}
     redact: Any = None
+    on_served: Any = None
+    """Called with each response the research log serves (as the message the agent gets)."""
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -205,7 +219,11 @@ class ReplayChatModel(BaseChatModel):
         response = self.ledger.serve(request, live=self.inner is not None)
         if response is None:
             return request, None
-        return request, messages_from_dict([response])[0]
+        message = messages_from_dict([response])[0]
+        message.response_metadata = {**message.response_metadata, SERVED_FROM_LOG: True}
+        if self.on_served is not None:
+            self.on_served(message)
+        return request, message
 
     def _generate(
         self,

@@ -1,12 +1,22 @@
 """The research log: `<notebook>.agentlog.jsonl`, one record per agent run, hash chained.
 
-Each line is a JSON object whose `prev` is the `hash` of the line before ("" for the first) and
-whose `hash` is the sha256 of the line's own JSON without `hash` (sorted keys). Editing, removing
-or reordering a line breaks the chain at that line, which `verify` reports. Lines are only ever
-appended. A record names its cell (`cell_id`, `source_key`), and holds the run's events and, for
-each model call, the canonical request and the full response (see `run_record`). A run resumed
-after an approval is a record of kind "resume" of the cell whose turn it continues, numbered
-(`resume`: 1, 2, ...) and holding the human `decision`.
+Each line is a JSON object whose `prev` is the `hash` of the record before ("" for the first)
+and whose `hash` is the sha256 of the line's own JSON without `hash` (sorted keys). Editing,
+removing or reordering a record breaks the chain there, which `verify` reports. Lines are only
+ever appended. A record names its cell (`cell_id`, `source_key`), and holds the run's events and,
+for each model call, the canonical request and the full response (see `run_record`). A run
+resumed after an approval is a record of kind "resume" of the cell whose turn it continues,
+numbered (`resume`: 1, 2, ...) and holding the human `decision`.
+
+What the chain proves (`VERIFY_SCOPE`): that no record was changed, dropped or reordered since
+it was written; not who wrote it. It has no key, so anyone can write a log whose chain verifies:
+code a log holds runs only once the user approves it (see `jupyter.recorded_code`).
+
+A damaged line (the writer was killed mid-append or the disk filled up, leaving an incomplete
+last line; bytes that are not UTF-8, such as a character cut in the middle) is skipped and
+reported with its number, never glued to: an append after it starts on a fresh line and chains
+to the last intact record, so the chain resumes after the damage. Every intact record is read,
+replayed and checked; a complete record glued to a fragment by an older writer is recovered.
 """
 
 from __future__ import annotations
@@ -19,9 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOG_SUFFIX", "LogProblem", "ResearchLog", "log_path_for"]
+__all__ = ["LOG_SUFFIX", "VERIFY_SCOPE", "LogProblem", "ResearchLog", "log_path_for"]
 
 LOG_SUFFIX = ".agentlog.jsonl"
+VERIFY_SCOPE = (
+    "The hash chain proves the log's integrity: no record was changed, dropped or reordered "
+    "since it was written. It does not prove who wrote it: anyone can write a log whose chain "
+    "verifies, so code from a log runs only once you approve it."
+)
+_RECORD_START = b'{"v":'  # how every record line begins (its keys keep the order written)
 
 
 def log_path_for(notebook: str | os.PathLike[str]) -> Path:
@@ -47,6 +63,44 @@ class LogProblem:
         return f"line {self.line}: {self.message}" if self.line else self.message
 
 
+def _decoded(raw: bytes) -> tuple[Any, str]:
+    """A line's JSON value, or None and why it is damaged."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, (f"not UTF-8 text at byte {exc.start + 1} (a character cut in the middle: "
+                      "the line was not written completely)")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg})"
+    if not isinstance(value, dict):
+        return None, "not a JSON object"
+    return value, ""
+
+
+def _glued(raw: bytes) -> dict[str, Any] | None:
+    """A complete record at the end of a damaged line (appended to a fragment by a writer that
+    did not start on a fresh line), if there is one whose own hash holds."""
+    at = raw.find(_RECORD_START, 1)
+    while at > 0:
+        value, _ = _decoded(raw[at:])
+        if value is not None and value.get("hash") == _line_hash(value):
+            return value
+        at = raw.find(_RECORD_START, at + 1)
+    return None
+
+
+@dataclass
+class _Scan:
+    """A log read once: its intact records with their line numbers, and its damaged lines."""
+
+    records: list[tuple[int, dict[str, Any]]]
+    damaged: list[LogProblem]
+    ends_open: bool
+    """The file does not end with a newline (an append must start a fresh line)."""
+
+
 class ResearchLog:
     """Reads and appends the research log of one notebook.
 
@@ -61,87 +115,125 @@ class ResearchLog:
         """Tell whether the log file exists."""
         return self.path.is_file()
 
-    def _lines(self) -> Iterator[tuple[int, str]]:
+    def _scan(self) -> _Scan:
         if not self.path.is_file():
-            return
-        with self.path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    yield number, line
+            return _Scan([], [], ends_open=False)
+        data = self.path.read_bytes()
+        records: list[tuple[int, dict[str, Any]]] = []
+        damaged: list[LogProblem] = []
+        lines = data.split(b"\n")
+        last = len(lines) - (1 if data.endswith(b"\n") else 0)
+        for number, raw in enumerate(lines[:last], 1):
+            if not raw.strip():
+                continue
+            value, why = _decoded(raw)
+            if value is not None:
+                records.append((number, value))
+                continue
+            glued = _glued(raw)
+            if glued is not None:
+                records.append((number, glued))
+                why += "; the complete record glued after it was recovered"
+            damaged.append(LogProblem(number, f"damaged, skipped: {why}; an incomplete or "
+                                              "corrupted record (the writer was stopped "
+                                              "mid-append, or the disk was full)"))
+        return _Scan(records, damaged, ends_open=bool(data) and not data.endswith(b"\n"))
 
     def records(self) -> list[dict[str, Any]]:
-        """Every record, in order (lines that are not JSON objects are skipped; see `verify`).
+        """Every intact record, in order (damaged lines are skipped; see `damage`).
 
         Raises:
             OSError: The file exists but cannot be read.
         """
-        found = []
-        for _, line in self._lines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict):
-                found.append(record)
-        return found
+        return [record for _, record in self._scan().records]
+
+    def numbered_records(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Every intact record with its line number (1-based), in order.
+
+        Raises:
+            OSError: The file exists but cannot be read.
+        """
+        yield from self._scan().records
+
+    def damage(self) -> list[LogProblem]:
+        """The damaged lines (incomplete, not UTF-8, not JSON), each skipped by every reader.
+
+        Raises:
+            OSError: The file exists but cannot be read.
+        """
+        return self._scan().damaged
 
     def last_hash(self) -> str:
-        """The `hash` of the last line ("" when the log is empty).
+        """The `hash` of the last intact record ("" when there is none).
 
         Raises:
             OSError: The file exists but cannot be read.
         """
-        records = self.records()
-        return str(records[-1].get("hash", "")) if records else ""
+        records = self._scan().records
+        return str(records[-1][1].get("hash", "")) if records else ""
 
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
-        """Add `record` as a new line chained to the last one; returns it with `prev` and `hash`.
+        """Add `record` as a new line chained to the last intact one; returns it with `prev` and
+        `hash`. After an incomplete last line it starts on a fresh line (never glued to it).
 
         Raises:
             OSError: The log cannot be written (its folder is read-only, the disk is full...).
             TypeError: The record holds a value JSON cannot represent.
         """
-        chained = {**record, "prev": self.last_hash()}
+        scan = self._scan()
+        previous = str(scan.records[-1][1].get("hash", "")) if scan.records else ""
+        chained = {**record, "prev": previous}
         chained.pop("hash", None)
         chained["hash"] = _line_hash(chained)
         # written in its own key order (a tool call's arguments keep theirs); hashed sorted
         line = json.dumps(chained, ensure_ascii=False, separators=(",", ":"))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        with self.path.open("ab") as handle:
+            handle.write(("\n" if scan.ends_open else "").encode() + (line + "\n").encode(
+                "utf-8", "surrogatepass"))
             handle.flush()
             os.fsync(handle.fileno())
         return chained
 
     def verify(self) -> list[LogProblem]:
-        """Check every line: JSON, its own hash, and its link to the line before.
+        """Check every line: intact, its own hash, and its link to the record before.
+
+        What this proves is `VERIFY_SCOPE`: integrity (nothing changed, dropped or reordered
+        since it was written), not who wrote the log. A damaged line is reported and skipped;
+        the chain resumes after it when the next record links to the last intact one.
 
         Raises:
             OSError: The file exists but cannot be read.
         """
         if not self.path.is_file():
             return [LogProblem(0, f"{self.path.name} does not exist")]
+        scan = self._scan()
         problems: list[LogProblem] = []
-        previous = ""
-        for number, line in self._lines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(LogProblem(number, f"not JSON ({exc.msg})"))
-                previous = ""
-                continue
-            if not isinstance(record, dict):
-                problems.append(LogProblem(number, "not a JSON object"))
-                continue
+        broken: set[int] = set()
+        damaged_at = [p.line for p in scan.damaged]
+        previous, previous_line = "", 0
+        for number, record in scan.records:
+            skipped = [n for n in damaged_at if previous_line < n < number]
             if record.get("prev") != previous:
-                problems.append(LogProblem(
-                    number, "the chain is broken: it does not follow the line before "
-                    "(a line was removed, inserted or reordered)"))
+                broken.add(number)
+                why = "the chain is broken: it does not follow the line before "
+                why += (f"(the damaged line {skipped[-1]} held the record it follows)" if skipped
+                        else "(a line was removed, inserted or reordered)")
+                problems.append(LogProblem(number, why))
             if record.get("hash") != _line_hash(record):
                 problems.append(LogProblem(number, "its content does not match its hash "
                                            "(the line was edited)"))
-            previous = str(record.get("hash", ""))
-        return problems
+            previous, previous_line = str(record.get("hash", "")), number
+        for problem in scan.damaged:
+            after = next((n for n, _ in scan.records if n >= problem.line), None)
+            if after is None:
+                tail = "no record follows it"
+            elif after in broken:
+                tail = f"the chain is broken at line {after}"
+            else:
+                tail = f"the chain resumes at line {after}"
+            problems.append(LogProblem(problem.line, f"{problem.message}; {tail}"))
+        return sorted(problems, key=lambda p: p.line)
 
     def latest_for(
         self, cell_id: str | None, source_key: str, resume: int = 0
@@ -157,7 +249,7 @@ class ResearchLog:
         """
         by_id = by_source = None
         kind = "resume" if resume else "run"
-        for record in self.records():
+        for _, record in self._scan().records:
             if record.get("kind") != kind or record.get("status") not in ("ok", "interrupted"):
                 continue
             if resume and record.get("resume") != resume:

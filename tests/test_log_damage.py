@@ -1,0 +1,172 @@
+"""Logs survive crashes: a line left incomplete by a kill -9 (or a full disk) mid-append, or cut
+inside a multi-byte character, is skipped and named by `verify`; the next record starts on a
+fresh line; every intact record is still read and replayed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
+from test_cli import _cli
+from test_replay import _fresh_kernel
+
+from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+
+FIRST = "%%agent\nList the notebook."
+SECOND = "%%agent\nRésumé des données, s'il vous plaît."
+
+
+def _record(n: int, text: str = "plain") -> dict[str, Any]:
+    return {"v": 1, "kind": "run", "cell_id": f"c{n}", "source_key": f"s{n}", "status": "ok",
+            "n": n, "text": text}
+
+
+def _cut_last_line(path: Path, at: bytes | None = None) -> None:
+    """What a kill -9 mid-append leaves: the last line cut short, with no newline; `at` cuts it
+    right after the first byte of that (multi-byte) character."""
+    data = path.read_bytes()
+    start = data.rstrip(b"\n").rfind(b"\n") + 1
+    line = data[start:]
+    cut = line.index(at) + 1 if at else len(line) // 2
+    path.write_bytes(data[: start + cut])
+
+
+def test_an_append_after_a_fragment_starts_a_fresh_line_and_the_chain_resumes(
+    tmp_path: Path,
+) -> None:
+    log = ResearchLog(tmp_path / "study.ipynb.agentlog.jsonl")
+    log.append(_record(1))
+    log.append(_record(2))
+    _cut_last_line(log.path)
+
+    log.append(_record(3))
+
+    assert [r["n"] for r in log.records()] == [1, 3]
+    assert log.latest_for("c3", "s3")["n"] == 3
+    [problem] = log.verify()
+    assert problem.line == 2
+    assert "damaged, skipped" in problem.message and "stopped mid-append" in problem.message
+    assert "the chain resumes at line 3" in problem.message
+    assert log.path.read_bytes().count(b"\n") == 3  # the fragment stays on its own line
+
+
+def test_a_line_cut_inside_a_multibyte_character_is_named_and_every_other_record_reads(
+    tmp_path: Path,
+) -> None:
+    log = ResearchLog(tmp_path / "study.ipynb.agentlog.jsonl")
+    log.append(_record(1))
+    log.append(_record(2, "Résumé"))
+    _cut_last_line(log.path, at="é".encode())
+    log.append(_record(3, "ça va"))
+
+    assert [r["n"] for r in log.records()] == [1, 3]
+    [problem] = log.verify()
+    assert problem.line == 2 and "not UTF-8 text at byte" in problem.message
+    assert "the chain resumes at line 3" in problem.message
+
+
+def test_a_record_an_older_writer_glued_to_a_fragment_is_recovered(tmp_path: Path) -> None:
+    log = ResearchLog(tmp_path / "study.ipynb.agentlog.jsonl")
+    first = log.append(_record(1))
+    log.append(_record(2, "Résumé"))
+    _cut_last_line(log.path, at="é".encode())
+    # the old append: chained to the last record it could read, written right after the fragment
+    elsewhere = ResearchLog(tmp_path / "elsewhere.jsonl")
+    elsewhere.append(_record(1))
+    third = elsewhere.append(_record(3))
+    assert third["prev"] == first["hash"]
+    log.path.write_bytes(log.path.read_bytes() + elsewhere.path.read_bytes().split(b"\n")[1]
+                         + b"\n")
+
+    assert [r["n"] for r in log.records()] == [1, 3]
+    [problem] = log.verify()
+    assert problem.line == 2 and "the complete record glued after it was recovered" in str(problem)
+
+
+def test_a_record_missing_only_its_newline_is_intact_and_the_next_one_starts_a_line(
+    tmp_path: Path,
+) -> None:
+    log = ResearchLog(tmp_path / "study.ipynb.agentlog.jsonl")
+    log.append(_record(1))
+    log.path.write_bytes(log.path.read_bytes().rstrip(b"\n"))
+
+    log.append(_record(2))
+
+    assert [r["n"] for r in log.records()] == [1, 2]
+    assert log.verify() == []
+
+
+def _two_cells(nb: Notebook) -> None:
+    nb.session.configure(model=scripted(call("ls", path="/notebook/"), "Nothing yet.",
+                                        "En bref : rien.", name="notes"))
+    for source in (FIRST, SECOND):
+        assert nb.run(source).error is None
+    book = nbformat.v4.new_notebook()  # the file, as Jupyter saves it (cells keyed by source)
+    book.cells = [nbformat.v4.new_code_cell(source) for source in (FIRST, SECOND)]
+    nbformat.write(book, nb.path)
+
+
+def _replays_both(nb: Notebook) -> list[Any]:
+    _fresh_kernel(nb)
+    silent = scripted(name="notes")
+    nb.session.configure(model=silent, replay="strict")
+    runs = [nb.run(FIRST), nb.run(SECOND)]
+    for run in runs:
+        assert run.error is None, run.error
+        assert run.live_text.splitlines()[0].endswith(" · replayed")
+    assert silent.requests == []
+    return runs
+
+
+def _rerun_second(nb: Notebook) -> Any:
+    """The next run after the crash: the cell again, answered live and appended."""
+    nb.session.configure(model=scripted("En bref : rien.", name="notes"))
+    return nb.run(SECOND)
+
+
+def test_a_notebook_whose_log_was_cut_by_a_kill_replays_every_intact_record(
+    notebook: Notebook,
+) -> None:
+    _two_cells(notebook)
+    _cut_last_line(log_path_for(notebook.path))  # killed while appending the second cell's run
+
+    again = _rerun_second(notebook)
+
+    assert again.error is None, again.error
+    assert "line 2: damaged, skipped" in again.live_text  # the next run warns
+    _replays_both(notebook)
+
+
+def test_a_notebook_whose_log_has_a_cut_character_still_runs_replays_and_verifies(
+    notebook: Notebook,
+) -> None:
+    _two_cells(notebook)
+    path = log_path_for(notebook.path)
+    _cut_last_line(path, at="é".encode())
+
+    again = _rerun_second(notebook)
+    runs = _replays_both(notebook)
+    checked = _cli(notebook.folder, "verify", str(notebook.path))
+    shown = _cli(notebook.folder, "log", str(notebook.path))
+
+    assert again.error is None and "not UTF-8 text" in again.live_text
+    assert "line 2: damaged" in runs[0].live_text
+    assert checked.returncode == 1
+    assert "line 2: damaged, skipped: not UTF-8 text at byte" in checked.stdout
+    assert "the chain resumes at line 3" in checked.stdout
+    assert shown.returncode == 0 and "Résumé des données" in shown.stdout
+    assert "line 2: damaged" in shown.stderr
+
+
+def test_verify_says_what_the_chain_proves_and_what_it_does_not(notebook: Notebook) -> None:
+    from jupyter_deepagent.trace.research_log import VERIFY_SCOPE
+
+    _two_cells(notebook)
+
+    checked = _cli(notebook.folder, "verify", str(notebook.path))
+
+    assert checked.returncode == 0, checked.stdout
+    assert VERIFY_SCOPE in checked.stdout
+    assert "not prove who wrote it" in VERIFY_SCOPE
