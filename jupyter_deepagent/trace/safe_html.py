@@ -13,7 +13,7 @@ a `mathjax_ignore` block, so the page's MathJax leaves it alone: math shows as w
 in code font), never as live markup.
 
 `clean_view_html` is the allow-list of the kernel's own views (the inspector, the sidebar): the
-same, plus what those views draw themselves: SVG charts (basic shapes and text), radio inputs
+same without links and images, plus what those views draw themselves: SVG charts (basic shapes and text), radio inputs
 and labels for CSS-only tabs, `jdi-` classes, `data-` attributes they name, and inline styles
 limited to layout and colour properties. `clean_page_html` is for an HTML page the agent wrote,
 shown in a frame that runs no script: the text allow-list plus stylesheets and classes, so the
@@ -117,7 +117,7 @@ def _cleaner(kind: str) -> Any:
     styles: set[str] | None = {"text-align"}
     content_tags = {"script", "style"}
     if kind == "view":
-        tags |= _SVG_TAGS | {"input", "label", "h4"}
+        tags = (tags - {"a", "img"}) | _SVG_TAGS | {"input", "label", "h4"}  # views link nothing
         for tag in tags:
             attributes.setdefault(tag, set()).update({"class", "title", "style"})
         for tag in ("details", "div", "span"):
