@@ -36,6 +36,7 @@ from jupyter_deepagent.trace.safe_html import clean_html, markdown_html
 
 __all__ = [
     "CellView",
+    "FrameDisplay",
     "SafeHTML",
     "code_span",
     "is_terminal",
@@ -79,6 +80,27 @@ class SafeHTML:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         return {"text/html": self.html, "text/plain": self.plain}, self.metadata
+
+
+class FrameDisplay:
+    """A DataFrame (subagent results, an `/outputs/*.csv`) shown through pandas' own HTML, which
+    escapes every cell, inside a `mathjax_ignore` block: a `$` in a cell stays a `$`.
+
+    Args:
+        frame: The DataFrame.
+        metadata: The output's metadata (an `/outputs/` file's path).
+    """
+
+    def __init__(self, frame: Any, metadata: dict[str, Any] | None = None) -> None:
+        self.frame = frame
+        self.metadata = metadata or {}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        data = {"text/plain": repr(self.frame)}
+        html = self.frame._repr_html_()
+        if html:
+            data["text/html"] = f'<div class="mathjax_ignore">{html}</div>'
+        return data, self.metadata
 
 
 def markdown(text: str, metadata: dict[str, Any] | None = None) -> SafeHTML:
