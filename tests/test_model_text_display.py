@@ -53,6 +53,7 @@ def _all_renders(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(render, "_STREAM_SECONDS", 0.0, raising=False)
     monkeypatch.setattr(render, "_STREAM_COST_SHARE", 0, raising=False)
+    monkeypatch.setattr(render, "_STREAM_CHARS_PER_SECOND", float("inf"), raising=False)
     monkeypatch.setattr(render, "_REFRESH_SECONDS", 0.0)  # the old code's pause
 
 
