@@ -67,8 +67,8 @@ _VIEW_STYLE_PROPERTIES = frozenset({
     "width", "max-width", "height", "margin-left", "background", "background-color", "color",
     "text-align", "display",
 })
-_VIEW_CLASS = re.compile(r"jdi(?:-[a-z0-9-]+)?")
-_VIEW_CLASSES = re.compile(r"jdi(?:-[a-z0-9-]+)?(?: jdi(?:-[a-z0-9-]+)?)*")
+_VIEW_CLASS = re.compile(r"jdi(?:-[a-z0-9_-]+)?")
+_VIEW_CLASSES = re.compile(r"jdi(?:-[a-z0-9_-]+)?(?: jdi(?:-[a-z0-9_-]+)?)*")
 _CHECKED = frozenset({"href", "src", "style", "class"})
 _URL_SPACE = re.compile(r"[\x00-\x20\x7f]+")
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
