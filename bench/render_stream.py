@@ -43,7 +43,8 @@ def answer_text(size: int) -> str:
             f"decade, see [the table](https://example.org/t/{index}) and the notes below; "
             "the trend holds after removing the seasonal cycle and the 1998 step change.\n\n"
             f"- sample {index}a: mean 2.{index % 7}\n- sample {index}b: mean 3.{index % 5}\n\n"
-            f"| station | trend | p |\n|---|---:|---:|\n| S-{index:04d} | 0.{index % 9} | 0.01 |\n\n"
+            f"| station | trend | p |\n|---|---:|---:|\n"
+            f"| S-{index:04d} | 0.{index % 9} | 0.01 |\n\n"
             f"```python\ntrend = fit(series[{index}])\n```\n\n")
     return "".join(parts)[:size]
 

@@ -13,9 +13,9 @@ a `mathjax_ignore` block, so the page's MathJax leaves it alone: math shows as w
 in code font), never as live markup.
 
 `clean_view_html` is the allow-list of the kernel's own views (the inspector, the sidebar): the
-same without links and images, plus what those views draw themselves: SVG charts (basic shapes and text), radio inputs
-and labels for CSS-only tabs, `jdi-` classes, `data-` attributes they name, and inline styles
-limited to layout and colour properties. `clean_page_html` is for an HTML page the agent wrote,
+same without links and images, plus what those views draw themselves: SVG charts (basic shapes
+and text), radio inputs and labels for CSS-only tabs, `jdi-` classes, the `data-` attributes they
+name, and inline styles limited to layout and colour properties. `clean_page_html` is for an HTML page the agent wrote,
 shown in a frame that runs no script: the text allow-list plus stylesheets and classes, so the
 page keeps its look.
 
