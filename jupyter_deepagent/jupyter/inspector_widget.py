@@ -5,7 +5,8 @@ opens five tabs (Prompt, Skills, Files, Context, Subagents). Each tab is an `ipy
 showing a fragment of `trace.inspector_html`, the views shared with the static fallback and the
 JupyterLab sidebar. While the agent runs, `on_event` feeds the snapshot and re-renders at most
 `LIVE_INTERVAL` apart: the summary line and the Context tab (gauge, step chart) always, the other
-tabs when they are open. Only panes whose HTML changed are sent to the browser.
+tabs when they are open. Only panes whose HTML changed are sent to the browser, and every pane's
+HTML is cleaned first (`trace.safe_html.clean_view_html`).
 
 Where widgets cannot render (nbconvert HTML, GitHub, VS Code without widget state, a terminal),
 the same display carries the static HTML and plain text of the same snapshot.
@@ -24,6 +25,7 @@ from jupyter_deepagent.harness.event_stream import RunEvent
 from jupyter_deepagent.trace.inspector import InspectorBuilder
 from jupyter_deepagent.trace.inspector_html import PANELS, STYLE, static_html, summary_html
 from jupyter_deepagent.trace.inspector_text import snapshot_text, summary_text
+from jupyter_deepagent.trace.safe_html import clean_view_html
 
 __all__ = ["LIVE_INTERVAL", "Inspector"]
 
@@ -53,6 +55,7 @@ class Inspector(widgets.VBox):
         self._builder = InspectorBuilder(previous_prompt).extend(events)
         self._lock = threading.RLock()
         self._last_render = 0.0
+        self._raw: dict[int, str] = {}  # pane -> the HTML it shows, before cleaning
         self._summary = widgets.HTML(layout=widgets.Layout(flex="1 1 auto"))
         self._toggle = widgets.ToggleButton(
             value=expanded, icon="chevron-down" if expanded else "chevron-right",
@@ -97,16 +100,26 @@ class Inspector(widgets.VBox):
     def _render(self, *, live: bool) -> None:
         self._last_render = time.perf_counter()
         if live and not self._toggle.value:  # collapsed: only the summary line shows
-            _set(self._summary, summary_html(self._builder.summary()))
+            self._set(self._summary, summary_html(self._builder.summary()))
             return
         snap = self._builder.snapshot()
-        _set(self._summary, summary_html(snap))
+        self._set(self._summary, summary_html(snap))
         if live:  # only the visible tab, and the gauge and step chart
             shown = {self._tabs.selected_index or 0, _CONTEXT_TAB}
         else:
             shown = set(range(len(PANELS)))
         for index in shown:
-            _set(self._panes[index], f'<div class="jdi">{PANELS[index][1](snap)}</div>')
+            self._set(self._panes[index], f'<div class="jdi">{PANELS[index][1](snap)}</div>')
+
+    def _set(self, pane: widgets.HTML, html: str) -> None:
+        """Show a view's HTML in a pane (the browser sets it as the pane's inner HTML), cleaned by
+        the views' allow-list; cleaned and sent only when it changed."""
+        if self._raw.get(id(pane)) == html:
+            return
+        self._raw[id(pane)] = html
+        value = clean_view_html(html)
+        if pane.value != value:
+            pane.value = value
 
     def _toggled(self, change: dict[str, Any]) -> None:
         opened = bool(change["new"])
@@ -132,8 +145,3 @@ class Inspector(widgets.VBox):
 
     def __repr__(self) -> str:
         return f"<Inspector: {summary_text(self.snapshot)}>"
-
-
-def _set(pane: widgets.HTML, value: str) -> None:
-    if pane.value != value:
-        pane.value = value
