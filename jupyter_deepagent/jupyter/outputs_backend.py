@@ -157,15 +157,21 @@ def fitted_height(page: str, *, least: float = 4.0, most: float = 36.0) -> str:
     return f"{min(max(lines * 1.6 + 2.0, least), most):.1f}em"
 
 
+_FRAME_POLICY = ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+                 'style-src \'unsafe-inline\'; img-src data:; font-src data:">')
+
+
 def sandboxed_html(page: str, height: str | None = None) -> str:
     """HTML that shows `page` inside a sandboxed frame: no scripts, no access to the notebook.
 
     The frame's `sandbox` attribute grants nothing (no `allow-scripts`, no `allow-same-origin`),
-    so the page's own scripts, handlers and forms stay inert while its layout and styles show.
+    so the page's own scripts, handlers and forms stay inert while its layout and styles show;
+    and its content security policy lets it load nothing from anywhere (images and fonts only
+    from `data:`), so a stylesheet's `url(...)` cannot tell another server what the page holds.
     Its height fits the content (`fitted_height`) unless given; the user can resize it.
     """
     height = height or fitted_height(page)
-    source = html.escape(page, quote=True)
+    source = html.escape(_FRAME_POLICY + page, quote=True)
     return (
         f'<iframe sandbox="" srcdoc="{source}" referrerpolicy="no-referrer" '
         f'style="width: 100%; height: {height}; border: 1px solid #d0d0d0; resize: vertical;">'

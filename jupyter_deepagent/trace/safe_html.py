@@ -79,18 +79,22 @@ _UNSAFE_STYLE = re.compile(r"url\s*\(|expression\s*\(|\\|@import|javascript:", r
 
 
 def _safe_url(value: str, *, image: bool) -> bool:
-    """Whether a link or image address may stay: relative, http(s), mailto, or (an image) data.
+    """Whether a link or image address may stay: a link relative, http(s) or mailto; an image
+    relative to the page's own server, or data.
 
     Browsers drop whitespace and control characters inside a scheme (`java\\tscript:`), so the
-    scheme is read with them removed.
+    scheme is read with them removed. An image loads without a click, so a remote one would
+    tell a server of the model's choosing whatever the model put in its address (what it read
+    in the notebook): images come only from the notebook's own server (no `//host` or
+    `\\host`, which browsers read as another host) or from the text itself (`data:`).
     """
     squeezed = _URL_SPACE.sub("", value).lower()
     scheme = _SCHEME.match(squeezed)
-    if scheme is None:
-        return True  # relative: `page.md`, `/files/x.png`, `#part`, `//host/x`
-    if scheme.group(1) in _LINK_SCHEMES:
-        return True
-    return image and _IMAGE_DATA.match(squeezed) is not None
+    if image:
+        if scheme is None:
+            return not squeezed.startswith(("//", "/\\")) and "\\" not in squeezed
+        return _IMAGE_DATA.match(squeezed) is not None
+    return scheme is None or scheme.group(1) in _LINK_SCHEMES  # relative: `page.md`, `#part`
 
 
 def _attribute_filter(view: bool) -> Callable[[str, str, str], str | None]:
@@ -221,7 +225,19 @@ def markdown_parser() -> Any:
     parser.add_render_rule("math_inline", _inline_math)
     parser.add_render_rule("math_inline_double", _inline_math)
     parser.add_render_rule("math_block", _block_math)
+    parser.add_render_rule("image", _image)
     return parser
+
+
+def _image(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+    """An image as Markdown has it, or, when it would load from another server, a link to it
+    (the page shows no remote image: see `_safe_url`)."""
+    token = tokens[index]
+    if _safe_url(str(token.attrGet("src") or ""), image=True):
+        return renderer.image(tokens, index, options, env)
+    alt = renderer.renderInlineAsText(token.children or [], options, env) or "image"
+    href = html.escape(str(token.attrGet("src")), quote=True)
+    return f'<a href="{href}">[image: {html.escape(alt)}]</a>'
 
 
 def _inline_math(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
