@@ -90,6 +90,9 @@ def corpus(where: str) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+NAMED_BY_A_PAYLOAD = "/outputs/x<img src=x onerror='window.__pwned_filename=1'>.md"
+
+
 def _filler(words: int) -> str:
     return " ".join(["streaming"] * words) + "\n"
 
@@ -107,7 +110,7 @@ def _scripts() -> dict[str, dict[str, Any]]:
                 {"name": "write_file",
                  "args": {"file_path": "/outputs/payload.html", "content": corpus("outputs_html")}},
                 {"name": "write_file",
-                 "args": {"file_path": "/outputs/x<img src=x onerror='window.__pwned_filename=1'>.md",
+                 "args": {"file_path": NAMED_BY_A_PAYLOAD,
                           "content": "a file whose name is a payload\n"}},
                 {"name": "write_file",
                  "args": {"file_path": "/memories/AGENTS.md", "content": corpus("memory")}},
@@ -214,8 +217,8 @@ LIVE_MARKUP = r"""(roots) => {
       }
       if (['script', 'object', 'embed', 'frame', 'base', 'form'].includes(name))
         found.push(`<${name}>`);
-      if (name === 'iframe' && (el.getAttribute('sandbox') === null
-                                || /allow-scripts|allow-same-origin/.test(el.getAttribute('sandbox'))))
+      const sandbox = el.getAttribute('sandbox');
+      if (name === 'iframe' && (sandbox === null || /allow-(scripts|same-origin)/.test(sandbox)))
         found.push('<iframe> without a closed sandbox');
     }
   }
@@ -308,8 +311,11 @@ def test_no_payload_the_model_writes_runs_script_in_jupyterlab(lab: tuple[str, b
                 page.locator('.jp-SideBar .lm-TabBar-tab[title="Agent inspector"]').click()
                 panel = page.locator(PANEL)
                 expect(panel.locator(".jdi-summary")).to_be_visible(timeout=20_000)
+                panel.locator(".jdp-run").select_option("1")  # the run that answered
+                expect(panel.locator(".jdi-summary")).to_contain_text("ok")
                 for label in panel.locator(".jdi-tabs > label").all():
-                    label.click()
+                    label.click()  # every view: the last one, Subagents, holds the task
+                expect(panel.locator(".jdi-task").first).to_contain_text("Check the payloads")
                 roots = f"{OUTPUTS}, {PANEL}"
 
             clicked = _click_links(page, roots)
