@@ -55,8 +55,16 @@ class CellRun:
         return plain[0] if plain else ""
 
     @property
+    def rendered(self) -> list[Any]:
+        """Displays of text the kernel rendered to safe HTML (answers, `/outputs/*.md`, tables),
+        in their final state."""
+        return [o for o in self.displays
+                if str(o.data.get("text/html", "")).startswith('<div class="jda-text')]
+
+    @property
     def markdown(self) -> list[str]:
-        return self.bundles("text/markdown")
+        """The text, as written, of each display the kernel rendered (its `text/plain`)."""
+        return [o.data["text/plain"] for o in self.rendered]
 
 
 class Notebook:

@@ -80,7 +80,7 @@ def decided(notebook: Notebook) -> dict[str, Any]:
 
 def test_approve_button_resumes_the_run_in_the_same_cell(notebook: Notebook) -> None:
     cell, prompt = paused(notebook)
-    shown = cell.markdown[-1]  # highlighted by the frontend; readable where widgets cannot run
+    shown = cell.markdown[-1]  # the text as written: readable where widgets cannot run
     assert "`python`:\n\n```python\ntotal = sum(range(10))\nprint('total', total)\n```" in shown
     assert "Use the buttons, or continue in a new cell with `%agent resume approve`" in shown
     assert "total" not in notebook.shell.user_ns

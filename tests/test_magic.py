@@ -154,16 +154,48 @@ def test_config_sets_defaults_and_shows_where_each_comes_from(notebook: Notebook
     assert isinstance(broken.error, UsageError) and ".deepagent.toml" in str(broken.error)
 
 
+def _table_rows(page: str) -> list[list[str]]:
+    """The text of each table row's cells in an HTML page."""
+    from html.parser import HTMLParser
+
+    rows: list[list[str]] = []
+
+    class Rows(HTMLParser):
+        cell: list[str] | None = None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr":
+                rows.append([])
+            elif tag in ("td", "th"):
+                self.cell = []
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th") and self.cell is not None:
+                rows[-1].append("".join(self.cell).strip())
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell.append(data)
+
+    Rows().feed(page)
+    return rows
+
+
 def test_show_lists_the_prompt_sections_with_token_counts(notebook: Notebook) -> None:
     before = notebook.run("%agent show")
     assert before.error is None
-    text = before.markdown[0]
-    assert "as the next run sends it" in text
-    assert "| 1 | system_prompt |" in text and "| 2 | base |" in text
-    assert "/notebook/" in text and "/outputs/" in text and "/memories/" in text
+    [shown] = before.rendered
+    page = shown.data["text/html"]
+    assert "as the next run sends it" in page
+    rows = _table_rows(page)
+    assert rows[0] == ["#", "section", "source", "tokens"]
+    assert rows[1][:2] == ["1", "system_prompt"] and rows[2][:2] == ["2", "base"]
+    assert "/notebook/" in page and "/outputs/" in page and "/memories/" in page
+    assert "System prompt: 5 sections" in shown.data["text/plain"]  # a terminal's outline
     notebook.session.configure(model=scripted("ok"))
     notebook.run("%%agent --system 'Answer in French.'\nhello")
-    after = notebook.run("%agent show").markdown[0]
+    after = notebook.run("%agent show").rendered[0].data["text/html"]
     assert "as sent in the last model call" in after
     assert "Answer in French." in after
     assert "Conversation: 2 messages" in after
@@ -205,7 +237,8 @@ def test_outputs_files_of_every_kind_are_displayed(notebook: Notebook) -> None:
     shown = {o.metadata["jupyter_deepagent"]["path"]: o.data for o in cell.outputs
              if "path" in o.metadata.get("jupyter_deepagent", {})}
     assert list(shown) == list(files)
-    assert shown["/outputs/a.md"]["text/markdown"] == "# Title"
+    assert shown["/outputs/a.md"]["text/plain"] == "# Title"
+    assert "<h1>Title</h1>" in shown["/outputs/a.md"]["text/html"]  # rendered in the kernel
     assert shown["/outputs/b.svg"]["image/svg+xml"].startswith("<svg")
     assert shown["/outputs/c.png"]["image/png"] == png
     page = shown["/outputs/d.html"]["text/html"]
@@ -276,7 +309,9 @@ def test_subagent_results_are_shown_and_assigned_to_the_into_variable(notebook: 
     assert done.endswith("· Find sources on sea ice.")
     assert "<table" in [html for html in cell.bundles("text/html") if "dataframe" in html][-1]
     assert "agent_results" not in notebook.shell.user_ns
-    streamed = [o.data["text/markdown"] for o in cell.outputs if "text/markdown" in o.data]
+    streamed = [o.data["text/plain"] for o in cell.outputs
+                if str(o.data.get("text/html")).startswith('<div class="jda-text')]
+    assert "Both reports are in." in streamed
     assert not [text for text in streamed if "Three sources" in text]  # subagents' words stay out
     # the summary line counts every model call, as the inspector does: 2 by the agent, 1 each
     trace = notebook.shell.user_ns["_agent"]
@@ -289,11 +324,15 @@ def test_the_answer_streams_into_one_display_that_ends_as_the_final_answer(
 ) -> None:
     notebook.session.configure(model=scripted("The glaciers lost **267 Gt** a year."))
     cell = notebook.run("%%agent\nhow much ice?")
-    streamed = [o for o in cell.outputs if "text/markdown" in o.data]
-    assert streamed[0].data["text/markdown"] == ""  # its place, kept above the inspector
-    assert streamed[1].data["text/markdown"] == "The "  # shown at the first word
-    assert len({(o.transient or {}).get("display_id") for o in streamed}) == 1
+    place = cell.outputs[1]  # its place, kept above the inspector
+    assert place.data == {"text/html": "", "text/plain": ""}
+    streamed = [o for o in cell.outputs
+                if (o.transient or {}).get("display_id") == place.transient["display_id"]]
+    assert streamed[1].data["text/plain"] == "The "  # shown at the first word
+    assert "<p>The</p>" in streamed[1].data["text/html"]
     assert cell.markdown == ["The glaciers lost **267 Gt** a year."]
+    [answer] = cell.rendered
+    assert "<strong>267 Gt</strong>" in answer.data["text/html"]
 
 
 def test_html_the_agent_writes_cannot_run_in_the_notebook(notebook: Notebook) -> None:
@@ -311,9 +350,10 @@ def test_html_the_agent_writes_cannot_run_in_the_notebook(notebook: Notebook) ->
              if "path" in o.metadata.get("jupyter_deepagent", {})}
     page = shown["/outputs/report.html"]["text/html"]
     assert page.startswith('<iframe sandbox="" srcdoc="') and "allow-scripts" not in page
-    assert "<script>" not in page and "&lt;script&gt;" in page
-    notes = shown["/outputs/notes.md"]["text/markdown"]
-    assert notes == "# Notes\n&lt;img src=x onerror=\"alert(1)\">\n\n`<kept>`"
+    assert "script" not in page and "&lt;b&gt;Report&lt;/b&gt;" in page  # cleaned, then framed
+    notes = shown["/outputs/notes.md"]["text/html"]
+    assert "<h1>Notes</h1>" in notes and "<img" not in notes
+    assert "&lt;img src=x onerror" in notes and "<code>&lt;kept&gt;</code>" in notes
 
 
 def test_a_failed_model_call_is_one_line_without_the_providers_frames_or_key(
@@ -398,6 +438,9 @@ def test_raw_html_in_the_answer_is_shown_as_text_while_streaming_and_at_the_end(
 ) -> None:
     notebook.session.configure(model=scripted('Done. <img src=x onerror="alert(1)"> and `<kept>`'))
     cell = notebook.run("%%agent\nsummarize")
-    streamed = [o.data["text/markdown"] for o in cell.outputs if "text/markdown" in o.data]
+    streamed = [o.data["text/html"] for o in cell.outputs if "text/html" in o.data]
     assert not [text for text in streamed if "<img" in text]
-    assert cell.markdown == ['Done. &lt;img src=x onerror="alert(1)"> and `<kept>`']
+    assert cell.markdown == ['Done. <img src=x onerror="alert(1)"> and `<kept>`']  # as written
+    [answer] = cell.rendered
+    shown = answer.data["text/html"]
+    assert "&lt;img src=x onerror=" in shown and "<code>&lt;kept&gt;</code>" in shown

@@ -27,6 +27,12 @@ def _outputs(cell: dict, key: str) -> list:
     return [o for o in cell.get("outputs", []) if key in o.get("data", {})]
 
 
+def _rendered(cell: dict) -> list:
+    """The outputs of text the kernel rendered to safe HTML (answers, files, tables)."""
+    return [o for o in _outputs(cell, "text/html")
+            if o["data"]["text/html"].startswith('<div class="jda-text')]
+
+
 LOOPBACK_ONLY = pytest.mark.allow_hosts(["127.0.0.1"])
 
 
@@ -65,9 +71,11 @@ def test_first_research_run_notebook_executes_and_shows_the_agents_work(tmp_path
     assert "✓ write_file /outputs/summary.md" in live
     assert "todos: ✓ Read the stations table" in live
     assert live.splitlines()[-1].startswith("done · 6 model calls")
-    answer, summary = (o["data"]["text/markdown"] for o in _outputs(agent_cell, "text/markdown"))
-    assert answer.startswith("**Svalbard warms fastest: 0.7 °C per decade**")
-    assert "| Svalbard | -2.9 | **0.7** |" in summary
+    answer, summary = _rendered(agent_cell)
+    assert answer["data"]["text/plain"].startswith("**Svalbard warms fastest: 0.7 °C per decade**")
+    assert "<strong>Svalbard warms fastest" in answer["data"]["text/html"]
+    assert "| Svalbard | -2.9 | **0.7** |" in summary["data"]["text/plain"]
+    assert "<td>Svalbard</td>" in summary["data"]["text/html"]
     assert agent_cell.outputs[-2]["metadata"] == {"jupyter_deepagent": {"path": "/outputs/summary.md"}}
     inspector = agent_cell.outputs[-1]["data"]  # last: the inspector, with its static fallback
     assert "application/vnd.jupyter.widget-view+json" in inspector
@@ -85,8 +93,8 @@ def test_first_research_run_notebook_executes_and_shows_the_agents_work(tmp_path
     assert "Svalbard,-2.9,0.7" in printed  # the DataFrame, as CSV
     assert "4 stations, mean warming 0.50 °C per decade" in printed  # an earlier cell's output
 
-    show = _outputs(code[-1], "text/markdown")[0]["data"]["text/markdown"]
-    assert "| 1 | system_prompt |" in show and "/notebook/" in show
+    show = _rendered(code[-1])[0]["data"]["text/html"]
+    assert "<td>1</td><td>system_prompt</td>" in show and "/notebook/" in show
     assert (folder / ".deepagent" / "checkpoints.sqlite").is_file()
 
 
@@ -166,7 +174,8 @@ def test_the_stop_button_ends_a_running_tool_and_the_thread_goes_on(tmp_path: Pa
 
         after = _execute(client, "%%agent -m scripted:crawl.yaml\nwhat do you have?")
         assert not [o for o in after if o["type"] == "error"]
-        answers = [o["data"]["text/markdown"] for o in after if o.get("data", {}).get("text/markdown")]
+        answers = [o["data"]["text/plain"] for o in after
+                   if str(o.get("data", {}).get("text/html")).startswith('<div class="jda-text')]
         assert answers[0] == "Stopped "  # streamed word by word, then completed in place
         assert answers[-1] == "Stopped crawling; here is what I have."
         check = _execute(
@@ -209,13 +218,14 @@ def test_notebook_tools_notebook_executes_offline_with_tools_approval_and_a_figu
     assert "✓ years_to_thaw station=Abisko" in live and "✓ to_fahrenheit celsius=0.7" in live
     printed = "".join(o.get("text", "") for o in tools_cell.outputs)
     assert "°C now" not in printed  # the tool's prints went to the agent, not the cell
-    [answer] = _outputs(tools_cell, "text/markdown")
-    assert answer["data"]["text/markdown"].startswith("**Abisko thaws first")
+    [answer] = _rendered(tools_cell)
+    assert answer["data"]["text/plain"].startswith("**Abisko thaws first")
 
     assert _outputs(python_cell, "application/vnd.jupyter.widget-view+json")  # the buttons
-    [calls] = [o for o in _outputs(python_cell, "text/markdown")
+    [calls] = [o for o in _rendered(python_cell)
                if o["metadata"].get("jupyter_deepagent", {}).get("kind") == "approval"]
-    fallback = calls["data"]["text/markdown"]
+    fallback = calls["data"]["text/plain"]
+    assert "<pre><code>import matplotlib.pyplot as plt" in calls["data"]["text/html"]
     assert "```python\nimport matplotlib.pyplot as plt" in fallback
     assert "%agent resume approve" in fallback
 

@@ -71,7 +71,7 @@ def test_a_replay_in_a_fresh_kernel_shows_the_same_outputs_and_calls_no_model(
     assert _shown(replayed) == _shown(recorded)
     assert recorded.live_text.splitlines()[0].endswith("field-notes · live")
     assert replayed.live_text.splitlines()[0].endswith("field-notes · replayed")
-    [answer] = [d for d in replayed.displays if "text/markdown" in d.data][:1]
+    [answer] = replayed.rendered[:1]
     summary = answer.metadata["jupyter_deepagent"]["run"]
     assert summary["replay"] == "replayed" and summary["calls"] == 3 and summary["tokens_in"] > 0
     first, second = _records(notebook)

@@ -1,14 +1,15 @@
 """A call waiting for approval, shown in the cell with Approve / Edit / Reject buttons.
 
-The waiting calls are shown as Markdown (the tool, its arguments as JSON, the code of a `python`
-call in a Python block the frontend highlights, in its own theme), followed by the buttons.
+The waiting calls are shown as Markdown rendered in the kernel (the tool, its arguments as JSON,
+the code of a `python` call in a code block), followed by the buttons.
 Approve resumes the run; Edit opens the arguments (the code) for changes, then runs the edited
 call; Reject sends the reason typed beside it to the agent. The resumed run's output continues in
 the same cell, in an Output widget below the buttons, which then say what was decided. The
 Markdown stays readable where widgets cannot run (a reopened notebook, nbconvert, a terminal),
 and names the `%agent resume ...` commands that do the same.
 
-What the model wrote (arguments, code) is shown inside code blocks or escaped: data, never markup.
+What the model wrote (tool names, arguments, code) is shown inside code spans and blocks, rendered
+and cleaned in the kernel (`trace.safe_html`): data, never markup.
 """
 
 from __future__ import annotations
@@ -41,16 +42,19 @@ def _fence(text: str) -> str:
 
 def approval_markdown(pending: Sequence[Mapping[str, Any]], thread: str, *, buttons: bool) -> str:
     """The waiting calls as Markdown, with how to answer them."""
-    lines = [f"**Waiting for your approval** (thread `{thread}`):", ""]
+    from jupyter_deepagent.jupyter.render import code_span
+
+    lines = [f"**Waiting for your approval** (thread {code_span(thread)}):", ""]
     for request in pending:
+        name = code_span(str(request["name"]))
         code = _code(request)
         if code is not None:
             fence = _fence(code)
-            lines += [f"`{request['name']}`:", "", f"{fence}python", code, fence, ""]
+            lines += [f"{name}:", "", f"{fence}python", code, fence, ""]
         else:
             args = json.dumps(request.get("args", {}), ensure_ascii=False, indent=2, default=str)
             fence = _fence(args)
-            lines += [f"`{request['name']}`:", "", f"{fence}json", args, fence, ""]
+            lines += [f"{name}:", "", f"{fence}json", args, fence, ""]
     allowed = sorted({d for request in pending for d in request.get("allowed", [])})
     choices = {
         "approve": "`%agent resume approve`",
@@ -119,11 +123,11 @@ class ApprovalPrompt:
         spot under the answer, when given)."""
         from IPython.display import display
 
-        from jupyter_deepagent.jupyter.render import markdown_with_metadata
+        from jupyter_deepagent.jupyter.render import markdown
 
         place = place or display
         text = approval_markdown(self.pending, self.thread, buttons=True)
-        place(markdown_with_metadata(text, {"jupyter_deepagent": {"kind": "approval"}}))
+        place(markdown(text, {"jupyter_deepagent": {"kind": "approval"}}))
         place(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
@@ -139,7 +143,13 @@ class ApprovalPrompt:
             return
         self.done = True
         self._disable()
-        self.status.value = f"<i>{html.escape(text)}</i>"
+        self._say(f"<i>{html.escape(text)}</i>")
+
+    def _say(self, html_text: str) -> None:
+        """Show a status line beside the buttons (its texts escaped; cleaned all the same)."""
+        from jupyter_deepagent.trace.safe_html import clean_html
+
+        self.status.value = clean_html(html_text)
 
     def _editable(self) -> str:
         if len(self.pending) != 1:
@@ -162,10 +172,10 @@ class ApprovalPrompt:
             try:
                 edits = json.loads(text)
             except ValueError as exc:
-                self.status.value = f"<b>The arguments are not JSON:</b> {html.escape(str(exc))}"
+                self._say(f"<b>The arguments are not JSON:</b> {html.escape(str(exc))}")
                 return
             if not isinstance(edits, dict):
-                self.status.value = "<b>The arguments must be a JSON object</b> ({...})."
+                self._say("<b>The arguments must be a JSON object</b> ({...}).")
                 return
         self._answer("edit", edits=edits)
 
@@ -187,7 +197,7 @@ class ApprovalPrompt:
         self._show_editor(False)
         said = _LABELS.get(decision, decision)
         why = f": {html.escape(message)}" if message else ""
-        self.status.value = f"✔ <b>{said}</b>{why}; the run continues below"
+        self._say(f"✔ <b>{said}</b>{why}; the run continues below")
         try:
             with route_output(OutputWidgetSink(self.output)):
                 self._decide(decision, message, edits or {})
@@ -196,7 +206,7 @@ class ApprovalPrompt:
                 raise
             lines = getattr(exc, "_render_traceback_", None)
             text = lines()[0] if callable(lines) else f"{type(exc).__name__}: {exc}"
-            self.status.value = f"✘ <b>{said}</b>, but: {html.escape(text)}"
+            self._say(f"✘ <b>{said}</b>, but: {html.escape(text)}")
 
 
 class OutputWidgetSink:

@@ -5,7 +5,8 @@ opens five tabs (Prompt, Skills, Files, Context, Subagents). Each tab is an `ipy
 showing a fragment of `trace.inspector_html`, the views shared with the static fallback and the
 JupyterLab sidebar. While the agent runs, `on_event` feeds the snapshot and re-renders at most
 `LIVE_INTERVAL` apart: the summary line and the Context tab (gauge, step chart) always, the other
-tabs when they are open. Only panes whose HTML changed are sent to the browser.
+tabs when they are open. Only panes whose HTML changed are sent to the browser, and every pane's
+HTML is cleaned first (`trace.safe_html.clean_view_html`).
 
 Where widgets cannot render (nbconvert HTML, GitHub, VS Code without widget state, a terminal),
 the same display carries the static HTML and plain text of the same snapshot.
@@ -24,6 +25,7 @@ from jupyter_deepagent.harness.event_stream import RunEvent
 from jupyter_deepagent.trace.inspector import InspectorBuilder
 from jupyter_deepagent.trace.inspector_html import PANELS, STYLE, static_html, summary_html
 from jupyter_deepagent.trace.inspector_text import snapshot_text, summary_text
+from jupyter_deepagent.trace.safe_html import clean_view_html
 
 __all__ = ["LIVE_INTERVAL", "Inspector"]
 
@@ -134,6 +136,9 @@ class Inspector(widgets.VBox):
         return f"<Inspector: {summary_text(self.snapshot)}>"
 
 
-def _set(pane: widgets.HTML, value: str) -> None:
+def _set(pane: widgets.HTML, html: str) -> None:
+    """Show a view's HTML in a pane (the browser sets it as the pane's inner HTML), cleaned by
+    the views' allow-list; sent only when it changed."""
+    value = clean_view_html(html)
     if pane.value != value:
         pane.value = value

@@ -2,11 +2,13 @@
 
 Each `%%agent` cell gets a fresh `OutputsBackend`. When the run ends, `output_displays` turns
 every file into something `IPython.display.display` shows (and the notebook saves with the cell):
-Markdown for `.md`, a DataFrame for `.csv`, an image for `.svg` and for `.png`/`.jpg` written as
-base64 text, HTML, JSON, and plain text for anything else.
+formatted text for `.md`, a DataFrame for `.csv`, an image for `.svg` and for `.png`/`.jpg`
+written as base64 text, HTML, JSON, and plain text for anything else.
 
-What the agent writes is shown as untrusted: Markdown with its raw HTML escaped
-(`escape_raw_html`), and HTML inside a sandboxed frame where no script runs.
+What the agent writes is shown as untrusted: Markdown is rendered to HTML in the kernel with its
+raw HTML shown as text, then cleaned (`trace.safe_html.markdown_html`); an HTML page is cleaned
+the same way (keeping its stylesheets: `clean_page_html`) and shown inside a sandboxed frame
+where no script runs.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from jupyter_deepagent.backends import is_within
 from jupyter_deepagent.backends.state import FileData, FileMapBackend
-from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
+from jupyter_deepagent.trace.safe_html import clean_page_html, markdown_html
 
 __all__ = ["OutputsBackend", "fitted_height", "output_displays", "sandboxed_html"]
 
@@ -127,7 +129,7 @@ def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tupl
         suffix = _suffix(path)
         obj: Any
         if suffix in (".md", ".markdown"):
-            obj = _Bundle({"text/markdown": escape_raw_html(text), "text/plain": text}, meta)
+            obj = _Bundle({"text/html": markdown_html(text), "text/plain": text}, meta)
         elif suffix == ".csv":
             obj = _table(path, text, meta)
         elif suffix in _IMAGE_TYPES:
@@ -135,7 +137,8 @@ def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tupl
         elif suffix == ".svg":
             obj = _Bundle({"image/svg+xml": text, "text/plain": f"[SVG image {path}]"}, meta)
         elif suffix in (".html", ".htm"):
-            obj = _Bundle({"text/html": sandboxed_html(text), "text/plain": f"[HTML {path}]"}, meta)
+            page = sandboxed_html(clean_page_html(text))
+            obj = _Bundle({"text/html": page, "text/plain": f"[HTML {path}]"}, meta)
         elif suffix == ".json":
             obj = _json(path, text, meta)
         else:

@@ -3,16 +3,22 @@
 While the agent works, one display (updated in place through its display id, which JupyterLab,
 VS Code and nbclient all honour) shows a line per tool call with its short arguments, status and
 time, the todo list as it changes, subagents as they start and finish, and warnings. When the run
-ends: the final answer as Markdown, the `/outputs/` files, the subagent results, or the tool calls
-waiting for approval. Terminal IPython gets the same as plain printed lines.
+ends: the final answer, the `/outputs/` files, the subagent results, or the tool calls waiting
+for approval. Terminal IPython gets the same as plain printed lines.
+
+Text the model or agent wrote reaches the page only as HTML rendered and cleaned here
+(`trace.safe_html`, shown through `SafeHTML`), never as Markdown for the page to render: the page
+would run its raw HTML.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
+from html import escape
 from typing import Any
 
 from jupyter_deepagent.jupyter.event_text import (
@@ -23,12 +29,15 @@ from jupyter_deepagent.jupyter.event_text import (
     short_text,
     token_count,
 )
-from jupyter_deepagent.jupyter.markdown_safety import escape_raw_html
 from jupyter_deepagent.jupyter.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.output_files import show_files, written_order
+from jupyter_deepagent.trace.markdown_stream import MarkdownStream
+from jupyter_deepagent.trace.safe_html import clean_html, markdown_html
 
 __all__ = [
     "CellView",
+    "SafeHTML",
+    "code_span",
     "is_terminal",
     "markdown",
     "prompt_markdown",
@@ -39,6 +48,12 @@ __all__ = [
 ]
 
 _REFRESH_SECONDS = 0.1
+_STREAM_SECONDS = 0.25
+"""A streamed answer is rendered again at most this often..."""
+_STREAM_COST_SHARE = 10
+"""... and no sooner than ten times the last render took, so rendering stays a small share of a
+stream's time however long the answer grows."""
+_clock = time.perf_counter
 _TODO_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
 
 
@@ -47,28 +62,29 @@ def is_terminal(shell: Any) -> bool:
     return type(shell).__name__ == "TerminalInteractiveShell"
 
 
-class _Markdown:
-    """Markdown for rich frontends, the same text for terminals."""
+class SafeHTML:
+    """Text for the page as HTML the kernel rendered and cleaned (`text/html`), and the text
+    itself (`text/plain`) for terminals and viewers that show no HTML.
 
-    def __init__(
-        self, text: str, metadata: dict[str, Any] | None = None, plain: str | None = None
-    ) -> None:
-        self.text = text
+    Args:
+        html: Cleaned HTML (from `markdown_html` or `clean_html`); never model text as is.
+        plain: The text as written.
+        metadata: The output's metadata (`{"jupyter_deepagent": {...}}`).
+    """
+
+    def __init__(self, html: str, plain: str, metadata: dict[str, Any] | None = None) -> None:
+        self.html = html
+        self.plain = plain
         self.metadata = metadata or {}
-        self.plain = text if plain is None else plain
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
-        return {"text/markdown": self.text, "text/plain": self.plain}, self.metadata
+        return {"text/html": self.html, "text/plain": self.plain}, self.metadata
 
 
-def markdown_with_metadata(text: str, metadata: dict[str, Any]) -> _Markdown:
-    """Markdown shown with output metadata (the same text for terminals)."""
-    return _Markdown(text, metadata)
-
-
-def markdown(text: str) -> _Markdown:
-    """An object `display()` shows as Markdown (plain text in a terminal)."""
-    return _Markdown(text)
+def markdown(text: str, metadata: dict[str, Any] | None = None) -> SafeHTML:
+    """Markdown (the model's, an agent-written file's, or the kernel's own tables naming threads
+    and users) as an object `display()` shows as safe HTML, and as the text in a terminal."""
+    return SafeHTML(markdown_html(text), text, metadata)
 
 
 def show(obj: Any, **kwargs: Any) -> Any:
@@ -108,9 +124,9 @@ class CellView:
         self._model_calls = 0  # every model call: subagents' and the summarizer's too
         self._tokens_in = 0
         self._started = time.perf_counter()
-        self._streamed = ""
+        self._stream = MarkdownStream()
         self._stream_handle: Any = None
-        self._stream_refresh = 0.0
+        self._stream_due = 0.0  # when the streamed answer may be rendered again
         self._midline = False
         self._tasks: dict[str, str] = {}  # task id -> "researcher #2"
         self._turns: dict[str, int] = {}  # model turn -> tasks numbered before it
@@ -132,7 +148,7 @@ class CellView:
         if self.rich:
             self._handle = show(_Text(self._text()), display_id=True)
             # the answer's place, kept above the inspector shown next; filled as it streams
-            self._stream_handle = show(_Markdown(""), display_id=True)
+            self._stream_handle = show(SafeHTML("", ""), display_id=True)
         else:
             print(header)
             for key, line in self._lines.items():
@@ -283,39 +299,49 @@ class CellView:
 
     # -- the answer, streamed ---------------------------------------------------------------------
     def on_token(self, piece: str | None) -> None:
-        """Take a piece of the main agent's text as it is written; None starts a new model call."""
+        """Take a piece of the main agent's text as it is written; None starts a new model call.
+
+        The text shown is rendered again at most every `_STREAM_SECONDS` (and less often when
+        a render takes long), only its last block each time (`MarkdownStream`); `answer` shows
+        the whole text at the end.
+        """
         if piece is None:
-            self._streamed = ""
+            self._stream = MarkdownStream()
             return
-        self._streamed += piece
+        self._stream.append(piece)
         if not self.rich:
             print(piece, end="", flush=True)
             self._midline = True
             return
-        now = time.perf_counter()
+        now = _clock()
+        if now < self._stream_due:
+            return
+        shown = SafeHTML(self._stream.html(), self._stream.text)
         if self._stream_handle is None:
-            self._stream_handle = show(_Markdown(escape_raw_html(self._streamed)), display_id=True)
-            self._stream_refresh = now
-        elif not self._stream_refresh or now - self._stream_refresh >= _REFRESH_SECONDS:
-            self._stream_refresh = now
-            self._stream_handle.update(_Markdown(escape_raw_html(self._streamed)))
+            self._stream_handle = show(shown, display_id=True)
+        else:
+            self._stream_handle.update(shown)
+        spent = _clock() - now
+        self._stream_due = now + spent + max(_STREAM_SECONDS, _STREAM_COST_SHARE * spent)
 
     def answer(self, text: str, provenance: dict[str, Any] | None = None) -> None:
-        """Show the final answer as Markdown, in place of the streamed text if there was one;
-        `provenance` (the run's research-log summary) goes into its output metadata."""
+        """Show the final answer, rendered from Markdown in the kernel, in place of the streamed
+        text if there was one; `provenance` (the run's research-log summary) goes into its
+        output metadata."""
+        streamed = self._stream.text
         if not self.rich:
-            if self._streamed and text.strip() == self._streamed.strip():
+            if streamed and text.strip() == streamed.strip():
                 if self._midline:
                     print()
                     self._midline = False
             elif text.strip():
                 self._print(text)
             return
-        answer = escape_raw_html(text or self._streamed)  # the agent's HTML must not run
+        answer = text or streamed
         meta: dict[str, Any] = {"kind": "answer"}
         if provenance:
             meta["run"] = provenance
-        final = _Markdown(answer, {"jupyter_deepagent": meta})
+        final = markdown(answer, {"jupyter_deepagent": meta})
         if self._stream_handle is not None:
             self._stream_handle.update(final)
         elif text.strip():
@@ -353,14 +379,23 @@ class CellView:
             self._slot.update(self._pinned)
 
 
+def code_span(text: str) -> str:
+    """`text` as a Markdown code span whatever backticks it holds (a tool name, arguments)."""
+    if not text:
+        return "` `"
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    padded = text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " ")
+    return f"{fence} {text} {fence}" if padded else f"{fence}{text}{fence}"
+
+
 def show_pending(
     pending: list[dict[str, Any]], thread: str, place: Callable[[Any], None] | None = None
 ) -> None:
     """The tool calls waiting for approval, and how to answer them."""
-    lines = [f"**Waiting for your approval** (thread `{thread}`):", ""]
+    lines = [f"**Waiting for your approval** (thread {code_span(thread)}):", ""]
     for request in pending:
         args = json.dumps(request.get("args", {}), ensure_ascii=False, default=str)
-        lines.append(f"- `{request['name']}` {escape_raw_html(short_text(args, 300))}")
+        lines.append(f"- {code_span(str(request['name']))} {code_span(short_text(args, 300))}")
     allowed = sorted({d for request in pending for d in request.get("allowed", [])})
     choices = {
         "approve": "`%agent resume approve`",
@@ -369,31 +404,32 @@ def show_pending(
     }
     options = ", ".join(choices[d] for d in allowed if d in choices)
     lines += ["", f"Continue in a new cell with {options}."]
-    (place or show)(_Markdown("\n".join(lines), {"jupyter_deepagent": {"kind": "approval"}}))
+    (place or show)(markdown("\n".join(lines), {"jupyter_deepagent": {"kind": "approval"}}))
 
 
-def prompt_markdown(assembly: Any, label: str, thread: str, size: tuple[int, int]) -> _Markdown:
-    """`%agent show`: the system prompt as a table of sections, then each section's text."""
+def prompt_markdown(assembly: Any, label: str, thread: str, size: tuple[int, int]) -> SafeHTML:
+    """`%agent show`: the system prompt as a table of sections, then each section's text.
+
+    Section texts hold what the agent may write (memory files, skills), so the HTML is built
+    here with every text escaped (each section's text in a `<pre>`, never in a Markdown fence it
+    could close), then cleaned.
+    """
     messages, tokens = size
-    lines = [
-        f"**System prompt of thread `{thread}`** ({label}): {len(assembly.sections)} sections, "
-        f"~{assembly.tokens:,} tokens. Conversation: {messages} messages, ~{tokens:,} tokens.",
-        "",
-        "| # | section | source | tokens |",
-        "|---|---|---|---|",
+    parts = [
+        f"<p><strong>System prompt of thread <code>{escape(thread)}</code></strong> "
+        f"({escape(label)}): {len(assembly.sections)} sections, ~{assembly.tokens:,} tokens. "
+        f"Conversation: {messages} messages, ~{tokens:,} tokens.</p>",
+        "<table><thead><tr><th>#</th><th>section</th><th>source</th>"
+        '<th style="text-align:right">tokens</th></tr></thead><tbody>',
     ]
     for index, section in enumerate(assembly.sections, 1):
-        lines.append(f"| {index} | {section.name} | {section.source} | {section.tokens:,} |")
+        parts.append(f"<tr><td>{index}</td><td>{escape(section.name)}</td>"
+                     f"<td>{escape(section.source)}</td>"
+                     f'<td style="text-align:right">{section.tokens:,}</td></tr>')
+    parts.append("</tbody></table>")
     for index, section in enumerate(assembly.sections, 1):
-        fence = "````" if "```" in section.text else "```"
-        lines += [
-            "",
-            f"<details><summary>{index}. {section.name} ({section.tokens:,} tokens)</summary>",
-            "",
-            f"{fence}text\n{section.text}\n{fence}",
-            "",
-            "</details>",
-        ]
-    markdown_text = "\n".join(lines)
+        parts.append(f"<details><summary>{index}. {escape(section.name)} "
+                     f"({section.tokens:,} tokens)</summary>"
+                     f"<pre>{escape(section.text)}</pre></details>")
     plain = f"Thread {thread} ({label}); conversation: {messages} messages, ~{tokens:,} tokens.\n"
-    return _Markdown(markdown_text, plain=plain + assembly.to_markdown())
+    return SafeHTML(clean_html("".join(parts)), plain + assembly.to_markdown())

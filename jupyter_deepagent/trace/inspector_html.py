@@ -9,7 +9,10 @@ its comm. Charts are plain SVG (`inspector_svg`); colours are JupyterLab theme v
 light-theme fallbacks, so a dark theme is followed where the page defines them.
 
 Every function takes the snapshot of `trace.inspector` (or one of its parts) and returns text;
-all text from the run is escaped.
+all text from the run is escaped. What leaves the kernel is cleaned as well (`static_html` here,
+the widget's panes in `jupyter.inspector_widget`) by the views' allow-list
+(`trace.safe_html.clean_view_html`), so a text a view forgot to escape still cannot run; the
+stylesheet, the kernel's own constant, is added after cleaning.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from jupyter_deepagent.trace.inspector_svg import (
 )
 from jupyter_deepagent.trace.inspector_tables import files_panel, skills_panel, subagents_panel
 from jupyter_deepagent.trace.inspector_theme import STYLE, badge
+from jupyter_deepagent.trace.safe_html import clean_view_html
 
 __all__ = [
     "PANELS",
@@ -143,7 +147,8 @@ PANELS = (
 
 def static_html(snap: dict[str, Any], *, open_: bool = False) -> str:
     """The whole inspector as one static HTML block: the summary line, which expands to the tabs
-    (CSS only, no script), for saved notebooks and viewers without widgets."""
+    (CSS only, no script), for saved notebooks, viewers without widgets and the sidebar; cleaned
+    by the views' allow-list, then preceded by the inspector's stylesheet."""
     panels = [
         f'<div class="jdi-panel jdi-panel-{title.lower()}">'
         f"<h4 class='jdi-static-title'>{title}</h4>{render(snap)}</div>"
@@ -156,10 +161,10 @@ def static_html(snap: dict[str, Any], *, open_: bool = False) -> str:
         checked = " checked" if index == 0 else ""
         tabs.append(f'<input type="radio" name="jdi-{uid}" id="jdi-{uid}-{index}"{checked}>'
                     f'<label for="jdi-{uid}-{index}">{title}</label>')
-    return (f"<style>{STYLE}</style>"
-            f'<details class="jdi jdi-static"{" open" if open_ else ""}>'
+    body = (f'<details class="jdi jdi-static"{" open" if open_ else ""}>'
             f"<summary>{summary_html(snap)}</summary>"
             f'<div class="jdi-tabs">{"".join(tabs)}{"".join(panels)}</div></details>')
+    return f"<style>{STYLE}</style>{clean_view_html(body)}"
 
 
 def static_bundle(events: Any, previous_prompt: dict[str, Any] | None = None) -> dict[str, str]:
