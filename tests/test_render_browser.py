@@ -6,10 +6,11 @@ The attacker model answers with the payload corpus (streamed, then as its final 
 to `/outputs/payload.md` and `/outputs/payload.html`, to a file whose name is a payload and to the
 memory file that `%agent show` then shows, hands it to a subagent that answers with it too, and
 makes a call waiting for approval whose arguments hold it. Every payload sets its own
-`window.__pwned_<n>_<where>` flag when it runs. After Run All the test clicks every link of the
-outputs (a `javascript:` link runs only when clicked) and asserts: no flag is set in any page or
-frame, the outputs hold no `on*` attribute, no script-capable element and no `javascript:`/`data:`
-link, and the answer is still formatted (its heading, table, bold text and code block show).
+`window.__pwned_<n>_<where>` flag when it runs. After Run All the test opens every `<details>` and
+clicks every link of the outputs (a `javascript:` link runs only when clicked), then asserts: no
+flag is set in any page or frame, the outputs hold no `on*` attribute, no script-capable element
+and no `javascript:`/`data:` link, and the answer is still formatted (its heading, table, bold
+text and code block show).
 
 When the sidebar is built (`make labextension`) it is loaded too and its views are checked the
 same way. Same set-up and loopback-only rules as the inspector's browser test; screenshots go to
@@ -182,6 +183,10 @@ def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, bool]]:  
     for name, script in _scripts().items():
         (root / "scripts" / name).write_text(json.dumps(script, indent=1))
     (root / "payloads.ipynb").write_text(json.dumps(_notebook()))
+    # every cell rendered in full, never windowed: all outputs are in the page to be checked
+    notebook_settings = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
+    notebook_settings.mkdir(parents=True)
+    (notebook_settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env: dict[str, str] = {}
     sidebar = (BUILT / "package.json").exists() or os.environ.get(
         "JUPYTER_DEEPAGENT_REQUIRE_NODE") == "1"
@@ -223,6 +228,13 @@ LIVE_MARKUP = r"""(roots) => {
     }
   }
   return found;
+}"""
+
+# Open every closed <details> of the outputs, as a user reading them does (a toggle handler runs
+# then).
+OPEN_DETAILS = r"""(roots) => {
+  for (const root of document.querySelectorAll(roots))
+    for (const details of root.querySelectorAll('details:not([open])')) details.open = true;
 }"""
 
 # The links a click could make run script: all but plain same-tab http(s)/mailto ones (those
@@ -304,7 +316,11 @@ def test_no_payload_the_model_writes_runs_script_in_jupyterlab(lab: tuple[str, b
             expect(answer.locator(OUTPUTS)).to_contain_text("/outputs/payload.md")
             expect(cells.nth(4).locator(OUTPUTS)).to_contain_text("/memories/AGENTS.md")
             expect(cells.nth(6).locator(OUTPUTS)).to_contain_text("Waiting for your approval")
-            answer.screenshot(path=str(ARTIFACTS / "render-answer.png"))
+            page.set_viewport_size({"width": 1400, "height": 4500})  # a cell fits in the view
+            for name, index in [("answer", 3), ("show", 4), ("approval", 6)]:
+                cells.nth(index).evaluate("e => e.scrollIntoView({block: 'start'})")
+                cells.nth(index).screenshot(path=str(ARTIFACTS / f"render-{name}.png"))
+            page.set_viewport_size({"width": 1400, "height": 1400})
 
             roots = OUTPUTS
             if sidebar:
@@ -318,6 +334,7 @@ def test_no_payload_the_model_writes_runs_script_in_jupyterlab(lab: tuple[str, b
                 expect(panel.locator(".jdi-task").first).to_contain_text("Check the payloads")
                 roots = f"{OUTPUTS}, {PANEL}"
 
+            page.evaluate(OPEN_DETAILS, roots)
             clicked = _click_links(page, roots)
             page.wait_for_timeout(1000)  # let a clicked link or a late handler run
             flags = _all_flags(context)
