@@ -55,6 +55,7 @@ class Inspector(widgets.VBox):
         self._builder = InspectorBuilder(previous_prompt).extend(events)
         self._lock = threading.RLock()
         self._last_render = 0.0
+        self._raw: dict[int, str] = {}  # pane -> the HTML it shows, before cleaning
         self._summary = widgets.HTML(layout=widgets.Layout(flex="1 1 auto"))
         self._toggle = widgets.ToggleButton(
             value=expanded, icon="chevron-down" if expanded else "chevron-right",
@@ -99,16 +100,26 @@ class Inspector(widgets.VBox):
     def _render(self, *, live: bool) -> None:
         self._last_render = time.perf_counter()
         if live and not self._toggle.value:  # collapsed: only the summary line shows
-            _set(self._summary, summary_html(self._builder.summary()))
+            self._set(self._summary, summary_html(self._builder.summary()))
             return
         snap = self._builder.snapshot()
-        _set(self._summary, summary_html(snap))
+        self._set(self._summary, summary_html(snap))
         if live:  # only the visible tab, and the gauge and step chart
             shown = {self._tabs.selected_index or 0, _CONTEXT_TAB}
         else:
             shown = set(range(len(PANELS)))
         for index in shown:
-            _set(self._panes[index], f'<div class="jdi">{PANELS[index][1](snap)}</div>')
+            self._set(self._panes[index], f'<div class="jdi">{PANELS[index][1](snap)}</div>')
+
+    def _set(self, pane: widgets.HTML, html: str) -> None:
+        """Show a view's HTML in a pane (the browser sets it as the pane's inner HTML), cleaned by
+        the views' allow-list; cleaned and sent only when it changed."""
+        if self._raw.get(id(pane)) == html:
+            return
+        self._raw[id(pane)] = html
+        value = clean_view_html(html)
+        if pane.value != value:
+            pane.value = value
 
     def _toggled(self, change: dict[str, Any]) -> None:
         opened = bool(change["new"])
@@ -134,11 +145,3 @@ class Inspector(widgets.VBox):
 
     def __repr__(self) -> str:
         return f"<Inspector: {summary_text(self.snapshot)}>"
-
-
-def _set(pane: widgets.HTML, html: str) -> None:
-    """Show a view's HTML in a pane (the browser sets it as the pane's inner HTML), cleaned by
-    the views' allow-list; sent only when it changed."""
-    value = clean_view_html(html)
-    if pane.value != value:
-        pane.value = value

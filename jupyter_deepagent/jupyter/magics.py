@@ -31,6 +31,7 @@ from jupyter_deepagent.jupyter.options import (
 )
 from jupyter_deepagent.jupyter.render import (
     CellView,
+    FrameDisplay,
     is_terminal,
     markdown,
     show,
@@ -244,7 +245,7 @@ class AgentMagics(Magics):
         if finished:
             frame = outcome.trace.results_frame()
             self.shell.user_ns[into] = frame
-            view.below(frame)
+            view.below(FrameDisplay(frame))
         self._publish(outcome.plan)
         view.close()
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from jupyter_deepagent.backends import is_within
 from jupyter_deepagent.backends.state import FileData, FileMapBackend
+from jupyter_deepagent.jupyter.render import FrameDisplay
 from jupyter_deepagent.trace.safe_html import clean_page_html, markdown_html
 
 __all__ = ["OutputsBackend", "fitted_height", "output_displays", "sandboxed_html"]
@@ -95,24 +96,9 @@ def _table(path: str, text: str, meta: dict[str, Any]) -> Any:
     import pandas as pd
 
     try:
-        return _Framed(pd.read_csv(io.StringIO(text)), meta)
+        return FrameDisplay(pd.read_csv(io.StringIO(text)), meta)
     except (ValueError, pd.errors.ParserError) as exc:
         return _Bundle({"text/plain": f"[{path}: not readable as CSV ({exc})]\n{text}"}, meta)
-
-
-@dataclass(frozen=True)
-class _Framed:
-    """A DataFrame shown through its own formatters, with the file's path in the metadata."""
-
-    frame: Any
-    metadata: dict[str, Any]
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
-        data = {"text/plain": repr(self.frame)}
-        html = self.frame._repr_html_()
-        if html:
-            data["text/html"] = html
-        return data, self.metadata
 
 
 def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tuple[str, Any]]:

@@ -36,6 +36,7 @@ from jupyter_deepagent.trace.safe_html import clean_html, markdown_html
 
 __all__ = [
     "CellView",
+    "FrameDisplay",
     "SafeHTML",
     "code_span",
     "is_terminal",
@@ -51,8 +52,11 @@ _REFRESH_SECONDS = 0.1
 _STREAM_SECONDS = 0.25
 """A streamed answer is rendered again at most this often..."""
 _STREAM_COST_SHARE = 10
-"""... and no sooner than ten times the last render took, so rendering stays a small share of a
-stream's time however long the answer grows."""
+"""... no sooner than ten times the last render took, so rendering stays a small share of a
+stream's time however long the answer grows..."""
+_STREAM_CHARS_PER_SECOND = 200_000
+"""... and at most this much HTML a second on average (a 1 MB answer every 5 s), so the page is not
+busy redrawing a long answer."""
 _clock = time.perf_counter
 _TODO_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
 
@@ -79,6 +83,27 @@ class SafeHTML:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         return {"text/html": self.html, "text/plain": self.plain}, self.metadata
+
+
+class FrameDisplay:
+    """A DataFrame (subagent results, an `/outputs/*.csv`) shown through pandas' own HTML, which
+    escapes every cell, inside a `mathjax_ignore` block: a `$` in a cell stays a `$`.
+
+    Args:
+        frame: The DataFrame.
+        metadata: The output's metadata (an `/outputs/` file's path).
+    """
+
+    def __init__(self, frame: Any, metadata: dict[str, Any] | None = None) -> None:
+        self.frame = frame
+        self.metadata = metadata or {}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        data = {"text/plain": repr(self.frame)}
+        html = self.frame._repr_html_()
+        if html:
+            data["text/html"] = f'<div class="mathjax_ignore">{html}</div>'
+        return data, self.metadata
 
 
 def markdown(text: str, metadata: dict[str, Any] | None = None) -> SafeHTML:
@@ -301,9 +326,9 @@ class CellView:
     def on_token(self, piece: str | None) -> None:
         """Take a piece of the main agent's text as it is written; None starts a new model call.
 
-        The text shown is rendered again at most every `_STREAM_SECONDS` (and less often when
-        a render takes long), only its last block each time (`MarkdownStream`); `answer` shows
-        the whole text at the end.
+        The text shown is rendered again at most every `_STREAM_SECONDS` (less often when a
+        render takes long or the answer is long), only its last block each time
+        (`MarkdownStream`); `answer` shows the whole text at the end.
         """
         if piece is None:
             self._stream = MarkdownStream()
@@ -322,7 +347,9 @@ class CellView:
         else:
             self._stream_handle.update(shown)
         spent = _clock() - now
-        self._stream_due = now + spent + max(_STREAM_SECONDS, _STREAM_COST_SHARE * spent)
+        pause = max(_STREAM_SECONDS, _STREAM_COST_SHARE * spent,
+                    len(shown.html) / _STREAM_CHARS_PER_SECOND)
+        self._stream_due = now + spent + pause
 
     def answer(self, text: str, provenance: dict[str, Any] | None = None) -> None:
         """Show the final answer, rendered from Markdown in the kernel, in place of the streamed

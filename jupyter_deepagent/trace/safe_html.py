@@ -68,6 +68,8 @@ _VIEW_STYLE_PROPERTIES = frozenset({
     "text-align", "display",
 })
 _VIEW_CLASS = re.compile(r"jdi(?:-[a-z0-9-]+)?")
+_VIEW_CLASSES = re.compile(r"jdi(?:-[a-z0-9-]+)?(?: jdi(?:-[a-z0-9-]+)?)*")
+_CHECKED = frozenset({"href", "src", "style", "class"})
 _URL_SPACE = re.compile(r"[\x00-\x20\x7f]+")
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
 _LINK_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -92,16 +94,18 @@ def _safe_url(value: str, *, image: bool) -> bool:
 
 def _attribute_filter(view: bool) -> Callable[[str, str, str], str | None]:
     def keep(tag: str, attribute: str, value: str) -> str | None:
+        if attribute not in _CHECKED:  # called for every attribute: the common case first
+            return value
         if attribute == "href":
             return value if _safe_url(value, image=False) else None
         if attribute == "src":
             return value if tag == "img" and _safe_url(value, image=True) else None
         if attribute == "style":
             return None if _UNSAFE_STYLE.search(value) else value
-        if attribute == "class" and view:
-            kept = [name for name in value.split() if _VIEW_CLASS.fullmatch(name)]
-            return " ".join(kept) or None
-        return value
+        if not view or _VIEW_CLASSES.fullmatch(value):
+            return value
+        kept = [name for name in value.split() if _VIEW_CLASS.fullmatch(name)]
+        return " ".join(kept) or None
 
     return keep
 
