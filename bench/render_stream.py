@@ -14,8 +14,13 @@ Each figure is the process's CPU time for feeding every piece and showing the fi
 (best of `--rounds`); "one full render" is `markdown_html` of the whole text once, the cost of
 the final render that every stream ends with.
 
+`--scaling` adds how `markdown_html` scales from 100 kB to 1 MB on inputs made to be slow (long
+runs of brackets, stars, backticks, `<`, `$`, table rows): ten times the text should take about
+ten times as long, never a hundred.
+
     python bench/render_stream.py
     python bench/render_stream.py --sizes 100000 --rounds 1
+    python bench/render_stream.py --sizes 10000 --scaling
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ def answer_text(size: int) -> str:
             f"decade, see [the table](https://example.org/t/{index}) and the notes below; "
             "the trend holds after removing the seasonal cycle and the 1998 step change.\n\n"
             f"- sample {index}a: mean 2.{index % 7}\n- sample {index}b: mean 3.{index % 5}\n\n"
-            f"| station | trend | p |\n|---|---:|---:|\n| S-{index:04d} | 0.{index % 9} | 0.01 |\n\n"
+            f"| station | trend | p |\n|---|---:|---:|\n"
+            f"| S-{index:04d} | 0.{index % 9} | 0.01 |\n\n"
             f"```python\ntrend = fit(series[{index}])\n```\n\n")
     return "".join(parts)[:size]
 
@@ -80,10 +86,45 @@ def stream_once(text: str, paced: bool) -> tuple[float, int]:
     return spent, handle.updates
 
 
+HARD_INPUTS = {
+    "prose": "The glaciers lost **267 Gt** a year, see [the data](https://example.org). ",
+    "[ runs": "[",
+    "![ runs": "![",
+    "[a]( runs": "[a](",
+    "*a runs": "*a",
+    "*_ runs": "*_",
+    "`a runs": "`a",
+    "<a runs": "<a",
+    "$a runs": "$a",
+    "&#106; runs": "&#106;",
+    "> nesting": "> ",
+    "table rows": "| 1 | 2 |\n",
+}
+
+
+def scaling() -> None:
+    """Seconds of `markdown_html` for 100 kB and 1 MB of each hard input, and their ratio."""
+    from jupyter_deepagent.trace.safe_html import markdown_html
+
+    print(f"\n{'input':>12}  {'100 kB':>8}  {'1 MB':>8}  {'ratio':>5}")
+    for name, unit in HARD_INPUTS.items():
+        seconds = []
+        for size in (100_000, 1_000_000):
+            text = (unit * (size // len(unit) + 1))[:size]
+            if name == "table rows":
+                text = "| a | b |\n|---|---|\n" + text
+            started = time.process_time()
+            markdown_html(text)
+            seconds.append(time.process_time() - started)
+        print(f"{name:>12}  {seconds[0]:>6.2f} s  {seconds[1]:>6.2f} s  "
+              f"{seconds[1] / max(seconds[0], 1e-9):>5.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scaling", action="store_true", help="also time hard inputs")
     args = parser.parse_args()
     from jupyter_deepagent.trace.safe_html import markdown_html
 
@@ -101,6 +142,8 @@ def main() -> None:
         streamed = len(text) / PIECE * PACE
         print(f"{size:>9,}  {full:>13.3f} s  {at_once[0]:>14.3f}  {at_once[1]:>7}  "
               f"{paced[0]:>12.3f}  {paced[1]:>7}  {streamed:>9.0f} s")
+    if args.scaling:
+        scaling()
 
 
 if __name__ == "__main__":

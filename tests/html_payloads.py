@@ -19,7 +19,8 @@ PAYLOADS = {
     "code_span_across_quote": "`a\n> <img src=x onerror=alert(3)>\n`",
     "code_span_across_list_item": "`a\n- <img src=x onerror=alert(4)>\n`",
     "code_span_across_rule": "`a\n\n---\n<img src=x onerror=alert(5)> `",
-    "code_span_across_table_cell": "| `a | <img src=x onerror=alert(6)> ` |\n|---|---|\n| `b | c` |",
+    "code_span_across_table_cell": "| `a | <img src=x onerror=alert(6)> ` |\n|---|---|\n"
+                                   "| `b | c` |",
     "fence_closed_by_tilde_line": "```\ncode\n```~\n<img src=x onerror=alert(7)>\n```",
     "indented_fence": "    ```\n<img src=x onerror=alert(8)>\n    ```",
     "entity_j_javascript": "[x](&#106;avascript:alert(9))",

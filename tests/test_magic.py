@@ -444,3 +444,41 @@ def test_raw_html_in_the_answer_is_shown_as_text_while_streaming_and_at_the_end(
     [answer] = cell.rendered
     shown = answer.data["text/html"]
     assert "&lt;img src=x onerror=" in shown and "<code>&lt;kept&gt;</code>" in shown
+
+
+def test_a_long_streamed_answer_is_redrawn_every_quarter_second_at_most_then_shown_whole(
+    monkeypatch,
+) -> None:
+    from jupyter_deepagent.jupyter import render
+    from jupyter_deepagent.trace.safe_html import markdown_html
+
+    now = [0.0]  # a model writing 50 pieces a second, on a clock of the test's own
+    shown: list[tuple[float, object]] = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append((now[0], obj))
+
+    def show(obj, **_):
+        shown.append((now[0], obj))
+        return Handle()
+
+    monkeypatch.setattr(render, "_clock", lambda: now[0])
+    monkeypatch.setattr(render, "show", show)
+    text = "".join(f"Paragraph {i} with **bold** and `code`.\n\n- a\n- b\n\n" for i in range(400))
+    view = render.CellView(rich=True)
+    view.start("agent · thread t · scripted")
+    view.on_token(None)
+    for start in range(0, len(text), 4):
+        now[0] += 0.02
+        view.on_token(text[start:start + 4])
+    view.answer(text, {"replay": "live"})
+    streamed = [(at, obj) for at, obj in shown if isinstance(obj, render.SafeHTML)][1:]
+    pieces = len(text) // 4
+    assert len(streamed) < pieces / 10  # far fewer redraws than pieces
+    times = [at for at, _ in streamed[:-1]]
+    assert all(b - a >= 0.25 for a, b in zip(times, times[1:]))
+    assert all(text.startswith(obj.plain) for _, obj in streamed)
+    final = streamed[-1][1]
+    assert final.html == markdown_html(text) and final.plain == text
+    assert final.metadata == {"jupyter_deepagent": {"kind": "answer", "run": {"replay": "live"}}}

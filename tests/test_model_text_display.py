@@ -12,7 +12,6 @@ parser, which passes raw HTML through.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import html5lib
 import pytest
 from html_payloads import PAYLOADS, page_html, problems
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
-from test_sidebar_comm import FakeComm, KernelNotebook
+from test_sidebar_comm import KernelNotebook
 
 from jupyter_deepagent.trace.inspector_theme import STYLE
 
@@ -51,10 +50,9 @@ def _all_renders(monkeypatch: pytest.MonkeyPatch) -> None:
     """Render the streamed answer at every token: no pause between two renders."""
     from jupyter_deepagent.jupyter import render
 
-    monkeypatch.setattr(render, "_STREAM_SECONDS", 0.0, raising=False)
-    monkeypatch.setattr(render, "_STREAM_COST_SHARE", 0, raising=False)
-    monkeypatch.setattr(render, "_STREAM_CHARS_PER_SECOND", float("inf"), raising=False)
-    monkeypatch.setattr(render, "_REFRESH_SECONDS", 0.0)  # the old code's pause
+    monkeypatch.setattr(render, "_STREAM_SECONDS", 0.0)
+    monkeypatch.setattr(render, "_STREAM_COST_SHARE", 0)
+    monkeypatch.setattr(render, "_STREAM_CHARS_PER_SECOND", float("inf"))
 
 
 @pytest.fixture

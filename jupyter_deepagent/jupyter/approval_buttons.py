@@ -21,6 +21,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from jupyter_deepagent.jupyter.safe_display import code_span, markdown
+from jupyter_deepagent.trace.safe_html import clean_html
+
 __all__ = ["ApprovalPrompt", "OutputWidgetSink", "approval_markdown"]
 
 Decide = Callable[[str, str, Mapping[str, Any]], None]
@@ -42,8 +45,6 @@ def _fence(text: str) -> str:
 
 def approval_markdown(pending: Sequence[Mapping[str, Any]], thread: str, *, buttons: bool) -> str:
     """The waiting calls as Markdown, with how to answer them."""
-    from jupyter_deepagent.jupyter.render import code_span
-
     lines = [f"**Waiting for your approval** (thread {code_span(thread)}):", ""]
     for request in pending:
         name = code_span(str(request["name"]))
@@ -123,8 +124,6 @@ class ApprovalPrompt:
         spot under the answer, when given)."""
         from IPython.display import display
 
-        from jupyter_deepagent.jupyter.render import markdown
-
         place = place or display
         text = approval_markdown(self.pending, self.thread, buttons=True)
         place(markdown(text, {"jupyter_deepagent": {"kind": "approval"}}))
@@ -147,8 +146,6 @@ class ApprovalPrompt:
 
     def _say(self, html_text: str) -> None:
         """Show a status line beside the buttons (its texts escaped; cleaned all the same)."""
-        from jupyter_deepagent.trace.safe_html import clean_html
-
         self.status.value = clean_html(html_text)
 
     def _editable(self) -> str:

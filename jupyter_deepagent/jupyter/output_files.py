@@ -23,11 +23,13 @@ class _Caption:
         self.path = path
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
-        html = (
+        from jupyter_deepagent.trace.safe_html import clean_html
+
+        html = (  # the agent chose the name: escaped, and cleaned inside the caption's own box
             '<div style="font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; '
             'color: var(--jp-ui-font-color2, #5f6368); border-top: 1px solid '
             'var(--jp-border-color2, #dadce0); padding-top: 4px; margin-top: 4px">'
-            f'<code>{escape(self.path)}</code></div>'
+            f'{clean_html(f"<code>{escape(self.path)}</code>")}</div>'
         )
         return ({"text/html": html, "text/plain": f"── {self.path} ──"},
                 {"jupyter_deepagent": {"caption": self.path}})

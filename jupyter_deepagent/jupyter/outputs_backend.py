@@ -23,7 +23,7 @@ from typing import Any
 
 from jupyter_deepagent.backends import is_within
 from jupyter_deepagent.backends.state import FileData, FileMapBackend
-from jupyter_deepagent.jupyter.render import FrameDisplay
+from jupyter_deepagent.jupyter.safe_display import FrameDisplay
 from jupyter_deepagent.trace.safe_html import clean_page_html, markdown_html
 
 __all__ = ["OutputsBackend", "fitted_height", "output_displays", "sandboxed_html"]

@@ -6,15 +6,14 @@ time, the todo list as it changes, subagents as they start and finish, and warni
 ends: the final answer, the `/outputs/` files, the subagent results, or the tool calls waiting
 for approval. Terminal IPython gets the same as plain printed lines.
 
-Text the model or agent wrote reaches the page only as HTML rendered and cleaned here
-(`trace.safe_html`, shown through `SafeHTML`), never as Markdown for the page to render: the page
-would run its raw HTML.
+Text the model or agent wrote reaches the page only as HTML rendered and cleaned in the kernel
+(`trace.safe_html`, shown through `jupyter.safe_display`), never as Markdown for the page to
+render: the page would run its raw HTML.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -31,8 +30,9 @@ from jupyter_deepagent.jupyter.event_text import (
 )
 from jupyter_deepagent.jupyter.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.output_files import show_files, written_order
+from jupyter_deepagent.jupyter.safe_display import FrameDisplay, SafeHTML, code_span, markdown
 from jupyter_deepagent.trace.markdown_stream import MarkdownStream
-from jupyter_deepagent.trace.safe_html import clean_html, markdown_html
+from jupyter_deepagent.trace.safe_html import clean_html
 
 __all__ = [
     "CellView",
@@ -64,52 +64,6 @@ _TODO_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
 def is_terminal(shell: Any) -> bool:
     """True in terminal IPython, where output is printed text rather than updatable displays."""
     return type(shell).__name__ == "TerminalInteractiveShell"
-
-
-class SafeHTML:
-    """Text for the page as HTML the kernel rendered and cleaned (`text/html`), and the text
-    itself (`text/plain`) for terminals and viewers that show no HTML.
-
-    Args:
-        html: Cleaned HTML (from `markdown_html` or `clean_html`); never model text as is.
-        plain: The text as written.
-        metadata: The output's metadata (`{"jupyter_deepagent": {...}}`).
-    """
-
-    def __init__(self, html: str, plain: str, metadata: dict[str, Any] | None = None) -> None:
-        self.html = html
-        self.plain = plain
-        self.metadata = metadata or {}
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
-        return {"text/html": self.html, "text/plain": self.plain}, self.metadata
-
-
-class FrameDisplay:
-    """A DataFrame (subagent results, an `/outputs/*.csv`) shown through pandas' own HTML, which
-    escapes every cell, inside a `mathjax_ignore` block: a `$` in a cell stays a `$`.
-
-    Args:
-        frame: The DataFrame.
-        metadata: The output's metadata (an `/outputs/` file's path).
-    """
-
-    def __init__(self, frame: Any, metadata: dict[str, Any] | None = None) -> None:
-        self.frame = frame
-        self.metadata = metadata or {}
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
-        data = {"text/plain": repr(self.frame)}
-        html = self.frame._repr_html_()
-        if html:
-            data["text/html"] = f'<div class="mathjax_ignore">{html}</div>'
-        return data, self.metadata
-
-
-def markdown(text: str, metadata: dict[str, Any] | None = None) -> SafeHTML:
-    """Markdown (the model's, an agent-written file's, or the kernel's own tables naming threads
-    and users) as an object `display()` shows as safe HTML, and as the text in a terminal."""
-    return SafeHTML(markdown_html(text), text, metadata)
 
 
 def show(obj: Any, **kwargs: Any) -> Any:
@@ -404,15 +358,6 @@ class CellView:
             self._moved = False
         elif self._slot is not None:
             self._slot.update(self._pinned)
-
-
-def code_span(text: str) -> str:
-    """`text` as a Markdown code span whatever backticks it holds (a tool name, arguments)."""
-    if not text:
-        return "` `"
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    padded = text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " ")
-    return f"{fence} {text} {fence}" if padded else f"{fence}{text}{fence}"
 
 
 def show_pending(

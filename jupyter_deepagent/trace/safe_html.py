@@ -13,9 +13,10 @@ a `mathjax_ignore` block, so the page's MathJax leaves it alone: math shows as w
 in code font), never as live markup.
 
 `clean_view_html` is the allow-list of the kernel's own views (the inspector, the sidebar): the
-same without links and images, plus what those views draw themselves: SVG charts (basic shapes and text), radio inputs
-and labels for CSS-only tabs, `jdi-` classes, `data-` attributes they name, and inline styles
-limited to layout and colour properties. `clean_page_html` is for an HTML page the agent wrote,
+same without links and images, plus what those views draw themselves: SVG charts (basic shapes
+and text), radio inputs and labels for CSS-only tabs (their ids and names `jdi-` ones only),
+`jdi-` classes, the `data-` attributes they name, and inline styles limited to layout and colour
+properties. `clean_page_html` is for an HTML page the agent wrote,
 shown in a frame that runs no script: the text allow-list plus stylesheets and classes, so the
 page keeps its look.
 
@@ -67,9 +68,9 @@ _VIEW_STYLE_PROPERTIES = frozenset({
     "width", "max-width", "height", "margin-left", "background", "background-color", "color",
     "text-align", "display",
 })
-_VIEW_CLASS = re.compile(r"jdi(?:-[a-z0-9-]+)?")
-_VIEW_CLASSES = re.compile(r"jdi(?:-[a-z0-9-]+)?(?: jdi(?:-[a-z0-9-]+)?)*")
-_CHECKED = frozenset({"href", "src", "style", "class"})
+_VIEW_CLASS = re.compile(r"jdi(?:-[a-z0-9_-]+)?")
+_VIEW_CLASSES = re.compile(r"jdi(?:-[a-z0-9_-]+)?(?: jdi(?:-[a-z0-9_-]+)?)*")
+_CHECKED = frozenset({"href", "src", "style", "class", "id", "name", "for"})
 _URL_SPACE = re.compile(r"[\x00-\x20\x7f]+")
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
 _LINK_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -102,6 +103,8 @@ def _attribute_filter(view: bool) -> Callable[[str, str, str], str | None]:
             return value if tag == "img" and _safe_url(value, image=True) else None
         if attribute == "style":
             return None if _UNSAFE_STYLE.search(value) else value
+        if attribute != "class":  # the tabs' ids and names: only the views' own, no clobbering
+            return value if value.startswith("jdi-") else None
         if not view or _VIEW_CLASSES.fullmatch(value):
             return value
         kept = [name for name in value.split() if _VIEW_CLASS.fullmatch(name)]

@@ -1,0 +1,71 @@
+"""Displays of text the model or agent wrote: HTML the page shows but never runs, and the text as
+written for terminals.
+
+`SafeHTML` carries HTML the kernel rendered and cleaned (`trace.safe_html`) with its `text/plain`
+twin; `markdown` makes one from Markdown; `FrameDisplay` shows a DataFrame of such text out of
+MathJax's reach; `code_span` quotes any text as Markdown code. None of them imports IPython.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jupyter_deepagent.trace.safe_html import markdown_html
+
+__all__ = ["FrameDisplay", "SafeHTML", "code_span", "markdown"]
+
+
+class SafeHTML:
+    """Text for the page as HTML the kernel rendered and cleaned (`text/html`), and the text
+    itself (`text/plain`) for terminals and viewers that show no HTML.
+
+    Args:
+        html: Cleaned HTML (from `markdown_html` or `clean_html`); never model text as is.
+        plain: The text as written.
+        metadata: The output's metadata (`{"jupyter_deepagent": {...}}`).
+    """
+
+    def __init__(self, html: str, plain: str, metadata: dict[str, Any] | None = None) -> None:
+        self.html = html
+        self.plain = plain
+        self.metadata = metadata or {}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        return {"text/html": self.html, "text/plain": self.plain}, self.metadata
+
+
+class FrameDisplay:
+    """A DataFrame (subagent results, an `/outputs/*.csv`) shown through pandas' own HTML, which
+    escapes every cell, inside a `mathjax_ignore` block: a `$` in a cell stays a `$`.
+
+    Args:
+        frame: The DataFrame.
+        metadata: The output's metadata (an `/outputs/` file's path).
+    """
+
+    def __init__(self, frame: Any, metadata: dict[str, Any] | None = None) -> None:
+        self.frame = frame
+        self.metadata = metadata or {}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        data = {"text/plain": repr(self.frame)}
+        html = self.frame._repr_html_()
+        if html:
+            data["text/html"] = f'<div class="mathjax_ignore">{html}</div>'
+        return data, self.metadata
+
+
+def markdown(text: str, metadata: dict[str, Any] | None = None) -> SafeHTML:
+    """Markdown (the model's, an agent-written file's, or the kernel's own tables naming threads
+    and users) as an object `display()` shows as safe HTML, and as the text in a terminal."""
+    return SafeHTML(markdown_html(text), text, metadata)
+
+
+def code_span(text: str) -> str:
+    """`text` as a Markdown code span whatever backticks it holds (a tool name, arguments)."""
+    if not text:
+        return "` `"
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    padded = text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " ")
+    return f"{fence} {text} {fence}" if padded else f"{fence}{text}{fence}"
