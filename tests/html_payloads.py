@@ -78,6 +78,8 @@ PAYLOADS = {
     "nul_in_tag": "<scr\0ipt>alert(58)</script><img src=x o\0nerror=alert(58)>",
     "handler_beside_a_good_link": '<a href="https://example.org" onclick="alert(59)">x</a>',
     "fence_in_a_list_closed_early": "- ```\n  x\n```\n<img src=x onerror=alert(60)>",
+    "tag_between_prices": "costs $5 and <b onmouseover=alert(61)>$10</b>",
+    "tag_after_a_fenced_block": "```py\nx = '<b>'\n```\n<b onclick=alert(62)>after</b>\n",
 }
 """Markdown (or HTML) that the model, a memory file or a tool's arguments could hold."""
 

@@ -93,6 +93,15 @@ def test_raw_html_in_markdown_is_shown_as_the_characters_written() -> None:
     assert _text(shown) == 'Done. <img src=x onerror="alert(1)"> and <script>x()</script>\n'
 
 
+def test_code_spans_autolinks_and_escapes_read_as_written() -> None:
+    shown = markdown_html("Inline `x <y> z` code and ``a ` <b> ` c`` spans, an autolink "
+                          "<https://example.org/a?b=c>, an escaped \\<b>, and a < b.")
+    tree = _tree(shown)
+    assert [c.text for c in tree.iter("code")] == ["x <y> z", "a ` <b> ` c"]
+    assert [a.get("href") for a in tree.iter("a")] == ["https://example.org/a?b=c"]
+    assert "an escaped <b>, and a < b." in _text(shown)
+
+
 def test_math_stays_readable_as_written_and_out_of_mathjax_reach() -> None:
     shown = markdown_html("Energy $E = mc^2$ and $a*b*c$, costs $5 and $10.\n\n$$\nx < y\n$$")
     tree = _tree(shown)
