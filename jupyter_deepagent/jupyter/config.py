@@ -119,11 +119,15 @@ IMPORTABLE = "<importable>"
 """In `protected_modules`: every top-level module Python finds outside the workspace (the
 standard library and installed packages)."""
 
-DEFAULT_PROTECTED_MODULES = ("ipykernel_launcher", "jupyter_deepagent", IMPORTABLE)
+DEFAULT_PROTECTED_MODULES = (
+    "ipykernel_launcher", "jupyter_deepagent", "storemagic", "autoreload", IMPORTABLE,
+)
 """Module names whose files the agent may not write where a kernel starts: what starts a kernel
-(`python -m ipykernel_launcher`), what `%load_ext jupyter_deepagent` imports, and every module
-of the standard library or an installed package, which a `json.py` or `numpy/__init__.py` in the
-notebook's folder would replace at the next kernel start or import."""
+(`python -m ipykernel_launcher`), what `%load_ext jupyter_deepagent` imports, IPython's own
+extensions (`storemagic`, loaded at every kernel start, and `autoreload`: IPython tries `import
+storemagic` before `IPython.extensions.storemagic`), and every module of the standard library or
+an installed package, which a `json.py` or `numpy/__init__.py` in the notebook's folder would
+replace at the next kernel start or import."""
 
 
 @dataclass(frozen=True)
