@@ -20,6 +20,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from jupyter_deepagent.jupyter.code_display import shown_code
+
 __all__ = ["ApprovalPrompt", "OutputWidgetSink", "approval_markdown"]
 
 Decide = Callable[[str, str, Mapping[str, Any]], None]
@@ -44,13 +46,14 @@ def approval_markdown(pending: Sequence[Mapping[str, Any]], thread: str, *, butt
     lines = [f"**Waiting for your approval** (thread `{thread}`):", ""]
     for request in pending:
         code = _code(request)
-        if code is not None:
-            fence = _fence(code)
-            lines += [f"`{request['name']}`:", "", f"{fence}python", code, fence, ""]
-        else:
-            args = json.dumps(request.get("args", {}), ensure_ascii=False, indent=2, default=str)
-            fence = _fence(args)
-            lines += [f"`{request['name']}`:", "", f"{fence}json", args, fence, ""]
+        language = "python" if code is not None else "json"
+        if code is None:
+            code = json.dumps(request.get("args", {}), ensure_ascii=False, indent=2, default=str)
+        code, notes = shown_code(code)  # invisible or reordering characters made visible
+        fence = _fence(code)
+        lines += [f"`{request['name']}`:", ""]
+        lines += [line for note in notes for line in (f"**Read closely:** {note}", "")]
+        lines += [f"{fence}{language}", code, fence, ""]
     allowed = sorted({d for request in pending for d in request.get("allowed", [])})
     choices = {
         "approve": "`%agent resume approve`",
