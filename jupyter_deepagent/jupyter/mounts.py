@@ -55,6 +55,7 @@ __all__ = [
     "GuardedFolder",
     "adopt_earlier_transcripts",
     "artifact_folder",
+    "kernel_folders_below",
     "notebook_filesystem",
     "notebook_prompt",
 ]
@@ -403,7 +404,7 @@ def notebook_filesystem(
             hidden_paths=hidden_paths,
             protected_paths=protected_paths,
             protected_modules=protected_modules,
-            kernel_folders=_folders_below(workspace, notebook_folder),
+            kernel_folders=kernel_folders_below(workspace, notebook_folder),
             agent_texts=agent_texts,
         ),
         "/memories/": StoreBackend(store, namespace=memory_namespace),
@@ -413,8 +414,9 @@ def notebook_filesystem(
     return CompositeBackend(StateBackend(), routes)
 
 
-def _folders_below(workspace: Path, folder: Path | None) -> tuple[str, ...]:
-    """`folder` as a path from the workspace's top, if it is below it."""
+def kernel_folders_below(workspace: Path, folder: Path | None) -> tuple[str, ...]:
+    """The `kernel_folders` of a `GuardedFolder` on `workspace` for a notebook folder `folder`:
+    `folder` as a path from the workspace's top, if it is below it."""
     if folder is None:
         return ()
     try:
