@@ -73,6 +73,57 @@ def test_files_that_would_run_at_the_next_kernel_start_are_refused(notebook: Not
     assert files_under(notebook.folder) == before  # nothing appeared, nothing changed
 
 
+def test_ipythons_own_extensions_cannot_be_shadowed(notebook: Notebook) -> None:
+    # IPython loads the extension `storemagic` at every kernel start, and `%load_ext
+    # autoreload` is in many notebooks; both try `import <name>` before IPython.extensions.<name>,
+    # so a storemagic.py in the notebook's folder runs at the next kernel start. Neither is a
+    # top-level module found outside the folder, so <importable> alone does not cover them.
+    attempts = [
+        write("/workspace/storemagic.py"),
+        write("/workspace/autoreload/__init__.py"),
+    ]
+    model = attacker(*attempts)
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent\nSave a helper.")
+    assert cell.error is None
+    results = tool_results(model)
+    assert len(results) == len(attempts)
+    assert "instead of the module 'storemagic'" in results[0].text
+    assert "instead of the module 'autoreload'" in results[1].text
+    assert not (notebook.folder / "storemagic.py").exists()
+    assert not (notebook.folder / "autoreload").exists()
+
+
+def test_a_model_providers_package_that_is_not_installed_cannot_be_planted(
+    notebook: Notebook,
+) -> None:
+    # `-m openai:gpt-4o` makes LangChain `import langchain_openai` in the kernel; not installed,
+    # a langchain_openai.py in the notebook's folder is what runs, the day the user tries it
+    attempts = [
+        write("/workspace/langchain_openai.py"),
+        write("/workspace/langchain_community/__init__.py"),
+    ]
+    model = attacker(*attempts)
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent\nSave a helper.")
+    assert cell.error is None
+    results = tool_results(model)
+    assert len(results) == len(attempts)
+    assert "instead of the module 'langchain_openai'" in results[0].text
+    assert "instead of the module 'langchain_community'" in results[1].text
+    assert not (notebook.folder / "langchain_openai.py").exists()
+
+
+def test_a_name_pattern_protects_every_module_it_matches(notebook: Notebook) -> None:
+    notebook.run("%agent config protected_modules=acme_*")
+    fs = notebook.session.filesystem(OutputsBackend())
+    with pytest.raises(PermissionDenied, match="'acme_tools'"):
+        fs.write("/workspace/acme_tools.py", PAYLOAD)
+    fs.write("/workspace/acmetools.py", "# not matched\n")
+    cell = notebook.run("%agent config protected_modules=*")
+    assert "protected_modules takes top-level module names" in cell.stderr + str(cell.error)
+
+
 def test_ordinary_scripts_are_still_written(notebook: Notebook) -> None:
     model = scripted(
         write("/workspace/analysis.py"),

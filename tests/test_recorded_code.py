@@ -273,3 +273,12 @@ def test_the_code_running_check_keys_on_the_tool_name_and_a_runs_code_mark() -> 
     assert not runs_code("read_file") and not runs_code(lookup)
     lookup.metadata = {"runs_code": True}
     assert runs_code(lookup)
+
+
+def test_code_from_the_log_is_shown_with_its_invisible_characters_escaped() -> None:
+    from jupyter_deepagent.jupyter.recorded_code import refusal_text
+
+    code = "x = 1  # \u202e tidy\n\x1b[1A\x1b[2Kimport os\n"  # reorders; erases a terminal line
+    text = refusal_text([{"name": "python", "args": {"code": code}}])
+    assert "\u202e" not in text and "\x1b" not in text
+    assert "\\u202e" in text and "\\x1b[1A" in text and "invisible characters" in text

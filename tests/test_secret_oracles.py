@@ -310,6 +310,25 @@ def test_a_word_list_and_grep_learn_nothing_about_the_env_values(
     assert all("***" not in result for result in (read, *per_word))
 
 
+def test_a_word_list_read_back_through_another_path_learns_nothing(
+    with_db_env: Notebook,
+) -> None:
+    """The same file under a second name (a link the user made, or another spelling on a
+    case-insensitive disk) is still the text the agent wrote: reading it there masks nothing."""
+    (with_db_env.folder / "mirror").symlink_to(".")
+    model = attacker([
+        call("write_file", file_path="/workspace/words.txt", content="\n".join(WORDS) + "\n"),
+        call("read_file", file_path="/workspace/mirror/words.txt"),
+        call("grep", pattern="***", path="/workspace/mirror/words.txt", output_mode="content"),
+        "done",
+    ])
+    with_db_env.session.configure(model=model)
+    assert with_db_env.run("%%agent\nguess the password").error is None
+    read, grep = [str(m.content) for m in model.requests[-1].messages if m.type == "tool"][1:]
+    assert "***" not in read and all(word in read for word in WORDS)
+    assert grep.startswith("No matches")
+
+
 def test_python_output_of_a_word_list_masks_no_guessable_value(with_db_env: Notebook) -> None:
     """What the python tool prints is masked by value too: only values too long and random to
     guess are, so printing a word list tells nothing."""
@@ -353,10 +372,12 @@ def test_only_text_exactly_as_the_agent_wrote_it_is_read_back_unmasked(tmp_path:
     (tmp_path / "theirs.txt").write_text(f"a\n{ENV_KEY}\n")
     guard.edit("/theirs.txt", "a", "b")
     assert guard.read("/theirs.txt").lines == ["b", "***"]
-    guard.write("/gone.txt", ENV_KEY)
+    guard.write("/gone.txt", f"{ENV_KEY}\n")
     guard.delete("/gone.txt")
-    (tmp_path / "gone.txt").write_text(ENV_KEY)  # the same text again, not by the agent
-    assert guard.read("/gone.txt").lines == ["***"]
+    (tmp_path / "gone.txt").write_text(f"{ENV_KEY}\nmore\n")  # not the agent's text
+    assert guard.read("/gone.txt").lines == ["***", "more"]
+    (tmp_path / "copy.txt").write_text(f"{ENV_KEY}\n")  # exactly the agent's text: it knows it
+    assert guard.read("/copy.txt").lines == [ENV_KEY]
 
     outputs = MaskedFolder(OutputsBackend(), redact)
     outputs.save_output("/display-1.json", f'{{"in_use": "{ENV_KEY}"}}')  # the kernel's

@@ -139,6 +139,32 @@ def test_the_served_agent_cannot_change_what_the_server_runs_nor_read_its_thread
     assert (folder / "notes.md").read_text(encoding="utf-8") == "Moss."
 
 
+def test_the_notebooks_folder_is_guarded_when_the_served_workspace_is_above_it(
+    tmp_path: Path,
+) -> None:
+    # the served agent of a folder whose workspace is its parent: the folder's notebooks start
+    # their kernels in it, so an ipykernel_launcher.py there runs at their next kernel start
+    folder = _folder(
+        tmp_path,
+        {"tool_calls": [
+            _call("write_file", file_path="/workspace/project/ipykernel_launcher.py",
+                  content="import os"),
+            _call("write_file", file_path="/workspace/project/json.py", content="import os"),
+            _call("write_file", file_path="/workspace/other/json.py", content="# no kernel"),
+        ]},
+        "Done.",
+        settings='workspace = ".."\n',
+    )
+    trace = trace_run(build_served_agent(folder, store=InMemoryStore()), _ask("Try."))
+    paths = {e["tool_call_id"]: e["args"]["file_path"] for e in trace.of_type("tool_call")}
+    errors = {paths[e["tool_call_id"]]: e["error"] for e in trace.of_type("tool_result")}
+    assert "instead of the module 'ipykernel_launcher'" in errors[
+        "/workspace/project/ipykernel_launcher.py"]
+    assert "instead of the module 'json'" in errors["/workspace/project/json.py"]
+    assert errors["/workspace/other/json.py"] is None  # no kernel starts there
+    assert not (folder / "ipykernel_launcher.py").exists() and not (folder / "json.py").exists()
+
+
 def test_the_workspace_is_the_configured_folder_and_memories_need_the_servers_store(
     tmp_path: Path,
 ) -> None:

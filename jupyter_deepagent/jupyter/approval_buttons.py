@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from jupyter_deepagent.jupyter.code_display import shown_code
 from jupyter_deepagent.jupyter.safe_display import code_span, markdown
 from jupyter_deepagent.trace.safe_html import clean_html
 
@@ -49,13 +50,14 @@ def approval_markdown(pending: Sequence[Mapping[str, Any]], thread: str, *, butt
     for request in pending:
         name = code_span(str(request["name"]))
         code = _code(request)
-        if code is not None:
-            fence = _fence(code)
-            lines += [f"{name}:", "", f"{fence}python", code, fence, ""]
-        else:
-            args = json.dumps(request.get("args", {}), ensure_ascii=False, indent=2, default=str)
-            fence = _fence(args)
-            lines += [f"{name}:", "", f"{fence}json", args, fence, ""]
+        language = "python" if code is not None else "json"
+        if code is None:
+            code = json.dumps(request.get("args", {}), ensure_ascii=False, indent=2, default=str)
+        code, notes = shown_code(code)  # invisible or reordering characters made visible
+        fence = _fence(code)
+        lines += [f"{name}:", ""]
+        lines += [line for note in notes for line in (f"**Read closely:** {note}", "")]
+        lines += [f"{fence}{language}", code, fence, ""]
     allowed = sorted({d for request in pending for d in request.get("allowed", [])})
     choices = {
         "approve": "`%agent resume approve`",

@@ -119,11 +119,17 @@ IMPORTABLE = "<importable>"
 """In `protected_modules`: every top-level module Python finds outside the workspace (the
 standard library and installed packages)."""
 
-DEFAULT_PROTECTED_MODULES = ("ipykernel_launcher", "jupyter_deepagent", IMPORTABLE)
+DEFAULT_PROTECTED_MODULES = (
+    "ipykernel_launcher", "jupyter_deepagent", "storemagic", "autoreload", "langchain_*",
+    IMPORTABLE,
+)
 """Module names whose files the agent may not write where a kernel starts: what starts a kernel
-(`python -m ipykernel_launcher`), what `%load_ext jupyter_deepagent` imports, and every module
-of the standard library or an installed package, which a `json.py` or `numpy/__init__.py` in the
-notebook's folder would replace at the next kernel start or import."""
+(`python -m ipykernel_launcher`), what `%load_ext jupyter_deepagent` imports, IPython's own
+extensions (`storemagic`, loaded at every kernel start, and `autoreload`: IPython tries `import
+storemagic` before `IPython.extensions.storemagic`), LangChain's provider packages (`-m
+openai:...` imports `langchain_openai`, installed or not), and every module of the standard library or
+an installed package, which a `json.py` or `numpy/__init__.py` in the notebook's folder would
+replace at the next kernel start or import."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +175,8 @@ class AgentConfig:
     protected_modules: tuple[str, ...] = DEFAULT_PROTECTED_MODULES
     """Modules whose files (`NAME.py`, `.pyc`, `.so`, `NAME/__init__.py`) the agent may read but
     never write, edit or delete at the workspace's top or in the notebook's folder, where a
-    kernel finds them first; `<importable>`: every standard-library or installed module."""
+    kernel finds them first; `NAME*`: every module whose name starts so; `<importable>`: every
+    standard-library or installed module."""
     replay: str = "auto"
     """The research log's replay mode: auto, strict or off (see `jupyter.recording`)."""
     model_timeout: float | None = 60.0
@@ -305,10 +312,12 @@ def _checked_list(name: str, values: tuple[str, ...], source: str) -> tuple[str,
     if name != "protected_modules":
         return values
     for value in values:
-        if value != IMPORTABLE and not value.isidentifier():
+        name_part = value[:-1] if value.endswith("*") else value
+        if value != IMPORTABLE and not name_part.isidentifier():
             msg = (
                 f"{source}: protected_modules takes top-level module names such as json or "
-                f"numpy (and {IMPORTABLE} for every standard or installed one), not {value!r}"
+                f"numpy, a name's start followed by * (langchain_*), and {IMPORTABLE} for every "
+                f"standard or installed one; not {value!r}"
             )
             raise ValueError(msg)
     return values

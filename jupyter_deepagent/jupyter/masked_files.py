@@ -13,8 +13,9 @@ on a line without a mask has the same position in both.
 
 A text the agent wrote itself is given back as written, unmasked: the agent knows it already,
 so masking it could protect nothing and would only tell which of its words are secrets (write
-a word list, grep it for `***`). `AgentTexts` records the digest of each such text; a
-file whose content is no longer exactly that (the user, the kernel or a tool changed it) is
+a word list, grep it for `***`). `AgentTexts` records the digest of each such text, whatever
+path it was written to or is read from (a link to the same file is no way around it); a file
+whose content is no longer exactly such a text (the user, the kernel or a tool changed it) is
 masked again.
 """
 
@@ -145,43 +146,35 @@ def _digest(text: str) -> bytes:
 
 
 class AgentTexts:
-    """The texts the agent wrote itself, by path (their digests): read back as written.
+    """The texts the agent wrote itself (their digests): read back as written, wherever they are.
 
-    Kept by the session for `/workspace/`, so a file the agent wrote in an earlier run of the
-    kernel is still its own; a file whose text changed since is not.
+    A text counts by its content, not by the path it was written to: the same file reached
+    under a second name (a link, another spelling on a case-insensitive disk) or a copy is still
+    exactly what the agent wrote, and masking it there would tell which of its words are
+    secrets. Kept by the session for `/workspace/`, so a file the agent wrote in an earlier run
+    of the kernel is still its own; a file whose text changed since is not.
     """
 
     def __init__(self) -> None:
-        self._written: dict[str, bytes] = {}
+        self._written: set[bytes] = set()
         self._lock = threading.Lock()
 
-    def wrote(self, path: str, text: str) -> None:
-        """Record that the agent wrote the whole of `text` to `path` (it knows every word)."""
+    def wrote(self, text: str) -> None:
+        """Record that the agent wrote the whole of `text` (it knows every word)."""
         with self._lock:
-            self._written[path] = _digest(text)
+            self._written.add(_digest(text))
 
-    def edited(self, path: str, before: str, after: str) -> None:
-        """Record the text an agent's edit left at `path`: still the agent's own if the text it
-        edited (`before`) was, else the file stays masked."""
+    def edited(self, before: str, after: str) -> None:
+        """Record the text an agent's edit of `before` left: the agent's own if `before` was
+        (else the file stays masked)."""
         with self._lock:
-            if self._written.get(path) == _digest(before):
-                self._written[path] = _digest(after)
-            else:
-                self._written.pop(path, None)
+            if _digest(before) in self._written:
+                self._written.add(_digest(after))
 
-    def forget(self, path: str) -> None:
-        """The file at `path`, or every file under the folder `path`, was deleted or replaced
-        by someone else."""
-        folder = path.rstrip("/") + "/"
+    def is_own(self, raw: str) -> bool:
+        """Whether `raw`, a file's whole text, is exactly a text the agent wrote."""
         with self._lock:
-            for written in [p for p in self._written if p == path or p.startswith(folder)]:
-                del self._written[written]
-
-    def is_own(self, path: str, raw: str) -> bool:
-        """Whether `raw`, the text now at `path`, is exactly what the agent wrote there."""
-        with self._lock:
-            digest = self._written.get(path)
-        return digest is not None and digest == _digest(raw)
+            return _digest(raw) in self._written
 
 
 class MaskedTexts:
@@ -201,22 +194,18 @@ class MaskedTexts:
         self._chars = 0
         self._lock = threading.Lock()
 
-    def wrote(self, path: str, text: str) -> None:
-        """Record that the agent wrote the whole of `text` to `path`."""
-        self.own.wrote(path, text)
+    def wrote(self, text: str) -> None:
+        """Record that the agent wrote the whole of `text`."""
+        self.own.wrote(text)
 
-    def edited(self, path: str, before: MaskedText, text: str) -> None:
-        """Record the text an agent's edit of `before` left at `path`."""
-        self.own.edited(path, before.raw, text)
-
-    def forget(self, path: str) -> None:
-        """The agent's texts at or under `path` are its own no more."""
-        self.own.forget(path)
+    def edited(self, before: MaskedText, text: str) -> None:
+        """Record the text an agent's edit of `before` left."""
+        self.own.edited(before.raw, text)
 
     def get(self, path: str, raw: str, redact: Callable[[str], str] | None) -> MaskedText:
         """`masked_text(raw, redact)`, from the cache when this text was masked the same way;
         `raw` itself when it is the text the agent wrote at `path`."""
-        if self.own.is_own(path, raw):
+        if self.own.is_own(raw):
             return MaskedText(raw, [], raw)
         secrets = redact.fingerprint() if isinstance(redact, Redactor) else id(redact)
         key = (path, len(raw), hash(raw), secrets)

@@ -90,15 +90,14 @@ class MaskedFolder(AsyncBackendMixin):
     def write(self, path: str, content: str) -> WriteResult:
         """Write a file for the agent: it reads this text back as it wrote it."""
         result = self.backend.write(path, content)
-        self._masked.wrote(normalize_virtual_path(path), content)
+        self._masked.wrote(content)
         return result
 
     def save_output(self, path: str, content: str) -> WriteResult:
         """Write a file the kernel made (a figure, a display of a `python` call): the agent
-        reads it masked, since it may show what the user's variables hold."""
-        result = self.backend.write(path, content)
-        self._masked.forget(normalize_virtual_path(path))
-        return result
+        reads it masked, since it may show what the user's variables hold (unless its text is
+        exactly one the agent wrote)."""
+        return self.backend.write(path, content)
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
         """Replace `old`, found in the masked text; refused on a line that holds a mask.
@@ -111,13 +110,12 @@ class MaskedFolder(AsyncBackendMixin):
         shown = self._masked.get(virtual, self.backend.read_text(virtual), self._redactor())
         text, count = shown.edited(virtual, old, new, replace_all)
         self.backend.write(virtual, text)
-        self._masked.edited(virtual, shown, text)
+        self._masked.edited(shown, text)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
         """Delete a file, or a folder with everything under it."""
         self.backend.delete(path)
-        self._masked.forget(normalize_virtual_path(path))
 
     def grep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False

@@ -6,7 +6,8 @@ A kernel starts with its notebook's folder first on `sys.path`, so `/workspace/j
 what `%load_ext jupyter_deepagent` imports. `ShadowedModules` names the module such a file would
 stand in for, so the workspace guard refuses to let the agent write, edit or delete it.
 
-The names come from the `protected_modules` setting: module names, and `<importable>`, which
+The names come from the `protected_modules` setting: module names, name patterns (`langchain_*`:
+every module whose name starts so), and `<importable>`, which
 stands for every top-level module Python finds outside the workspace (the standard library and
 installed packages). A module file is one ending in a suffix import loads (`.py`, `.pyc`, `.so`,
 ...), at the top of a folder where a kernel starts (the workspace's top and the notebook's
@@ -70,7 +71,8 @@ class ShadowedModules:
     """Which module names the agent's files may not stand in for, and where.
 
     Args:
-        names: Module names, and `IMPORTABLE` for every module found outside `root`.
+        names: Module names, `NAME*` for every name that starts with NAME, and `IMPORTABLE` for
+            every module found outside `root`.
         root: The workspace's real path (modules found inside it do not count as outside).
         folders: Folders where a kernel starts, as paths from the workspace's top ("" is the
             top itself).
@@ -79,7 +81,12 @@ class ShadowedModules:
     def __init__(self, names: Iterable[str], root: str, folders: Sequence[str] = ("",)) -> None:
         self.names = tuple(names)
         self.root = os.path.realpath(root)
-        self._listed = {name.casefold() for name in self.names if name != IMPORTABLE}
+        self._listed = {
+            name.casefold() for name in self.names if name != IMPORTABLE and "*" not in name
+        }
+        self._prefixes = tuple(
+            name[:-1].casefold() for name in self.names if name.endswith("*") and name[:-1]
+        )
         self._importable = IMPORTABLE in self.names
         self._folders = tuple(
             tuple(part.casefold() for part in folder.split("/") if part) for folder in folders
@@ -87,7 +94,8 @@ class ShadowedModules:
 
     def protects(self, name: str) -> bool:
         """Whether a file imported as module `name` is refused."""
-        if name.casefold() in self._listed:
+        folded = name.casefold()
+        if folded in self._listed or folded.startswith(self._prefixes):
             return True
         return self._importable and _found_outside(name, self.root)
 

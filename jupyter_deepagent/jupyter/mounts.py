@@ -55,6 +55,7 @@ __all__ = [
     "GuardedFolder",
     "adopt_earlier_transcripts",
     "artifact_folder",
+    "kernel_folders_below",
     "notebook_filesystem",
     "notebook_prompt",
 ]
@@ -304,7 +305,7 @@ class GuardedFolder(AsyncBackendMixin):
     def write(self, path: str, content: str) -> WriteResult:
         """Write a file unless it is hidden or protected (the agent reads it back as written)."""
         result = self.backend.write(self._check_change(path), content)
-        self._masked.wrote(normalize_virtual_path(path), content)
+        self._masked.wrote(content)
         return result
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
@@ -319,13 +320,12 @@ class GuardedFolder(AsyncBackendMixin):
         shown = self._masked.get(virtual, self.backend.read_text(path), self._redactor())
         text, count = shown.edited(virtual, old, new, replace_all)
         self.backend.write(path, text)
-        self._masked.edited(virtual, shown, text)
+        self._masked.edited(shown, text)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
         """Delete a file or folder unless it is, or holds, something hidden or protected."""
         self.backend.delete(self._check_change(path))
-        self._masked.forget(normalize_virtual_path(path))
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
         """Matching files, hidden ones left out."""
@@ -403,7 +403,7 @@ def notebook_filesystem(
             hidden_paths=hidden_paths,
             protected_paths=protected_paths,
             protected_modules=protected_modules,
-            kernel_folders=_folders_below(workspace, notebook_folder),
+            kernel_folders=kernel_folders_below(workspace, notebook_folder),
             agent_texts=agent_texts,
         ),
         "/memories/": StoreBackend(store, namespace=memory_namespace),
@@ -413,8 +413,9 @@ def notebook_filesystem(
     return CompositeBackend(StateBackend(), routes)
 
 
-def _folders_below(workspace: Path, folder: Path | None) -> tuple[str, ...]:
-    """`folder` as a path from the workspace's top, if it is below it."""
+def kernel_folders_below(workspace: Path, folder: Path | None) -> tuple[str, ...]:
+    """The `kernel_folders` of a `GuardedFolder` on `workspace` for a notebook folder `folder`:
+    `folder` as a path from the workspace's top, if it is below it."""
     if folder is None:
         return ()
     try:

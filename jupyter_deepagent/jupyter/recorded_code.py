@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from jupyter_deepagent.harness.approval_policy import runs_code as _marked_as_running_code
+from jupyter_deepagent.jupyter.code_display import shown_code
 
 __all__ = [
     "CODE_RUNNING_TOOLS",
@@ -190,7 +191,8 @@ class RecordedCode:
         if not self.from_log(name, args):
             return
         if self.headless == "approve":
-            print(f"--- {PRINTED_HEADER} ({name}):\n{code_text(name, args)}\n---",
+            shown, notes = shown_code(code_text(name, args))  # no terminal escapes
+            print(f"--- {PRINTED_HEADER} ({name}):\n{_with_notes(shown, notes)}\n---",
                   file=sys.stderr, flush=True)
             return
         msg = (
@@ -211,7 +213,8 @@ def refusal_text(
 ) -> str:
     """Why a resume does not run code from the log, with the code, and what to do."""
     blocks = "\n\n".join(
-        f"--- {r.get('name')}:\n{code_text(str(r.get('name')), r.get('args') or {})}\n---"
+        f"--- {r.get('name')}:\n"
+        f"{_with_notes(*shown_code(code_text(str(r.get('name')), r.get('args') or {})))}\n---"
         for r in waiting
     )
     if headless:
@@ -228,6 +231,11 @@ def refusal_text(
         "model answering in this kernel, and a recorded approval (or a resume cell that Run All "
         f"executes) does not approve it.\n{blocks}\n{todo}"
     )
+
+
+def _with_notes(code: str, notes: Sequence[str]) -> str:
+    """Code as `shown_code` gives it, after its notes (what in it would mislead a reader)."""
+    return "\n".join([*(f"(read closely: {note})" for note in notes), code])
 
 
 def gated_tools(tools: Sequence[Any], recorded: RecordedCode) -> list[Any]:

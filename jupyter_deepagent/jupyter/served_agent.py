@@ -136,10 +136,11 @@ def _filesystem(
     namespace: tuple[str, ...],
     redact: Any,
 ) -> CompositeBackend:
-    """/workspace/ guarded as in the notebook (the generated server files protected too),
+    """/workspace/ guarded as in the notebook (the generated server files protected too, and
+    module files in `folder`, where its notebooks' kernels start),
     /memories/ in the server's store under the project's namespace (the notebooks' of the same
     project, when the server uses their database), everything else in the thread's state."""
-    from jupyter_deepagent.jupyter.mounts import GuardedFolder
+    from jupyter_deepagent.jupyter.mounts import GuardedFolder, kernel_folders_below
 
     protected = tuple(dict.fromkeys((*config.protected_paths, SERVER_CONFIG_FILE, GRAPH_MODULE)))
     guarded = GuardedFolder(
@@ -150,6 +151,8 @@ def _filesystem(
         hidden_paths=tuple(dict.fromkeys((*config.hidden_paths, *SERVER_STATE_FOLDERS))),
         protected_paths=protected,
         protected_modules=config.protected_modules,
+        # the folder's notebooks start their kernels in it, also below a wider workspace
+        kernel_folders=kernel_folders_below(workspace, folder),
     )
     return CompositeBackend(
         StateBackend(), {"/workspace/": guarded, "/memories/": ServerStoreBackend(store, namespace)}
