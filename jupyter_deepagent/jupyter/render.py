@@ -13,7 +13,6 @@ render: the page would run its raw HTML.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -363,20 +362,12 @@ class CellView:
 def show_pending(
     pending: list[dict[str, Any]], thread: str, place: Callable[[Any], None] | None = None
 ) -> None:
-    """The tool calls waiting for approval, and how to answer them."""
-    lines = [f"**Waiting for your approval** (thread {code_span(thread)}):", ""]
-    for request in pending:
-        args = json.dumps(request.get("args", {}), ensure_ascii=False, default=str)
-        lines.append(f"- {code_span(str(request['name']))} {code_span(short_text(args, 300))}")
-    allowed = sorted({d for request in pending for d in request.get("allowed", [])})
-    choices = {
-        "approve": "`%agent resume approve`",
-        "reject": "`%agent resume reject <why>`",
-        "edit": "`%agent resume edit key=value ...`",
-    }
-    options = ", ".join(choices[d] for d in allowed if d in choices)
-    lines += ["", f"Continue in a new cell with {options}."]
-    (place or show)(markdown("\n".join(lines), {"jupyter_deepagent": {"kind": "approval"}}))
+    """The tool calls waiting for approval, and how to answer them (where there are no buttons:
+    the same text as above the buttons, code and hidden characters shown the same way)."""
+    from jupyter_deepagent.jupyter.approval_buttons import approval_markdown
+
+    text = approval_markdown(pending, thread, buttons=False)
+    (place or show)(markdown(text, {"jupyter_deepagent": {"kind": "approval"}}))
 
 
 def prompt_markdown(assembly: Any, label: str, thread: str, size: tuple[int, int]) -> SafeHTML:
