@@ -94,6 +94,26 @@ def test_ipythons_own_extensions_cannot_be_shadowed(notebook: Notebook) -> None:
     assert not (notebook.folder / "autoreload").exists()
 
 
+def test_a_module_of_a_namespace_package_or_an_optional_dependency_cannot_be_planted(
+    notebook: Notebook,
+) -> None:
+    # `google` is a namespace package (google-genai, the default provider): a google/genai.py in
+    # the notebook's folder joins it, and `import google.genai` runs it when the model is made;
+    # `import pandas` tries `numexpr` and `bottleneck`, which need not be installed
+    attempts = [write("/workspace/google/genai.py"), write("/workspace/numexpr.py"),
+                write("/workspace/bottleneck.py")]
+    model = attacker(*attempts)
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent\nSave a helper.")
+    assert cell.error is None
+    results = tool_results(model)
+    assert "instead of the module 'google'" in results[0].text
+    assert "instead of the module 'numexpr'" in results[1].text
+    assert "instead of the module 'bottleneck'" in results[2].text
+    assert not (notebook.folder / "google").exists()
+    assert not (notebook.folder / "numexpr.py").exists()
+
+
 def test_a_model_providers_package_that_is_not_installed_cannot_be_planted(
     notebook: Notebook,
 ) -> None:

@@ -121,13 +121,16 @@ standard library and installed packages)."""
 
 DEFAULT_PROTECTED_MODULES = (
     "ipykernel_launcher", "jupyter_deepagent", "storemagic", "autoreload", "langchain_*",
+    "numexpr", "bottleneck", "pyarrow", "numba", "colorama", "msgpack", "appnope",
     IMPORTABLE,
 )
 """Module names whose files the agent may not write where a kernel starts: what starts a kernel
 (`python -m ipykernel_launcher`), what `%load_ext jupyter_deepagent` imports, IPython's own
 extensions (`storemagic`, loaded at every kernel start, and `autoreload`: IPython tries `import
 storemagic` before `IPython.extensions.storemagic`), LangChain's provider packages (`-m
-openai:...` imports `langchain_openai`, installed or not), and every module of the standard library or
+openai:...` imports `langchain_openai`, installed or not), the optional modules pandas, IPython
+and ipykernel try to import when they load (`numexpr`, `bottleneck`, `pyarrow`, ...: found in the
+folder, not installed, they would run), and every module of the standard library or
 an installed package, which a `json.py` or `numpy/__init__.py` in the notebook's folder would
 replace at the next kernel start or import."""
 

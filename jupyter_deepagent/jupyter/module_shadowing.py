@@ -67,6 +67,18 @@ def _found_outside(name: str, root: str) -> bool:
     return False
 
 
+@functools.cache
+def _namespace_outside(name: str, root: str) -> bool:
+    """Whether `name` is a namespace package found outside `root` (such as `google`), which a
+    folder of that name without `__init__.py` in the kernel's folder becomes part of."""
+    path = [entry for entry in sys.path if not _within(os.path.realpath(entry or os.curdir), root)]
+    try:
+        spec = PathFinder.find_spec(name, path)
+    except (ImportError, ValueError, OSError):
+        return False
+    return spec is not None and spec.origin is None and bool(spec.submodule_search_locations)
+
+
 class ShadowedModules:
     """Which module names the agent's files may not stand in for, and where.
 
@@ -114,8 +126,10 @@ class ShadowedModules:
                 continue
             elif len(rest) == 2 and _module_name(rest[1]) == "__init__":
                 name = rest[0]
-            else:  # deeper: a module of the package, once the package is there to import
-                name = rest[0] if self._is_package(parts[: len(folder) + 1]) else None
+            else:  # deeper: a module of the package, once the package is there to import, or
+                # of a namespace package (`google/genai.py` joins the installed `google.*`)
+                package = self._is_package(parts[: len(folder) + 1])
+                name = rest[0] if package or _namespace_outside(rest[0], self.root) else None
             if name is not None and self.protects(name):
                 return name
         return None
