@@ -289,3 +289,28 @@ def test_names_in_the_option_line_are_masked_like_the_request_but_context_gets_t
         if p.is_file()
     )
     assert key not in stored
+
+
+def test_a_context_value_that_breaks_the_option_lines_quoting_is_given_whole_never_shown(
+    notebook: Notebook,
+) -> None:
+    """A real value with a quote in it used to break the second split of the line, whose error
+    showed the line with the real value in the cell (and so in the saved notebook)."""
+    key = 'sk-Quote"Inside-0123456789abcdefghijklmnop'
+    notebook.run(
+        f"api_key = {key!r}\n"
+        "from langchain.tools import ToolRuntime\n"
+        "from jupyter_deepagent import agent_tool\n"
+        "@agent_tool\n"
+        "def check_key(runtime: ToolRuntime[dict]) -> str:\n"
+        '    """Tell whether the service key arrived."""\n'
+        f"    return 'key arrived' if runtime.context['key'] == {key!r} else 'wrong key'\n"
+    )
+    model = scripted(call("check_key"), "ok")
+    notebook.session.configure(model=model)
+    cell = notebook.run('%%agent --system "Be brief." --context key={api_key}\nhello')
+    assert cell.error is None
+    assert key not in cell.stdout + cell.stderr
+    assert all(key not in str(output.data) for output in cell.outputs)
+    sent = "\n".join(m.text for request in model.requests for m in request.messages)
+    assert "key arrived" in sent and key not in sent

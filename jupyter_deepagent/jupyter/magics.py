@@ -167,8 +167,11 @@ class AgentMagics(Magics):
         """
         options = parse_run_options(interpolate(line, namespace, self._masked_value))
         if options.context and "{" in line:
-            real = parse_run_options(interpolate(line, namespace))
-            options = replace(options, context=real.context)
+            # each --context value filled in after the line is split, so a real value (a key
+            # holding a quote) can neither break the split nor appear in its error
+            written = parse_run_options(line).context
+            options = replace(options, context={
+                key: interpolate(value, namespace) for key, value in written.items()})
         return options
 
     def _masked_value(self, path: str, value: Any) -> str:
