@@ -52,6 +52,17 @@ def test_an_append_after_a_fragment_starts_a_fresh_line_and_the_chain_resumes(
     assert log.path.read_bytes().count(b"\n") == 3  # the fragment stays on its own line
 
 
+def test_a_record_holding_a_lone_surrogate_is_written_readable_and_intact(tmp_path: Path) -> None:
+    # a model's text can hold half of a surrogate pair; written raw it was not UTF-8, and the
+    # next read took the record for a damaged line and dropped it from the replay
+    log = ResearchLog(tmp_path / "study.ipynb.agentlog.jsonl")
+    log.append(_record(1, text="half a pair: \ud83d, then more"))
+    log.append(_record(2))
+    assert [r["text"] for r in log.records()] == ["half a pair: \ud83d, then more", "plain"]
+    assert log.verify() == []
+    log.path.read_bytes().decode("utf-8")  # the file stays valid UTF-8
+
+
 def test_a_line_cut_inside_a_multibyte_character_is_named_and_every_other_record_reads(
     tmp_path: Path,
 ) -> None:

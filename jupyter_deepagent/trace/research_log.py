@@ -187,10 +187,13 @@ class ResearchLog:
         chained["hash"] = _line_hash(chained)
         # written in its own key order (a tool call's arguments keep theirs); hashed sorted
         line = json.dumps(chained, ensure_ascii=False, separators=(",", ":"))
+        try:
+            data = (line + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (a model's text can hold one): escaped
+            data = (json.dumps(chained, separators=(",", ":")) + "\n").encode("ascii")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("ab") as handle:
-            handle.write(("\n" if scan.ends_open else "").encode() + (line + "\n").encode(
-                "utf-8", "surrogatepass"))
+            handle.write(("\n" if scan.ends_open else "").encode() + data)
             handle.flush()
             os.fsync(handle.fileno())
         return chained
