@@ -77,6 +77,12 @@ def test_a_rehashed_log_runs_no_code_through_an_existing_resume_cell(
     assert "waiting for approval" in paused.live_text
     assert "comes from the research log" in paused.live_text
     assert str(marker) in "\n".join(paused.markdown)  # the pause shows the code itself
+    from jupyter_deepagent.jupyter.recorded_code import recorded_code_id
+
+    code_id = recorded_code_id([{"name": "python", "args": {"code": _evil(marker)}}])
+    [asked] = [text for text in paused.markdown if "Waiting for your approval" in text]
+    assert f"`%agent resume approve {code_id}`" in asked  # the command that does approve it
+    assert "`%agent resume approve`" not in asked
     assert resumed.error is not None
     message = str(resumed.error)
     assert "comes from the research log" in message

@@ -44,8 +44,11 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def approval_markdown(pending: Sequence[Mapping[str, Any]], thread: str, *, buttons: bool) -> str:
-    """The waiting calls as Markdown, with how to answer them."""
+def approval_markdown(
+    pending: Sequence[Mapping[str, Any]], thread: str, *, buttons: bool, code_id: str | None = None
+) -> str:
+    """The waiting calls as Markdown, with how to answer them (`code_id`: the code comes from
+    a research log, and only `%agent resume approve CODE_ID` names it)."""
     lines = [f"**Waiting for your approval** (thread {code_span(thread)}):", ""]
     for request in pending:
         name = code_span(str(request["name"]))
@@ -60,7 +63,7 @@ def approval_markdown(pending: Sequence[Mapping[str, Any]], thread: str, *, butt
         lines += [f"{fence}{language}", code, fence, ""]
     allowed = sorted({d for request in pending for d in request.get("allowed", [])})
     choices = {
-        "approve": "`%agent resume approve`",
+        "approve": f"`%agent resume approve {code_id}`" if code_id else "`%agent resume approve`",
         "reject": "`%agent resume reject <why>`",
         "edit": "`%agent resume edit key=value ...`",
     }
@@ -78,15 +81,19 @@ class ApprovalPrompt:
         thread: The thread that waits.
         decide: Resumes the run with (decision, reason, edits); what it displays goes to the
             prompt's Output widget. It raises to report a refusal (shown beside the buttons).
+        code_id: The id of the code, when it comes from a research log (the text then names
+            `%agent resume approve CODE_ID`, the only command that approves it).
     """
 
     def __init__(
-        self, pending: Sequence[Mapping[str, Any]], thread: str, decide: Decide
+        self, pending: Sequence[Mapping[str, Any]], thread: str, decide: Decide,
+        code_id: str | None = None,
     ) -> None:
         import ipywidgets as widgets
 
         self.pending = list(pending)
         self.thread = thread
+        self.code_id = code_id
         self._decide = decide
         self._busy = threading.Lock()
         self.done = False
@@ -127,7 +134,7 @@ class ApprovalPrompt:
         from IPython.display import display
 
         place = place or display
-        text = approval_markdown(self.pending, self.thread, buttons=True)
+        text = approval_markdown(self.pending, self.thread, buttons=True, code_id=self.code_id)
         place(markdown(text, {"jupyter_deepagent": {"kind": "approval"}}))
         place(self)
 

@@ -278,14 +278,16 @@ class AgentMagics(Magics):
         show_files(output_displays(outcome.outputs), rich=view.rich,
                    order=written_order(outcome.trace.events), place=view.below)
         from_log = self.session.recorded_code.waiting(pending) if pending else []
+        code_id = None
         if from_log:
             from jupyter_deepagent.jupyter.recorded_code import recorded_code_id
 
+            code_id = recorded_code_id(from_log)
             view.note("the code waiting for approval comes from the research log, not from a "
                       "model answering in this kernel: read it; Approve, or "
-                      f"`%agent resume approve {recorded_code_id(from_log)}`, runs it")
+                      f"`%agent resume approve {code_id}`, runs it")
         if pending:
-            self._ask(view, outcome)
+            self._ask(view, outcome, code_id)
         if finished:
             frame = outcome.trace.results_frame()
             self.shell.user_ns[into] = frame
@@ -443,11 +445,12 @@ class AgentMagics(Magics):
         assembly, label = session.prompt_for(name)
         show(prompt_markdown(assembly, label, name, session.conversation_size(name)))
 
-    def _ask(self, view: CellView, outcome: RunOutcome) -> None:
-        """Show the calls waiting for approval: with buttons in Jupyter, as text in a terminal."""
+    def _ask(self, view: CellView, outcome: RunOutcome, code_id: str | None = None) -> None:
+        """Show the calls waiting for approval: with buttons in Jupyter, as text in a terminal
+        (`code_id`: the id that approves code from a research log)."""
         thread = outcome.plan.thread
         if not view.rich:
-            show_pending(outcome.pending, thread, place=view.below)
+            show_pending(outcome.pending, thread, place=view.below, code_id=code_id)
             return
         from jupyter_deepagent.jupyter.approval_buttons import ApprovalPrompt
         from jupyter_deepagent.jupyter.approvals import interrupt_ids
@@ -459,7 +462,7 @@ class AgentMagics(Magics):
             command = ResumeCommand(decision, message=message, edits=dict(edits), thread=thread)
             self._resume(command, via="button", cell=cell, shown=shown)
 
-        prompt = ApprovalPrompt(outcome.pending, thread, decide)
+        prompt = ApprovalPrompt(outcome.pending, thread, decide, code_id)
         self._prompts[thread] = prompt
         prompt.show(place=view.below)
 

@@ -360,13 +360,14 @@ class CellView:
 
 
 def show_pending(
-    pending: list[dict[str, Any]], thread: str, place: Callable[[Any], None] | None = None
+    pending: list[dict[str, Any]], thread: str, place: Callable[[Any], None] | None = None,
+    code_id: str | None = None,
 ) -> None:
     """The tool calls waiting for approval, and how to answer them (where there are no buttons:
     the same text as above the buttons, code and hidden characters shown the same way)."""
     from jupyter_deepagent.jupyter.approval_buttons import approval_markdown
 
-    text = approval_markdown(pending, thread, buttons=False)
+    text = approval_markdown(pending, thread, buttons=False, code_id=code_id)
     (place or show)(markdown(text, {"jupyter_deepagent": {"kind": "approval"}}))
 
 
