@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from test_cli import LOOPBACK_ONLY, _cli
 from test_replay import _fresh_kernel
@@ -288,3 +289,29 @@ def test_code_from_the_log_is_shown_with_its_invisible_characters_escaped() -> N
     text = refusal_text([{"name": "python", "args": {"code": code}}])
     assert "\u202e" not in text and "\x1b" not in text
     assert "\\u202e" in text and "\\x1b[1A" in text and "invisible characters" in text
+
+
+def test_a_marked_tool_whose_recorded_arguments_arrive_converted_is_still_refused() -> None:
+    # the log recorded {"limit": "5"}; the tool's schema hands the function limit=5, so the
+    # arguments the tool sees differ from the ones the log served
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    from jupyter_deepagent import RUNS_CODE
+    from jupyter_deepagent.jupyter.recorded_code import RecordedCode
+
+    @tool
+    def query_rows(cond: str, limit: int) -> str:
+        """Rows matching a pandas query."""
+        return cond
+
+    query_rows.metadata = {RUNS_CODE: True}
+    recorded = RecordedCode()
+    recorded.code_running([query_rows])
+    evil = "@__builtins__.__import__('os').system('x')"
+    recorded.note_served(AIMessage("", tool_calls=[
+        {"name": "query_rows", "args": {"cond": evil, "limit": "5"}, "id": "c1"}]))
+    with pytest.raises(PermissionError, match="comes from the research log"):
+        recorded.gate("query_rows", {"cond": evil, "limit": 5})
+    recorded.approve("query_rows", {"cond": evil, "limit": "5"})  # the pause showed it: approved
+    recorded.gate("query_rows", {"cond": evil, "limit": 5})  # now it runs

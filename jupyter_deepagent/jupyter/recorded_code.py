@@ -93,6 +93,7 @@ class RecordedCode:
         self.headless: str | None = None
         self._names: set[str] = set(CODE_RUNNING_TOOLS)
         self._served: set[str] = set()
+        self._served_by_tool: dict[str, set[str]] = {}
         self._approved: set[str] = set()
         self._lock = threading.Lock()
 
@@ -108,7 +109,9 @@ class RecordedCode:
         with self._lock:
             for call in getattr(message, "tool_calls", None) or []:
                 if call.get("name") in self._names:
-                    self._served.add(_key(call["name"], call.get("args") or {}))
+                    key = _key(call["name"], call.get("args") or {})
+                    self._served.add(key)
+                    self._served_by_tool.setdefault(call["name"], set()).add(key)
 
     def note_thread(self, messages: Sequence[Any]) -> None:
         """Remember the calls of a thread's last model reply if the log served it (marked by
@@ -119,6 +122,17 @@ class RecordedCode:
         if last is not None and (getattr(last, "response_metadata", None) or {}).get(
                 SERVED_FROM_LOG):
             self.note_served(last)
+
+    def _awaits(self, name: str, args: Mapping[str, Any]) -> bool:
+        """At the tool, for a tool other than `python`: whether a call of it that the log served
+        is unapproved while this call's own code is not approved. The tool sees its arguments
+        after validation (`"5"` may arrive as 5), so an exact match alone could miss them."""
+        if name in CODE_RUNNING_TOOLS:
+            return False
+        key = _key(name, args)
+        with self._lock:
+            waiting = self._served_by_tool.get(name, set()) - self._approved
+            return bool(waiting) and key not in self._approved
 
     def from_log(self, name: str, args: Mapping[str, Any]) -> bool:
         """Tell whether this call's code was served by a research log and not approved here."""
@@ -188,7 +202,7 @@ class RecordedCode:
         Raises:
             PermissionError: The code comes from the research log and was not approved here.
         """
-        if not self.from_log(name, args):
+        if not (self.from_log(name, args) or self._awaits(name, args)):
             return
         if self.headless == "approve":
             shown, notes = shown_code(code_text(name, args))  # no terminal escapes
