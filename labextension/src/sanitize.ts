@@ -103,7 +103,8 @@ export const ALLOWED_ATTR = [
 ];
 
 /** CSS that could fetch something or run script in an old engine. */
-const LOADING_CSS = /url\s*\(|@import|expression\s*\(|javascript:|-moz-binding|behavior\s*:/i;
+const LOADING_CSS =
+  /(?:url|image-set|image|cross-fade|element|paint|expression)\s*\(|@import|javascript:|-moz-binding|behavior\s*:/i;
 
 /** The panel's own DOMPurify, so its settings touch no other user of the library. */
 const purifier = DOMPurify(window);

@@ -67,7 +67,9 @@ const PAYLOADS = [
   '<div style="width: expression(window.hacked=1)">e</div>',
   '<style>@import url("https://example.org/steal.css");</style>',
   '<style>.x{background:url(https://example.org/?leak)}</style>',
-  '<span class="x" style="behavior: url(x.htc)">b</span>'
+  '<span class="x" style="behavior: url(x.htc)">b</span>',
+  '<span style="background:image-set(\'https://example.org/?k=1\' 1x)">i</span>',
+  '<style>.x{background:-webkit-image-set("https://example.org/?k=2" 1x)}</style>'
 ];
 
 /** Every problem of a cleaned fragment: an element or attribute that could run or load. */
@@ -91,11 +93,11 @@ function problems(root: ParentNode): string[] {
         'formaction', 'data', 'autofocus'].includes(key)) {
         found.push(`<${name} ${key}>`);
       }
-      if (/url\(|expression\(|javascript:|behavior:/.test(value)) {
+      if (/url\(|image-set\(|expression\(|javascript:|behavior:/.test(value)) {
         found.push(`<${name} ${key}=${attribute.value}>`);
       }
     }
-    if (name === 'style' && /url\(|@import/.test(element.textContent || '')) {
+    if (name === 'style' && /url\(|image-set\(|@import/.test(element.textContent || '')) {
       found.push(`<style>${element.textContent}</style>`);
     }
   }
