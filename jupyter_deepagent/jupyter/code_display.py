@@ -22,11 +22,16 @@ FAR_RIGHT_BLANKS = 40
 _PUSHED = re.compile(r"\S([ \t\u00a0]{%d,})\S" % FAR_RIGHT_BLANKS)
 
 
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+"""Hangul fillers: letters (Python takes them in names) that are drawn as nothing."""
+
+
 def _hides(char: str) -> bool:
     """Whether `char` is drawn as nothing, reorders text or acts on a terminal."""
     if char in "\n\t":
         return False
-    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cn")
+    return char in _BLANK_LETTERS or unicodedata.category(char) in (
+        "Cc", "Cf", "Zl", "Zp", "Co", "Cn")
 
 
 def _escape(char: str) -> str:
