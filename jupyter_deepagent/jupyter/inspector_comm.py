@@ -51,6 +51,8 @@ REQUEST_WINDOW = 1.0
 MAX_SIDEBARS = 16
 """At most this many sidebar comms open at once (every live event goes to each of them)."""
 
+_now = time.monotonic  # the clock of the request limit
+
 
 class SidebarChannel:
     """Answers the sidebar's requests from the magics' run history and the run in progress.
@@ -147,7 +149,7 @@ class SidebarChannel:
 
     def _admit(self, comm: Any) -> bool:
         """True if `comm` asked fewer than `REQUEST_BURST` requests in the last `REQUEST_WINDOW`."""
-        now = time.monotonic()
+        now = _now()
         with self._lock:
             asked = self._asked.setdefault(id(comm), deque(maxlen=REQUEST_BURST))
             if len(asked) == REQUEST_BURST and now - asked[0] < REQUEST_WINDOW:
