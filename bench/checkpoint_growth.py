@@ -33,7 +33,7 @@ def one_run(files: int, megabytes: float) -> dict[str, float]:
     from traitlets.config import Config
 
     from jupyter_deepagent import ScriptedChatModel
-    from jupyter_deepagent.jupyter.magics import get_session
+    from jupyter_deepagent.jupyter.magic.magics import get_session
 
     chars = int(megabytes * 1_000_000)
     rng = random.Random(files)

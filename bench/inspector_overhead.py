@@ -28,7 +28,7 @@ def run_once(steps: int, inspector: str) -> tuple[float, int, int, float]:
     from langchain.tools import tool
 
     from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
-    from jupyter_deepagent.jupyter.inspector_widget import Inspector
+    from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
 
     @tool
     def note(index: int) -> str:

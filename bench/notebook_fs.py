@@ -38,9 +38,9 @@ from traitlets.config import Config  # noqa: E402
 from jupyter_deepagent._exceptions import BackendError  # noqa: E402
 from jupyter_deepagent.backends import limiting_matches  # noqa: E402
 from jupyter_deepagent.harness.tools._format import GREP_MATCH_LIMIT  # noqa: E402
-from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend  # noqa: E402
-from jupyter_deepagent.jupyter.output_capture import OutputCapture  # noqa: E402
-from jupyter_deepagent.jupyter.redaction import Redactor  # noqa: E402
+from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend  # noqa: E402
+from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture  # noqa: E402
+from jupyter_deepagent.project.secrets.redaction import Redactor  # noqa: E402
 
 KEY = "AIza" + "SyBenchmarkKey0123456789abcdefghijk"  # split: no key-shaped literal
 

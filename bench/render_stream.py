@@ -62,7 +62,7 @@ class FakeHandle:
 
 def stream_once(text: str, paced: bool) -> tuple[float, int]:
     """CPU seconds to stream `text` into a CellView and show the answer; renders made."""
-    from jupyter_deepagent.jupyter import render
+    from jupyter_deepagent.jupyter.views import render
 
     handle = FakeHandle()
     fed = [0]

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from jupyter_deepagent.cli.headless import run_notebook
-from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
 

@@ -17,8 +17,8 @@ import time
 from typing import Any
 
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.jupyter import inspector_comm
-from jupyter_deepagent.jupyter.sidebar_protocol import PROTOCOL_VERSION
+from jupyter_deepagent.jupyter.sidebar import channel
+from jupyter_deepagent.jupyter.sidebar.protocol import PROTOCOL_VERSION
 
 
 class _History:

@@ -87,7 +87,7 @@ def run(storage: Any, steps: int, size: Any) -> dict[str, Any]:
 
 def sqlite(steps: int) -> dict[str, Any]:
     """The run on the SQLite files of a temporary state folder."""
-    from jupyter_deepagent.jupyter.sqlite_storage import SqliteStorage
+    from jupyter_deepagent.project.storage.sqlite import SqliteStorage
 
     with tempfile.TemporaryDirectory() as folder:
         state = Path(folder) / ".deepagent"
@@ -104,7 +104,7 @@ def sqlite(steps: int) -> dict[str, Any]:
 
 def postgres(steps: int, url: str | None) -> dict[str, Any] | None:
     """The run on a PostgreSQL database: `url`, or a temporary server's (None without one)."""
-    from jupyter_deepagent.jupyter.postgres_storage import PostgresStorage
+    from jupyter_deepagent.project.storage.postgres import PostgresStorage
 
     server = None
     if url is None:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from jupyter_deepagent.backends import DiskBackend
-from jupyter_deepagent.jupyter.mounts import GuardedFolder
+from jupyter_deepagent.project.workspace import GuardedFolder
 
 
 def timed(label: str, count: int, run) -> None:

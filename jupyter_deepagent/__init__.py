@@ -26,6 +26,7 @@ __all__ = [
     "FileNotFound",
     "FileTooLarge",
     "HarnessProfile",
+    "InputError",
     "Inspector",
     "InvalidPath",
     "MissingAPIKey",
@@ -80,9 +81,9 @@ _EXPORTS: dict[str, str] = {
     "CompiledSubAgent": "jupyter_deepagent.harness.subagents.specs",
     "results_frame": "jupyter_deepagent.trace.results",
     "trace_remote_run": "jupyter_deepagent.trace.remote_run",
-    "build_served_agent": "jupyter_deepagent.jupyter.served_agent",
-    "agent_tool": "jupyter_deepagent.jupyter.notebook_tools",
-    "Inspector": "jupyter_deepagent.jupyter.inspector_widget",
+    "build_served_agent": "jupyter_deepagent.server.served_agent",
+    "agent_tool": "jupyter_deepagent.jupyter.tools.notebook_tools",
+    "Inspector": "jupyter_deepagent.jupyter.views.inspector_widget",
     **dict.fromkeys(_exceptions.__all__, "jupyter_deepagent._exceptions"),
 }
 
@@ -123,6 +124,7 @@ if TYPE_CHECKING:
         EditConflict,
         FileNotFound,
         FileTooLarge,
+        InputError,
         InvalidPath,
         MissingAPIKey,
         ModelCallFailed,
@@ -143,9 +145,9 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.prompt.profile import HarnessProfile
     from jupyter_deepagent.harness.prompt.sections import PromptAssembly, PromptSection
     from jupyter_deepagent.harness.subagents.specs import CompiledSubAgent, SubAgent
-    from jupyter_deepagent.jupyter.inspector_widget import Inspector
-    from jupyter_deepagent.jupyter.notebook_tools import agent_tool
-    from jupyter_deepagent.jupyter.served_agent import build_served_agent
+    from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
+    from jupyter_deepagent.jupyter.tools.notebook_tools import agent_tool
+    from jupyter_deepagent.server.served_agent import build_served_agent
     from jupyter_deepagent.trace.remote_run import trace_remote_run
     from jupyter_deepagent.trace.results import results_frame
     from jupyter_deepagent.trace.run_trace import RunTrace, atrace_run, trace_run

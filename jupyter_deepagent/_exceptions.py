@@ -9,6 +9,8 @@ ResearchAssistantError
  │    ├── EditConflict             old text not found, or found more than once
  │    ├── FileTooLarge             over the backend's max_file_bytes
  │    └── BinaryFile               the file is not text; it is reported, not dumped
+ ├── InputError (also ValueError)  a setting, option, env file, state folder or research log the
+ │                                 user wrote cannot be used; carries .source
  ├── ModelConfigurationError       a model string or key cannot be turned into a model
  │    └── MissingAPIKey            the provider needs a key that is not set
  ├── ModelCallFailed               a model call failed (network, provider); secrets masked
@@ -35,6 +37,7 @@ __all__ = [
     "EditConflict",
     "FileNotFound",
     "FileTooLarge",
+    "InputError",
     "InvalidPath",
     "MissingAPIKey",
     "ModelCallFailed",
@@ -51,6 +54,17 @@ __all__ = [
 
 class ResearchAssistantError(Exception):
     """Root of every error raised by jupyter_deepagent."""
+
+
+class InputError(ResearchAssistantError, ValueError):
+    """Something the user wrote or keeps cannot be used: a setting in a TOML file or `%agent config`,
+    a magic option, an env file, a state folder, a research log. The message says which, what is
+    wrong and what to do; `source` names the file or option when one is known. It is a `ValueError`
+    too, so code that caught those keeps working."""
+
+    def __init__(self, message: str, *, source: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
 
 
 class BackendError(ResearchAssistantError):

@@ -115,9 +115,9 @@ def any_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Moun
     elif kind == "disk":
         yield MountedBackend(DiskBackend(tmp_path / "root"))
     elif kind == "outputs-masked":  # /outputs/ as the agent sees it
-        from jupyter_deepagent.jupyter.masked_folder import MaskedFolder
-        from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
-        from jupyter_deepagent.jupyter.redaction import Redactor
+        from jupyter_deepagent.project.secrets.masked_folder import MaskedFolder
+        from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
+        from jupyter_deepagent.project.secrets.redaction import Redactor
 
         yield MountedBackend(MaskedFolder(OutputsBackend(), Redactor(environ={})))
     else:

@@ -25,7 +25,7 @@ from langchain.tools import tool
 from traitlets.config import Config
 
 from jupyter_deepagent import ScriptedChatModel, ThreadBusy
-from jupyter_deepagent.jupyter.magics import get_session
+from jupyter_deepagent.jupyter.magic.magics import get_session
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from traitlets.config import Config
 
-from jupyter_deepagent.jupyter.output_capture import OutputCapture
+from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
 
@@ -84,7 +84,7 @@ class Notebook:
 
     @property
     def session(self) -> Any:
-        from jupyter_deepagent.jupyter.magics import get_session
+        from jupyter_deepagent.jupyter.magic.magics import get_session
 
         return get_session(self.shell)
 

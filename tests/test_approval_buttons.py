@@ -165,7 +165,7 @@ def test_a_button_for_a_forgotten_thread_runs_nothing(notebook: Notebook) -> Non
 
 
 def test_without_widgets_the_calls_and_commands_are_markdown() -> None:
-    from jupyter_deepagent.jupyter.approval_buttons import approval_markdown
+    from jupyter_deepagent.jupyter.views.approval_buttons import approval_markdown
 
     text = approval_markdown(
         [{"name": "python", "args": {"code": "x = '```'"}, "allowed": ["approve", "reject"]}],

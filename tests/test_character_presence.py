@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from jupyter_deepagent.jupyter.character_presence import CharacterPresence
-from jupyter_deepagent.jupyter.redaction import Redactor
+from jupyter_deepagent.project.secrets._presence import CharacterPresence
+from jupyter_deepagent.project.secrets.redaction import Redactor
 
 
 def test_find_agrees_with_str_find_on_random_slices() -> None:

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from jupyter_deepagent.trace.research_log import log_path_for
+from jupyter_deepagent.trace.research_log.log import log_path_for
 
 EXAMPLE = Path(__file__).parents[1] / "notebooks" / "01_first_research_run.ipynb"
 LOOPBACK_ONLY = pytest.mark.allow_hosts(["127.0.0.1"])

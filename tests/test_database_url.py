@@ -235,7 +235,7 @@ def test_a_stray_percent_in_the_password_is_refused_without_echoing_it(
 
 
 def _open_storage_in_a_process(url: str) -> str:
-    from jupyter_deepagent.jupyter.postgres_storage import PostgresStorage
+    from jupyter_deepagent.project.storage.postgres import PostgresStorage
 
     try:
         PostgresStorage(url).close()

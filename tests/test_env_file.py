@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jupyter_deepagent.jupyter.env_file import read_env_file
+from jupyter_deepagent.project.secrets.env_file import read_env_file
 
 
 def test_malformed_lines_are_named_by_their_key_or_line_number(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_deepagent import BackendError
-from jupyter_deepagent.backends._glob import MAX_GLOB_ALTERNATIVES, compile_glob, expand_braces
+from jupyter_deepagent.backends.matching._glob import MAX_GLOB_ALTERNATIVES, compile_glob, expand_braces
 
 
 def _reference_braces(pattern: str) -> list[str]:

@@ -13,8 +13,8 @@ from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.harness.tools._format import GREP_MATCH_LIMIT
-from jupyter_deepagent.jupyter.mounts import GuardedFolder
-from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend
+from jupyter_deepagent.project.workspace import GuardedFolder
+from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend
 
 LINES = 300_000
 

@@ -14,7 +14,7 @@ from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.harness.tools.filesystem import filesystem_tools
-from jupyter_deepagent.jupyter.mounts import GuardedFolder
+from jupyter_deepagent.project.workspace import GuardedFolder
 
 
 def _grep(backend: BackendProtocol, **args: Any) -> str:

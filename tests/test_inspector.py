@@ -19,9 +19,9 @@ from jupyter_deepagent import (
     trace_run,
 )
 from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
-from jupyter_deepagent.trace.inspector import build_snapshot
-from jupyter_deepagent.trace.inspector_tasks import json_value
-from jupyter_deepagent.trace.inspector_text import snapshot_text
+from jupyter_deepagent.trace.inspector.snapshot import build_snapshot
+from jupyter_deepagent.trace.inspector.tasks_tab import json_value
+from jupyter_deepagent.trace.inspector.text import snapshot_text
 
 SKILL = "---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n"
 
@@ -267,13 +267,13 @@ def test_file_written_events_name_the_files_and_unknown_event_types_are_ignored(
     [outputs] = [g["files"] for g in snap["files"]["mounts"] if g["mount"] == "/outputs/"]
     assert [(f["path"], f["preview"]) for f in outputs] == [("/outputs/b.md", "# B")]
     assert snap["run"]["status"] == "ok" and snap["run"]["model"] == "scripted:x"
-    from jupyter_deepagent.jupyter.output_files import written_order
+    from jupyter_deepagent.jupyter.views.output_files import written_order
 
     assert written_order(events) == ["/outputs/b.md"]
 
 
 def test_outputs_are_shown_in_the_order_of_the_reply_not_the_order_the_writes_finished() -> None:
-    from jupyter_deepagent.jupyter.output_files import written_order
+    from jupyter_deepagent.jupyter.views.output_files import written_order
 
     def event(kind: str, **fields: object) -> dict:
         return {"type": kind, "agent": "main", "task_id": None, **fields}

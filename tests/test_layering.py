@@ -1,7 +1,9 @@
-"""The layer rule, read from every module's imports (ast): backends -> harness -> trace -> jupyter
--> cli. A layer imports only the layers before it (and the shared foundation: the exceptions and
-the event schema), never another layer's private module, and below `jupyter/` nothing imports
-the notebook stack, nor pandas at module level."""
+"""The layer rule, read from every module's imports (ast): backends -> harness -> trace -> project
+-> jupyter | server -> cli. A layer imports only the layers before it (and the shared foundation:
+the exceptions and the event schema), never a peer face nor another layer's private module. Only
+`jupyter/` (the kernel face) and the CLI above it may import the notebook stack; below them pandas
+loads only inside a function. No two modules import each other, even through an import inside a
+function."""
 
 from __future__ import annotations
 
@@ -18,10 +20,13 @@ LAYERS = {
     "backends": 1,
     "harness": 2,
     "trace": 3,
-    "jupyter": 4,
-    "cli": 5,
+    "project": 4,  # a notebook folder's agent, whoever runs it
+    "jupyter": 5,  # the kernel face
+    "server": 5,  # the LangGraph Server face: a peer of jupyter/, never importing it
+    "cli": 6,
 }
-NOTEBOOK_STACK = ("IPython", "ipywidgets", "nbformat", "nbclient", "ipykernel")
+NOTEBOOK_FACES = ("jupyter", "cli")  # the only parts that may import the notebook stack
+NOTEBOOK_STACK = ("IPython", "ipywidgets", "nbformat", "nbclient", "ipykernel", "comm")
 MODULE_LEVEL_ONLY = ("pandas",)  # allowed below jupyter/, but only inside a function
 
 
@@ -78,16 +83,16 @@ def _violations(package: Path = PACKAGE) -> list[str]:
         where = f"{path.relative_to(package.parent)}"
         for target, line, module_level in _imports(tree, module, path.name == "__init__.py"):
             root = target.split(".")[0]
-            if level < LAYERS["jupyter"] and root in NOTEBOOK_STACK:
-                problems.append(f"{where}:{line} imports {target} below jupyter/")
-            if level < LAYERS["jupyter"] and root in MODULE_LEVEL_ONLY and module_level:
+            if part not in NOTEBOOK_FACES and root in NOTEBOOK_STACK:
+                problems.append(f"{where}:{line} imports {target} outside the kernel face")
+            if part not in NOTEBOOK_FACES and root in MODULE_LEVEL_ONLY and module_level:
                 problems.append(f"{where}:{line} imports {target} at module level below jupyter/")
             if not target.startswith("jupyter_deepagent."):
                 continue
             other = _layer(target)
             if other is None or other[0] not in LAYERS:
                 continue
-            if other[1] > level:
+            if other[1] > level or (other[1] == level and other[0] != part):
                 problems.append(f"{where}:{line} ({part}) imports {target} ({other[0]})")
             private = any(p.startswith("_") and not p.startswith("__")
                           for p in target.split(".")[2:])
@@ -105,14 +110,14 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
     fake = tmp_path / "jupyter_deepagent"
     (fake / "harness").mkdir(parents=True)
     (fake / "harness" / "bad.py").write_text(
-        "import IPython\nfrom jupyter_deepagent.jupyter.session import Session\n"
+        "import IPython\nfrom jupyter_deepagent.jupyter.session.session import Session\n"
         "from jupyter_deepagent.backends._paths import is_within\nimport pandas\n",
         encoding="utf-8",
     )
     problems = _violations(fake)
 
-    assert any("imports IPython below jupyter/" in p for p in problems)
-    assert any("(harness) imports jupyter_deepagent.jupyter.session (jupyter)" in p
+    assert any("imports IPython outside the kernel face" in p for p in problems)
+    assert any("(harness) imports jupyter_deepagent.jupyter.session.session (jupyter)" in p
                for p in problems)
     assert any("private jupyter_deepagent.backends._paths" in p for p in problems)
     assert any("pandas at module level" in p for p in problems)
@@ -134,3 +139,83 @@ def test_every_public_name_has_a_home_and_every_home_is_public() -> None:
 
     exports = jupyter_deepagent._EXPORTS  # noqa: SLF001 - the lazy map the static list mirrors
     assert set(jupyter_deepagent.__all__) == {*exports, "__version__"}
+
+
+def _import_graph(package: Path) -> dict[str, set[str]]:
+    """module -> the package's modules it imports, at module level or inside a function (an
+    import under `if TYPE_CHECKING:` runs never, so it makes no edge)."""
+    modules = {module: path for module, path in _modules(package)}
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = {
+            id(child)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for child in ast.walk(node)
+        }
+        for node in ast.walk(tree):
+            if id(node) in guarded or not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            targets = [t for t, _, _ in _imports(ast.Module(body=[node], type_ignores=[]),
+                                                 module, path.name == "__init__.py")]
+            if isinstance(node, ast.ImportFrom):  # `from pkg import name`: the submodule when
+                base, names = targets[0], targets[1:]  # name is one, else pkg itself
+                targets = [n if n in modules else base for n in names]
+            graph[module].update(t for t in targets if t in modules and t != module)
+    return graph
+
+
+def _cycles(package: Path = PACKAGE) -> list[list[str]]:
+    """The import graph's strongly connected components of more than one module (Tarjan)."""
+    graph = _import_graph(package)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_two_modules_import_each_other() -> None:
+    assert _cycles() == []
+
+
+def test_the_cycle_check_sees_an_import_inside_a_function(tmp_path: Path) -> None:
+    fake = tmp_path / "jupyter_deepagent"
+    (fake / "harness").mkdir(parents=True)
+    (fake / "harness" / "a.py").write_text(
+        "from jupyter_deepagent.harness.b import thing\n", encoding="utf-8")
+    (fake / "harness" / "b.py").write_text(
+        "def thing():\n    from jupyter_deepagent.harness import a\n    return a\n",
+        encoding="utf-8")
+    (fake / "harness" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from jupyter_deepagent.harness.a import thing\n", encoding="utf-8")
+
+    assert _cycles(fake) == [["jupyter_deepagent.harness.a", "jupyter_deepagent.harness.b"]]

@@ -14,8 +14,8 @@ import pytest
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends import matching_lines
-from jupyter_deepagent.backends._line_regex import line_pattern
-from jupyter_deepagent.backends._matching import _regex_hit
+from jupyter_deepagent.backends.matching._line_regex import line_pattern
+from jupyter_deepagent.backends.matching._matching import _regex_hit
 
 PATTERNS = [
     "a", "^a", "a$", "^$", "b+", "[^,]+,", "[^a]", "(?i)ab", r"x\d", r"\bkey\b", "a|^b",

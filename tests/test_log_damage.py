@@ -12,7 +12,7 @@ from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from test_cli import _cli
 from test_replay import _fresh_kernel
 
-from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
 FIRST = "%%agent\nList the notebook."
 SECOND = "%%agent\nRésumé des données, s'il vous plaît."
@@ -172,7 +172,7 @@ def test_a_notebook_whose_log_has_a_cut_character_still_runs_replays_and_verifie
 
 
 def test_verify_says_what_the_chain_proves_and_what_it_does_not(notebook: Notebook) -> None:
-    from jupyter_deepagent.trace.research_log import VERIFY_SCOPE
+    from jupyter_deepagent.trace.research_log.log import VERIFY_SCOPE
 
     _two_cells(notebook)
 

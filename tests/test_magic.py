@@ -257,7 +257,7 @@ def test_terminal_ipython_gets_plain_lines() -> None:
     from contextlib import redirect_stdout
     from io import StringIO
 
-    from jupyter_deepagent.jupyter.render import CellView
+    from jupyter_deepagent.jupyter.views.render import CellView
 
     printed = StringIO()
     with redirect_stdout(printed):
@@ -454,7 +454,7 @@ def test_raw_html_in_the_answer_is_shown_as_text_while_streaming_and_at_the_end(
 def test_a_long_streamed_answer_is_redrawn_every_quarter_second_at_most_then_shown_whole(
     monkeypatch,
 ) -> None:
-    from jupyter_deepagent.jupyter import render
+    from jupyter_deepagent.jupyter.views import render
     from jupyter_deepagent.trace.safe_html import markdown_html
 
     now = [0.0]  # a model writing 50 pieces a second, on a clock of the test's own

@@ -18,7 +18,7 @@ from jupyter_deepagent import (
     resolve_model,
 )
 from jupyter_deepagent.harness.models import resolution as model_resolution
-from jupyter_deepagent.jupyter.env_file import load_env_file
+from jupyter_deepagent.project.secrets.env_file import load_env_file
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
 FAKE_KEY = "fake-gemini-key-7f3a9c1e55"

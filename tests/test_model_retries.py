@@ -28,7 +28,7 @@ from jupyter_deepagent import ModelCallFailed, create_research_agent, trace_run
 from jupyter_deepagent._exceptions import ReplayMismatch
 from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy, is_transient
 from jupyter_deepagent.harness.models.scripted_model import ScriptedChatModel
-from jupyter_deepagent.jupyter.config import coerce_setting
+from jupyter_deepagent.project.settings.agent_config import coerce_setting
 
 LOOPBACK_ONLY = pytest.mark.allow_hosts(["127.0.0.1"])
 FAKE_KEY = "AIza" + "FAKE-retry-test-key-5150"  # split: no key-shaped literal in the repo

@@ -22,7 +22,7 @@ from html_payloads import PAYLOADS, page_html, problems
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from test_sidebar_comm import KernelNotebook
 
-from jupyter_deepagent.trace.inspector_theme import STYLE
+from jupyter_deepagent.trace.inspector.theme import STYLE
 
 MEMORY = '[tool.jupyter-deepagent]\nmemory = ["/memories/AGENTS.md"]\n'
 
@@ -48,7 +48,7 @@ def shown_problems(outputs: list[Any]) -> list[str]:
 
 def _all_renders(monkeypatch: pytest.MonkeyPatch) -> None:
     """Render the streamed answer at every token: no pause between two renders."""
-    from jupyter_deepagent.jupyter import render
+    from jupyter_deepagent.jupyter.views import render
 
     monkeypatch.setattr(render, "_STREAM_SECONDS", 0.0)
     monkeypatch.setattr(render, "_STREAM_COST_SHARE", 0)
@@ -107,7 +107,7 @@ def test_nothing_the_model_writes_runs_in_any_display(
     assert len(streamed) >= len(payload.split())  # the answer streamed, a render per word
     assert shown_problems(cell.outputs) == []
 
-    from jupyter_deepagent.jupyter.inspector_widget import Inspector
+    from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
 
     inspector = Inspector.from_trace(lab.shell.user_ns["_agent"], expanded=True)
     for pane in [inspector._summary, *inspector._panes]:
@@ -137,8 +137,8 @@ def test_nothing_the_model_writes_runs_in_any_display(
 def test_a_tool_name_and_arguments_awaiting_approval_show_as_text(
     monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    from jupyter_deepagent.jupyter import render
-    from jupyter_deepagent.jupyter.approval_buttons import approval_markdown
+    from jupyter_deepagent.jupyter.views import render
+    from jupyter_deepagent.jupyter.views.approval_buttons import approval_markdown
 
     payload = PAYLOADS[name]
     pending = [{"name": payload, "args": {payload: payload}, "allowed": ["approve", "reject"]},

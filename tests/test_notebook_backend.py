@@ -17,9 +17,9 @@ from notebook_shell import shell  # noqa: F401
 from jupyter_deepagent._exceptions import BackendError, FileNotFound, PermissionDenied
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.state import StateBackend
-from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend
-from jupyter_deepagent.jupyter.output_capture import OutputCapture
-from jupyter_deepagent.jupyter.variable_files import describe_variable, render_variable
+from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend
+from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
+from jupyter_deepagent.jupyter.notebook_fs.variable_files import describe_variable, render_variable
 
 
 def run(shell: InteractiveShell, source: str) -> int:
@@ -274,7 +274,7 @@ def test_variable_rendering_helpers() -> None:
 
 def test_importing_the_view_does_not_import_pandas() -> None:
     code = (
-        "import sys, jupyter_deepagent.jupyter.notebook_backend\n"
+        "import sys, jupyter_deepagent.jupyter.notebook_fs.notebook_backend\n"
         "assert 'pandas' not in sys.modules and 'nbformat' not in sys.modules, 'heavy import'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -102,7 +102,7 @@ SLOW_TOOL = """\
 %load_ext jupyter_deepagent
 import time
 from langchain.tools import tool
-from jupyter_deepagent.jupyter.magics import get_session
+from jupyter_deepagent.jupyter.magic.magics import get_session
 
 @tool
 def crawl(site: str) -> str:

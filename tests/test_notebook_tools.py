@@ -9,7 +9,7 @@ from langchain_core.messages import ToolMessage
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
 from jupyter_deepagent import agent_tool
-from jupyter_deepagent.jupyter.notebook_tools import as_agent_tool
+from jupyter_deepagent.jupyter.tools.notebook_tools import as_agent_tool
 
 TOOLS_CELL = '''
 from typing import Literal

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_deepagent.jupyter.options import (
+from jupyter_deepagent.jupyter.magic.options import (
     ConfigCommand,
     ResumeCommand,
     RunOptions,

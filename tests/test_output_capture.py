@@ -12,7 +12,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from notebook_shell import shell  # noqa: F401
 
-from jupyter_deepagent.jupyter.output_capture import OutputCapture, OutputRecord
+from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture, OutputRecord
 
 # -- a kernel's Session, faked at the `send` boundary ---------------------------------------------
 

@@ -17,8 +17,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from notebook_shell import shell  # noqa: F401
 
 from jupyter_deepagent._exceptions import BackendError
-from jupyter_deepagent.backends import _matching
-from jupyter_deepagent.jupyter.notebook_backend import NotebookBackend
+from jupyter_deepagent.backends.matching import _matching
+from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend
 
 KEY = "AIza" + "SyPagedOutputTestKey0123456789abcdefg"
 PASSWORD = "correct-" + "horse-battery-staple"

@@ -12,9 +12,9 @@ import re
 import pytest
 
 from jupyter_deepagent.backends import matching_lines
-from jupyter_deepagent.jupyter import paged_text
-from jupyter_deepagent.jupyter.paged_text import VIEW_LINE_CHARS, PagedText
-from jupyter_deepagent.jupyter.redaction import Redactor
+from jupyter_deepagent.jupyter.notebook_fs import paged_text
+from jupyter_deepagent.jupyter.notebook_fs.paged_text import VIEW_LINE_CHARS, PagedText
+from jupyter_deepagent.project.secrets.redaction import Redactor
 
 KEY = "AIza" + "SyPagedTextUnitTestKey0123456789abcd"
 PIECES = ["ab", " ", "\n", "\r\n", "\r", "\x0c", "\u2028", "é", "x" * 70, KEY, "token=", "\n\n"]

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
-from jupyter_deepagent.jupyter.call_time_limit import TimeLimitExceeded, time_limit
+from jupyter_deepagent.jupyter.tools.call_time_limit import TimeLimitExceeded, time_limit
 
 
 def python(code: str) -> dict:

@@ -17,8 +17,8 @@ from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from test_cli import LOOPBACK_ONLY, _cli
 from test_replay import _fresh_kernel
 
-from jupyter_deepagent.trace.fingerprint import fingerprint
-from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+from jupyter_deepagent.trace.research_log.fingerprint import fingerprint
+from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
 ASK = "%%agent --python\nadd up 0 to 9"
 RESUME = "%agent resume approve"
@@ -78,7 +78,7 @@ def test_a_rehashed_log_runs_no_code_through_an_existing_resume_cell(
     assert "waiting for approval" in paused.live_text
     assert "comes from the research log" in paused.live_text
     assert str(marker) in "\n".join(paused.markdown)  # the pause shows the code itself
-    from jupyter_deepagent.jupyter.recorded_code import recorded_code_id
+    from jupyter_deepagent.jupyter.session.recorded_code import recorded_code_id
 
     code_id = recorded_code_id([{"name": "python", "args": {"code": _evil(marker)}}])
     [asked] = [text for text in paused.markdown if "Waiting for your approval" in text]
@@ -94,7 +94,7 @@ def test_a_rehashed_log_runs_no_code_through_an_existing_resume_cell(
 def test_a_resume_naming_the_codes_id_approves_exactly_that_code(
     notebook: Notebook, tmp_path: Path
 ) -> None:
-    from jupyter_deepagent.jupyter.recorded_code import recorded_code_id
+    from jupyter_deepagent.jupyter.session.recorded_code import recorded_code_id
 
     marker = tmp_path / "owned.txt"
     _record(notebook)
@@ -269,7 +269,7 @@ def test_headless_replay_refuses_recorded_code_unless_approve_recorded_which_pri
 def test_the_code_running_check_keys_on_the_tool_name_and_a_runs_code_mark() -> None:
     from langchain_core.tools import tool
 
-    from jupyter_deepagent.jupyter.recorded_code import runs_code
+    from jupyter_deepagent.jupyter.session.recorded_code import runs_code
 
     @tool
     def lookup(query: str) -> str:
@@ -283,7 +283,7 @@ def test_the_code_running_check_keys_on_the_tool_name_and_a_runs_code_mark() -> 
 
 
 def test_code_from_the_log_is_shown_with_its_invisible_characters_escaped() -> None:
-    from jupyter_deepagent.jupyter.recorded_code import refusal_text
+    from jupyter_deepagent.jupyter.session.recorded_code import refusal_text
 
     code = "x = 1  # \u202e tidy\n\x1b[1A\x1b[2Kimport os\n"  # reorders; erases a terminal line
     text = refusal_text([{"name": "python", "args": {"code": code}}])
@@ -298,7 +298,7 @@ def test_a_marked_tool_whose_recorded_arguments_arrive_converted_is_still_refuse
     from langchain_core.tools import tool
 
     from jupyter_deepagent import RUNS_CODE
-    from jupyter_deepagent.jupyter.recorded_code import RecordedCode
+    from jupyter_deepagent.jupyter.session.recorded_code import RecordedCode
 
     @tool
     def query_rows(cond: str, limit: int) -> str:

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
-from jupyter_deepagent.jupyter.redaction import Redactor, is_secret_variable, looks_secret
+from jupyter_deepagent.project.secrets.redaction import Redactor, is_secret_variable, looks_secret
 
 FAKE_KEY = "fake-api-key-7d2f9c41"
 CELL_TOKEN = "tok-typed-in-a-cell-5521"
@@ -184,7 +184,7 @@ def test_masking_a_long_run_takes_linear_time(text: str) -> None:
 def test_a_password_with_a_quote_and_a_backslash_is_masked_in_vars_json_and_csv(
     notebook: Notebook,
 ) -> None:
-    from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+    from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
 
     notebook.run(
         "import pandas as pd\n"
@@ -212,7 +212,7 @@ def test_a_password_with_a_quote_and_a_backslash_is_masked_in_vars_json_and_csv(
 def test_a_bearer_token_typed_in_a_cell_is_masked_in_the_notebook_view(
     notebook: Notebook,
 ) -> None:
-    from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+    from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
 
     token = "Zm9vYmFyLXRva2VuLTc3MjE"
     notebook.run(f'headers = {{"Authorization": "Bearer {token}"}}\nprint(headers)')

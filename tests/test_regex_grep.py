@@ -44,7 +44,7 @@ def text(result):
 text(tools["write_file"].invoke(
     {"file_path": "/log.txt", "content": "ok\n" + line + "\n", "runtime": runtime()}))
 async def catastrophic_async():
-    from jupyter_deepagent.backends import _matching
+    from jupyter_deepagent.backends.matching import _matching
     _matching.REGEX_TIME_BUDGET = 0.3  # the same stop, sooner
     return text(await tools["grep"].ainvoke(grep("(a|aa)+$")))
 

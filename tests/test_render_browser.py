@@ -142,7 +142,7 @@ SLOW_TYPIST = '''\
 import time
 
 from jupyter_deepagent.harness.models.scripted_model import ScriptedChatModel
-from jupyter_deepagent.jupyter.magics import get_session
+from jupyter_deepagent.jupyter.magic.magics import get_session
 
 
 class SlowTypist(ScriptedChatModel):

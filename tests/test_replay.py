@@ -13,8 +13,8 @@ from langchain_core.language_models import BaseChatModel
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
 from jupyter_deepagent import ReplayMismatch, ScriptedChatModel
-from jupyter_deepagent.jupyter import magics
-from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+from jupyter_deepagent.jupyter.magic import magics
+from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
 ASK = "%%agent\nLook around the notebook and write a note."
 

@@ -12,7 +12,7 @@ import pytest
 
 from jupyter_deepagent import ReplayMismatch, ScriptedChatModel, create_research_agent, trace_run
 from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
-from jupyter_deepagent.trace.replay import CallLedger, ReplayChatModel
+from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
 
 SCENARIO = '''
 from langchain.tools import tool
@@ -62,7 +62,7 @@ def research_run(model):
 
 PRINT_FINGERPRINTS = SCENARIO + '''
 import json
-from jupyter_deepagent.trace.replay import CallLedger, ReplayChatModel
+from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
 
 inner = scripted_model()
 ledger = CallLedger([], "off", "scenario")

@@ -95,7 +95,7 @@ def test_the_decision_is_in_the_timeline_and_verify_accepts_the_resume(
 
 
 def test_verify_finds_a_resume_that_lost_a_model_response(notebook: Notebook) -> None:
-    from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+    from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
     _session(notebook, _script())
     _save(notebook)

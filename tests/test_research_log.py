@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_deepagent.jupyter.recording import replay_mode
-from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+from jupyter_deepagent.jupyter.session.recording import replay_mode
+from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
 
 def _log(tmp_path: Path) -> ResearchLog:

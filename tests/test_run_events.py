@@ -23,7 +23,7 @@ from jupyter_deepagent import (
 )
 from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
 from jupyter_deepagent.events import EVENT_TYPES
-from jupyter_deepagent.jupyter.event_text import short_args
+from jupyter_deepagent.jupyter.views.event_text import short_args
 
 COMMON = {"type", "time", "agent", "task_id", "step", "run_id", "seq"}
 TODOS = [{"content": c, "status": "pending"} for c in ("read", "compare", "write")]

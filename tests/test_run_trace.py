@@ -241,7 +241,7 @@ def test_a_decision_in_the_notebook_is_an_approval_decided_event(notebook: Noteb
 
 
 def test_a_decision_the_caller_reports_is_not_reported_twice() -> None:
-    from jupyter_deepagent.harness.event_stream import emit_event
+    from jupyter_deepagent.harness.run_events.event_stream import emit_event
 
     model = ScriptedChatModel(script=[
         {"tool_calls": [call("write_file", file_path="/a.md", content="a")]}, "done"])

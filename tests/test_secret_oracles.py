@@ -163,7 +163,7 @@ def test_a_regex_binary_search_would_work_without_the_mask(
     keyed: Notebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The attacker is real: matching on the unmasked text hands it the key's start."""
-    from jupyter_deepagent.jupyter import masked_files
+    from jupyter_deepagent.project.secrets import masked_text as masked_files
 
     monkeypatch.setattr(masked_files, "masked_text",
                         lambda raw, redact: masked_files.MaskedText(raw, [], raw))
@@ -232,8 +232,8 @@ def test_renaming_the_name_that_marks_a_password_is_refused(keyed: Notebook) -> 
 def test_edits_between_masked_lines_land_where_the_agent_saw_them(tmp_path: Path) -> None:
     from jupyter_deepagent import EditConflict, PermissionDenied
     from jupyter_deepagent.backends import DiskBackend
-    from jupyter_deepagent.jupyter.mounts import GuardedFolder
-    from jupyter_deepagent.jupyter.redaction import Redactor
+    from jupyter_deepagent.project.workspace import GuardedFolder
+    from jupyter_deepagent.project.secrets.redaction import Redactor
 
     text = (
         "a: x\r\n"
@@ -356,10 +356,10 @@ def test_only_text_exactly_as_the_agent_wrote_it_is_read_back_unmasked(tmp_path:
     """The agent's own text cannot hide anything from it; anything else is masked, also a file
     the agent edited but did not write, and its own file once someone else changed it."""
     from jupyter_deepagent.backends import DiskBackend
-    from jupyter_deepagent.jupyter.masked_folder import MaskedFolder
-    from jupyter_deepagent.jupyter.mounts import GuardedFolder
-    from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
-    from jupyter_deepagent.jupyter.redaction import Redactor
+    from jupyter_deepagent.project.secrets.masked_folder import MaskedFolder
+    from jupyter_deepagent.project.workspace import GuardedFolder
+    from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
+    from jupyter_deepagent.project.secrets.redaction import Redactor
 
     redact = Redactor(lambda: [ENV_KEY], environ={})
     guard = GuardedFolder(DiskBackend(tmp_path), redact=redact)

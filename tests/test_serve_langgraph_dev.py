@@ -25,7 +25,7 @@ from langgraph.types import Command
 
 from jupyter_deepagent import RunTrace, results_frame, trace_run
 from jupyter_deepagent.cli import main as cli_main
-from jupyter_deepagent.jupyter.served_agent import build_served_agent
+from jupyter_deepagent.server.served_agent import build_served_agent
 from jupyter_deepagent.trace.remote_run import trace_remote_run
 
 pytest.importorskip("langgraph_api", reason="needs langgraph-cli[inmem] (the test extra)")

@@ -206,7 +206,7 @@ def test_the_served_agent_pauses_for_the_configured_approvals(tmp_path: Path) ->
 
 def test_the_server_module_imports_no_notebook_stack() -> None:
     code = (
-        "import sys, jupyter_deepagent.jupyter.served_agent, jupyter_deepagent.trace.remote_run\n"
+        "import sys, jupyter_deepagent.server.served_agent, jupyter_deepagent.trace.remote_run\n"
         "print(sorted(m for m in ('IPython', 'ipywidgets', 'ipykernel', 'nbformat') "
         "if m in sys.modules))"
     )
@@ -241,8 +241,8 @@ def test_remote_threads_are_uuids_and_a_wrong_client_is_named() -> None:
 
 
 def test_the_served_agent_reads_the_memories_the_projects_notebooks_wrote(tmp_path: Path) -> None:
-    from jupyter_deepagent.jupyter.storage import OwnedStorage, open_storage
-    from jupyter_deepagent.jupyter.thread_owner import ThreadOwner
+    from jupyter_deepagent.project.storage import OwnedStorage, open_storage
+    from jupyter_deepagent.project.storage.owners import ThreadOwner
 
     folder = _folder(
         tmp_path,

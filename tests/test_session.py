@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
 from jupyter_deepagent import BackendError, InvalidPath, PermissionDenied
-from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
 
 
 def texts(request) -> list[str]:
@@ -235,7 +235,7 @@ def test_context_window_setting_reaches_the_harness(notebook: Notebook) -> None:
 def test_the_default_thread_is_named_after_the_notebook(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from jupyter_deepagent.jupyter.session import Session
+    from jupyter_deepagent.jupyter.session.session import Session
 
     def thread_of(name: str | None) -> str:
         namespace = {"__session__": str(tmp_path / name)} if name else {}

@@ -17,13 +17,13 @@ import pytest
 from notebook_shell import Notebook, _with_memory_history
 from IPython.core.interactiveshell import InteractiveShell
 
-from jupyter_deepagent.jupyter import inspector_comm
-from jupyter_deepagent.jupyter.sidebar_protocol import PROTOCOL_VERSION, TARGET
+from jupyter_deepagent.jupyter.sidebar import channel as inspector_comm
+from jupyter_deepagent.jupyter.sidebar.protocol import PROTOCOL_VERSION, TARGET
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inspector_lab"
 SETUP = '''
 from langchain.tools import tool
-from jupyter_deepagent.jupyter.magics import get_session
+from jupyter_deepagent.jupyter.magic.magics import get_session
 
 @tool
 def station_table(region: str) -> str:

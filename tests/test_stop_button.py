@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from jupyter_deepagent.jupyter.stop_button import StopButton
+from jupyter_deepagent.jupyter.session.stop_button import StopButton
 
 
 def test_a_stop_taken_by_the_tools_thread_still_ends_the_tool_and_the_run() -> None:

@@ -12,7 +12,7 @@ from test_notebook_execution import LOOPBACK_ONLY, _execute, _kernel_env
 BUSY_TOOL = """\
 %load_ext jupyter_deepagent
 import time
-from jupyter_deepagent.jupyter.magics import get_session
+from jupyter_deepagent.jupyter.magic.magics import get_session
 
 def measure(sample: int) -> str:
     \"\"\"Measure one sample (0.6 s of computing).\"\"\"

@@ -247,7 +247,7 @@ def test_a_state_dir_that_is_a_file_is_refused(notebook: Notebook) -> None:
 def test_a_database_error_in_a_run_names_the_file_found_damaged(tmp_path: Path) -> None:
     import sqlite3
 
-    from jupyter_deepagent.jupyter.sqlite_storage import SqliteStorage as Storage
+    from jupyter_deepagent.project.storage.sqlite import SqliteStorage as Storage
 
     storage = Storage(tmp_path / "state")
     try:

@@ -18,9 +18,9 @@ from IPython.core.error import UsageError
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
 from jupyter_deepagent import ThreadBusy
-from jupyter_deepagent.jupyter import magics
-from jupyter_deepagent.jupyter.storage import OwnedStorage, open_storage
-from jupyter_deepagent.jupyter.thread_owner import ThreadOwner
+from jupyter_deepagent.jupyter.magic import magics
+from jupyter_deepagent.project.storage import OwnedStorage, open_storage
+from jupyter_deepagent.project.storage.owners import ThreadOwner
 
 KERNEL = Path(__file__).parent / "kernel_process.py"
 PATIENCE = 120  # seconds; only a hang reaches it
@@ -173,7 +173,7 @@ def test_two_kernels_taking_turns_on_one_thread_lose_nothing(tmp_path: Path) -> 
     results = [finish(kernel) for kernel in kernels]
     assert all(r["error"] is None for ran in results for r in ran)
 
-    from jupyter_deepagent.jupyter.thread_owner import current_user
+    from jupyter_deepagent.project.storage.owners import current_user
 
     storage = open_owned(folder, current_user())
     try:

@@ -30,7 +30,7 @@ from jupyter_deepagent import (
     create_research_agent,
     trace_run,
 )
-from jupyter_deepagent.harness.event_stream import event_sink
+from jupyter_deepagent.harness.run_events.event_stream import event_sink
 
 LEAD = "You coordinate a research team."
 RESEARCHER = "You research exactly one topic."

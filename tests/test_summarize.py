@@ -16,7 +16,7 @@ from jupyter_deepagent.harness.compression.history import find_cutoff, transcrip
 from jupyter_deepagent.harness.compression.overflow import is_context_overflow
 from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
 from jupyter_deepagent.harness.compression.tokens import messages_tokens, tools_tokens
-from jupyter_deepagent.harness.event_stream import event_sink
+from jupyter_deepagent.harness.run_events.event_stream import event_sink
 
 SUMMARY = "## Session intent\nStudy glaciers.\n## Next steps\nKeep reading."
 

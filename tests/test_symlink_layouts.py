@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from jupyter_deepagent import ResearchAssistantError
 from jupyter_deepagent.backends import DiskBackend
-from jupyter_deepagent.jupyter.mounts import GuardedFolder
+from jupyter_deepagent.project.workspace import GuardedFolder
 
 SENTINEL = "SENTINEL-outside"
 HIDDEN = "HIDDEN-in-git"

@@ -16,7 +16,7 @@ import pytest
 
 from jupyter_deepagent import ResearchAssistantError
 from jupyter_deepagent.backends import DiskBackend
-from jupyter_deepagent.jupyter.mounts import GuardedFolder
+from jupyter_deepagent.project.workspace import GuardedFolder
 
 PASSWD = "root:x:0:0:outside the workspace:/root:/bin/sh\n"
 SETTINGS = "workspace_read_only = true\n"

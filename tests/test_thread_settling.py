@@ -12,8 +12,8 @@ from langchain.tools import tool
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from notebook_shell import Notebook, notebook, scripted  # noqa: F401
 
-from jupyter_deepagent.jupyter.options import RunOptions
-from jupyter_deepagent.jupyter.thread_state import unanswered_calls
+from jupyter_deepagent.jupyter.magic.options import RunOptions
+from jupyter_deepagent.jupyter.session.thread_state import unanswered_calls
 
 
 @tool

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
-from jupyter_deepagent.jupyter import magics
+from jupyter_deepagent.jupyter.magic import magics
 
 CELLS = [
     "%%agent\nList the notebook's files.",

@@ -11,8 +11,8 @@ from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
 from jupyter_deepagent import PermissionDenied
 from jupyter_deepagent.backends import DiskBackend
-from jupyter_deepagent.jupyter.mounts import GuardedFolder
-from jupyter_deepagent.jupyter.outputs_backend import OutputsBackend
+from jupyter_deepagent.project.workspace import GuardedFolder
+from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
 
 
 def workspace(notebook: Notebook):
@@ -125,7 +125,7 @@ def test_keys_in_workspace_files_reach_the_model_masked(
 
 
 def test_a_read_or_grep_gathers_the_secret_values_once(tmp_path: Path) -> None:
-    from jupyter_deepagent.jupyter.redaction import Redactor
+    from jupyter_deepagent.project.secrets.redaction import Redactor
 
     asked: list[int] = []
 

@@ -19,7 +19,7 @@ from jupyter_deepagent._exceptions import (
     FileNotFound,
     PermissionDenied,
 )
-from jupyter_deepagent.backends._matching import (
+from jupyter_deepagent.backends.matching._matching import (
     file_filter_matches,
     first_matches,
     glob_matches,

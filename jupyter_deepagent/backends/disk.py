@@ -38,7 +38,7 @@ from jupyter_deepagent.backends._disk_files import (
     replace_at,
     too_large,
 )
-from jupyter_deepagent.backends._matching import (
+from jupyter_deepagent.backends.matching._matching import (
     file_filter_matches,
     glob_matches,
     grep_texts,

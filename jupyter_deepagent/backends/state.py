@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TypedDict
 
 from jupyter_deepagent._exceptions import InvalidPath, PermissionDenied
-from jupyter_deepagent.backends._matching import glob_matches, grep_texts, replace_exact
+from jupyter_deepagent.backends.matching._matching import glob_matches, grep_texts, replace_exact
 from jupyter_deepagent.backends._paths import (
     child_name,
     folder_prefix,

@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _log(args: argparse.Namespace) -> int:
     from jupyter_deepagent.cli.timeline import format_timeline
-    from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+    from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
     log = ResearchLog(log_path_for(args.notebook))
     if not log.exists():
@@ -111,7 +111,7 @@ def _log(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from jupyter_deepagent.cli.recordings import agent_cells, check_recordings
-    from jupyter_deepagent.trace.research_log import VERIFY_SCOPE
+    from jupyter_deepagent.trace.research_log.log import VERIFY_SCOPE
 
     notebook = _read_notebook(args.notebook)
     problems = check_recordings(args.notebook, notebook)
@@ -132,8 +132,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _recorded_code_calls(notebook: Path) -> int:
     """How many code-running tool calls the responses of a notebook's research log hold."""
-    from jupyter_deepagent.jupyter.recorded_code import CODE_RUNNING_TOOLS
-    from jupyter_deepagent.trace.research_log import ResearchLog, log_path_for
+    from jupyter_deepagent.jupyter.session.recorded_code import CODE_RUNNING_TOOLS
+    from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
     return sum(
         1 for record in ResearchLog(log_path_for(notebook)).records()

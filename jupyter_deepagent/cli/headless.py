@@ -62,7 +62,7 @@ def _execute_with_cell_id(
 ) -> Callable[..., str]:
     """`kc.execute`, but the request's metadata carries the running cell's id and what to do
     with code from the research log ("approve" or "refuse")."""
-    from jupyter_deepagent.jupyter.recorded_code import HEADLESS_METADATA_KEY
+    from jupyter_deepagent.jupyter.session.recorded_code import HEADLESS_METADATA_KEY
 
     def execute(code: str, silent: bool = False, store_history: bool = True,
                 user_expressions: dict[str, Any] | None = None, allow_stdin: bool | None = None,
@@ -135,8 +135,8 @@ def run_notebook(
     from tqdm import tqdm
 
     from jupyter_deepagent.cli.recordings import agent_cells
-    from jupyter_deepagent.jupyter.recorded_code import PRINTED_HEADER
-    from jupyter_deepagent.jupyter.recording import REPLAY_ENV
+    from jupyter_deepagent.jupyter.session.recorded_code import PRINTED_HEADER
+    from jupyter_deepagent.jupyter.session.recording import REPLAY_ENV
 
     path = path.resolve()
     notebook = nbformat.read(path, as_version=4)

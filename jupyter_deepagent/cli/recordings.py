@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jupyter_deepagent.jupyter.turns import source_key
-from jupyter_deepagent.trace.research_log import LogProblem, ResearchLog, log_path_for
+from jupyter_deepagent.jupyter.session.turns import source_key
+from jupyter_deepagent.trace.research_log.log import LogProblem, ResearchLog, log_path_for
 
 __all__ = ["AgentCell", "agent_cells", "check_recordings"]
 

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from jupyter_deepagent.jupyter.served_agent import GRAPH_MODULE, SERVER_CONFIG_FILE, served_config
+from jupyter_deepagent.server.served_agent import GRAPH_MODULE, SERVER_CONFIG_FILE, served_config
 
 __all__ = [
     "GRAPH_NAME",
@@ -59,7 +59,7 @@ their own (the [[subagents]] of .deepagent.toml are offered already).
 
 from pathlib import Path
 
-from jupyter_deepagent.jupyter.served_agent import build_served_agent
+from jupyter_deepagent.server.served_agent import build_served_agent
 
 HERE = Path(__file__).resolve().parent
 

@@ -313,14 +313,14 @@ def create_research_agent(
 
     from jupyter_deepagent.harness.compression.middleware import ContextCompressionMiddleware
     from jupyter_deepagent.harness.compression.state import CompressionSettings
-    from jupyter_deepagent.harness.filesystem_middleware import FilesystemMiddleware
+    from jupyter_deepagent.harness.tools.filesystem_middleware import FilesystemMiddleware
     from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
     from jupyter_deepagent.harness.models.label import MODEL_METADATA_KEY, model_label
     from jupyter_deepagent.harness.models.resolution import resolve_model
     from jupyter_deepagent.harness.models.retry import ModelRetryMiddleware
     from jupyter_deepagent.harness.prompt.middleware import SystemPromptMiddleware
-    from jupyter_deepagent.harness.run_events_middleware import RunEventsMiddleware
-    from jupyter_deepagent.harness.todo_middleware import TodoMiddleware
+    from jupyter_deepagent.harness.run_events.middleware import RunEventsMiddleware
+    from jupyter_deepagent.harness.tools.todo_middleware import TodoMiddleware
     from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
 
     asks = not isinstance(interrupt_on, Mapping) or any(interrupt_on.values())

@@ -14,8 +14,8 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension"]
 def load_ipython_extension(ipython: Any) -> None:
     """Register `%%agent`/`%agent`, start recording cell outputs for `/notebook/`, and (in a
     kernel) open the JupyterLab sidebar's comm target."""
-    from jupyter_deepagent.jupyter.magics import AgentMagics
-    from jupyter_deepagent.jupyter.output_capture import OutputCapture
+    from jupyter_deepagent.jupyter.magic.magics import AgentMagics
+    from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
 
     if "AgentMagics" in ipython.magics_manager.registry:
         return
@@ -23,7 +23,7 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(magics)
     kernel = getattr(ipython, "kernel", None)
     if getattr(kernel, "comm_manager", None) is not None:  # the JupyterLab sidebar's comm
-        from jupyter_deepagent.jupyter.inspector_comm import SidebarChannel
+        from jupyter_deepagent.jupyter.sidebar.channel import SidebarChannel
 
         magics.sidebar = SidebarChannel(magics)
         magics.sidebar.register(kernel)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from jupyter_deepagent.events.schema import stamped
-from jupyter_deepagent.harness.event_stream import RunEvent, emit_event, summarize_args
+from jupyter_deepagent.harness.run_events.event_stream import RunEvent, emit_event, summarize_args
 
 __all__ = [
     "RunSink",

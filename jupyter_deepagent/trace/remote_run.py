@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from jupyter_deepagent.events.schema import validate_event
-from jupyter_deepagent.harness.event_stream import RunEvent, current_sink
+from jupyter_deepagent.harness.run_events.event_stream import RunEvent, current_sink
 from jupyter_deepagent.trace.run_trace import RunTrace, _traced
 
 __all__ = ["remote_graph", "trace_remote_run"]

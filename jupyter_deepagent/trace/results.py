@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from jupyter_deepagent.harness.event_stream import RunEvent
+from jupyter_deepagent.harness.run_events.event_stream import RunEvent
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jupyter_deepagent.harness.event_stream import RunEvent, emit_event, event_sink, run_scope
+from jupyter_deepagent.harness.run_events.event_stream import RunEvent, emit_event, event_sink, run_scope
 from jupyter_deepagent.harness.prompt.sections import PromptAssembly
 from jupyter_deepagent.trace._run_sink import (
     RunSink,
@@ -129,13 +129,13 @@ class RunTrace:
 
     # -- display: the inspector, not a dump of the state -------------------------------------------
     def __repr__(self) -> str:
-        from jupyter_deepagent.trace.inspector_text import trace_line
+        from jupyter_deepagent.trace.inspector.text import trace_line
 
         return trace_line(self.events, len(self.messages))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """The inspector as static HTML and plain text (a notebook shows the live widget)."""
-        from jupyter_deepagent.trace.inspector_html import static_bundle
+        from jupyter_deepagent.trace.inspector.html import static_bundle
 
         return static_bundle(self.events)
 

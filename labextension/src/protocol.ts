@@ -1,6 +1,6 @@
 /**
  * The sidebar's comm protocol (version 1), the TypeScript twin of
- * `jupyter_deepagent/jupyter/sidebar_protocol.py`, whose docstring is the reference.
+ * `jupyter_deepagent/jupyter/sidebar/protocol.py`, whose docstring is the reference.
  *
  * The run-event types come from `events.ts`, generated from the Python event schema.
  */
@@ -68,7 +68,7 @@ export interface SnapshotMessage {
   run: number;
   runs: number;
   live: boolean;
-  /** The inspector snapshot (`jupyter_deepagent.trace.inspector`), JSON. */
+  /** The inspector snapshot (`jupyter_deepagent.trace.inspector.snapshot`), JSON. */
   snapshot: { [key: string]: unknown };
   /** The inspector's static view of the snapshot, rendered by the kernel from escaped data. */
   html: string;

@@ -13,7 +13,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
 from jupyter_deepagent.harness.compression.state import COMPRESSION_KEY
-from jupyter_deepagent.harness.event_stream import emit_event, run_step
+from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 
 __all__ = ["COMPACT_DESCRIPTION", "compact_conversation_tool"]
 

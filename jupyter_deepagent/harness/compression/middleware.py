@@ -59,9 +59,9 @@ from jupyter_deepagent.harness.compression.tokens import (
 )
 from jupyter_deepagent.harness.compression.view import ContextView
 from jupyter_deepagent.harness.compression.view_entries import SummaryJob, ViewCache
-from jupyter_deepagent.harness.event_stream import current_agent, emit_event, first_in_run, run_step
+from jupyter_deepagent.harness.run_events.event_stream import current_agent, emit_event, first_in_run, run_step
 from jupyter_deepagent.harness.folders import HISTORY_FOLDER
-from jupyter_deepagent.harness.model_call_event import emit_model_call
+from jupyter_deepagent.harness.run_events.model_call_event import emit_model_call
 from jupyter_deepagent.harness.models.label import model_label
 
 __all__ = ["ContextCompressionMiddleware"]

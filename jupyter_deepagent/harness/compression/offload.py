@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
-from jupyter_deepagent.harness.event_stream import first_in_run
+from jupyter_deepagent.harness.run_events.event_stream import first_in_run
 
 __all__ = [
     "Offloaded",

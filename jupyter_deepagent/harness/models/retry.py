@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
-from jupyter_deepagent.harness.event_stream import emit_event, run_step
+from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy, is_transient
 from jupyter_deepagent.harness.models.label import model_label
 

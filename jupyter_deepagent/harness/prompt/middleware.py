@@ -22,7 +22,7 @@ from langgraph.types import Command
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
-from jupyter_deepagent.harness.event_stream import (
+from jupyter_deepagent.harness.run_events.event_stream import (
     current_agent,
     emit_event,
     first_in_run,

@@ -29,8 +29,8 @@ from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.approval_policy import asked_approvals, subagent_approvals
-from jupyter_deepagent.harness.event_stream import current_agent, current_sink, run_step
-from jupyter_deepagent.harness.filesystem_middleware import FilesState
+from jupyter_deepagent.harness.run_events.event_stream import current_agent, current_sink, run_step
+from jupyter_deepagent.harness.tools.filesystem_middleware import FilesState
 from jupyter_deepagent.harness.prompt.profile import HarnessProfile
 from jupyter_deepagent.harness.subagents.run import TaskRun
 from jupyter_deepagent.harness.subagents.specs import (

@@ -21,7 +21,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from jupyter_deepagent._exceptions import BackendError
-from jupyter_deepagent.backends.match_limit import MatchLimit, limiting_matches
+from jupyter_deepagent.backends.matching.match_limit import MatchLimit, limiting_matches
 from jupyter_deepagent.backends.protocol import BackendProtocol, GrepMatch
 from jupyter_deepagent.backends.skipped_files import SkippedFile, recording_skipped_files
 from jupyter_deepagent.backends.state import bind_state_files

@@ -1,0 +1,75 @@
+"""The `model_call` event, built the same way for the agent's own calls and the summarizer's.
+
+It carries the whole reply (`message_to_dict`), so a recorded run holds what is needed to play it
+again without the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
+
+from jupyter_deepagent.harness.compression.tokens import messages_tokens
+from jupyter_deepagent.harness.run_events.event_stream import emit_event
+from jupyter_deepagent.harness.models.label import model_label
+
+__all__ = ["as_ai_message", "emit_model_call"]
+
+
+def emit_model_call(
+    *,
+    step: int,
+    model: Any,
+    sent: Sequence[BaseMessage],
+    reply: AIMessage | None,
+    seconds: float,
+    purpose: Literal["agent", "summarize"],
+) -> None:
+    """Emit the `model_call` event of one request: `sent` (system message included) and its reply.
+
+    Raises:
+        ValueError: Never for a well-formed call (the event is checked against the schema).
+    """
+    usage = (reply.usage_metadata if reply is not None else None) or {}
+    tokens_in = usage.get("input_tokens")
+    estimated = tokens_in is None
+    if estimated:
+        tokens_in = messages_tokens(list(sent))
+    emit_event(
+        "model_call",
+        step=step,
+        purpose=purpose,
+        model=model_label(model),
+        tokens_in=tokens_in,
+        tokens_in_estimated=estimated,
+        tokens_out=usage.get("output_tokens", 0),
+        seconds=round(seconds, 6),
+        messages=len(sent),
+        tool_calls=[call["name"] for call in (reply.tool_calls if reply else [])],
+        reply=_jsonable(message_to_dict(reply)) if reply is not None else None,
+    )
+
+
+def as_ai_message(response: Any) -> AIMessage | None:
+    """The AI message of a model's response (a message, a `ModelResponse` or an extended one)."""
+    if isinstance(response, AIMessage):
+        return response
+    inner = getattr(response, "model_response", response)
+    for message in reversed(getattr(inner, "result", []) or []):
+        if isinstance(message, AIMessage):
+            return message
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    """`value` with anything JSON cannot hold (a provider's enum, say) as text; strings are
+    shared, not copied, so a long tool argument costs no second copy."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    return str(value)

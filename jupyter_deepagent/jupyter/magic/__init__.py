@@ -1,0 +1,1 @@
+"""The `%%agent` and `%agent` magics: option parsing, the commands, and notebook wording."""

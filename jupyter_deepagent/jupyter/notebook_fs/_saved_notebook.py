@@ -1,0 +1,153 @@
+"""The cells and outputs saved in a `.ipynb` file (earlier kernels' work), re-read when it changes.
+
+nbformat is imported on first read. The file is parsed again only when its modification time or
+size changes, so listing `/saved/` twice costs one `stat`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jupyter_deepagent._exceptions import BackendError
+from jupyter_deepagent.jupyter.notebook_fs._output_text import (
+    OutputRecord,
+    format_outputs,
+    joined,
+    output_record,
+)
+
+__all__ = ["SavedCell", "SavedNotebook", "saved_index"]
+
+_EXTENSIONS = {"code": "py", "markdown": "md"}
+
+
+@dataclass(frozen=True)
+class SavedCell:
+    """One cell as saved: 1-based position, type, source, execution count and outputs."""
+
+    index: int
+    cell_type: str
+    source: str
+    execution_count: int | None = None
+    outputs: list[OutputRecord] = field(default_factory=list)
+
+    @property
+    def source_path(self) -> str:
+        """`/saved/cells/<index>.py` (`.md` for Markdown, `.txt` for raw cells)."""
+        return f"/saved/cells/{self.index}.{_EXTENSIONS.get(self.cell_type, 'txt')}"
+
+    @property
+    def outputs_path(self) -> str:
+        """`/saved/outputs/<index>.txt`."""
+        return f"/saved/outputs/{self.index}.txt"
+
+    @property
+    def label(self) -> str:
+        """`In[5]`, or `not run` for a cell without an execution count."""
+        return f"In[{self.execution_count}]" if self.execution_count else "not run"
+
+    def header(self, notebook_name: str) -> str:
+        """The first line of the outputs file: which cell, its execution count, which notebook."""
+        return f"# saved cell {self.index}, {self.label}, from {notebook_name}"
+
+    def outputs_text(self, notebook_name: str) -> str:
+        """The outputs file: a line naming the cell and its execution count, then the outputs."""
+        return f"{self.header(notebook_name)}\n{format_outputs(self.outputs)}"
+
+
+def saved_index(cells: list[SavedCell], notebook_name: str, mount: str) -> str:
+    """The `/saved/index.md` text: one line per saved cell with its files and first line.
+
+    Args:
+        cells: The saved cells.
+        notebook_name: The notebook file's name, for the title.
+        mount: Where the view is mounted (e.g. `/notebook`), prefixed to the paths shown.
+
+    Returns:
+        Markdown text.
+    """
+    lines = [f"# Cells saved in {notebook_name}", ""]
+    for cell in cells:
+        entry = f"- {cell.index}: {cell.cell_type}, {cell.label} -> {mount}{cell.source_path}"
+        if cell.outputs:
+            entry += f", outputs {mount}{cell.outputs_path}"
+        first = next((line for line in cell.source.splitlines() if line.strip()), "")
+        lines.append(f"{entry}  | {first[:80]}" if first else entry)
+    if not cells:
+        lines.append("(nothing saved yet)")
+    return "\n".join(lines) + "\n"
+
+
+class SavedNotebook:
+    """A notebook file on disk, read with nbformat.
+
+    Args:
+        path: The `.ipynb` file (it may not exist yet: an unsaved notebook has no cells).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._cells: list[SavedCell] = []
+        self.modified_at: datetime | None = None
+
+    def cells(self) -> list[SavedCell]:
+        """The saved cells, in notebook order; `[]` when the file does not exist.
+
+        Raises:
+            BackendError: If the file exists but is not a readable notebook.
+        """
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            msg = f"Cannot read the saved notebook {self.path.name}: {exc.strerror or exc}."
+            raise BackendError(msg) from exc
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            if stamp != self._stamp:
+                self._cells = self._load()
+                self._stamp = stamp
+                self.modified_at = datetime.fromtimestamp(stat.st_mtime, tz=UTC)
+            return self._cells
+
+    def _load(self) -> list[SavedCell]:
+        import nbformat
+
+        try:
+            with (
+                warnings.catch_warnings()
+            ):  # old files miss cell ids; nbformat warns, we do not care
+                warnings.simplefilter("ignore")
+                notebook = nbformat.read(self.path, as_version=4)
+        except Exception as exc:  # nbformat raises many types for one problem: not a notebook
+            msg = (
+                f"Cannot read the saved notebook {self.path.name}: {exc}. The live cells under "
+                "cells/ and outputs/ are still readable."
+            )
+            raise BackendError(msg) from exc
+        cells = []
+        for index, cell in enumerate(notebook.get("cells", []), start=1):
+            outputs = []
+            for output in cell.get("outputs", []) or []:
+                record = output_record(output.get("output_type", ""), output)
+                if record is not None:
+                    outputs.append(record)
+            count = cell.get("execution_count")
+            cells.append(
+                SavedCell(
+                    index=index,
+                    cell_type=str(cell.get("cell_type", "code")),
+                    source=joined(cell.get("source")),
+                    execution_count=count if isinstance(count, int) else None,
+                    outputs=outputs,
+                )
+            )
+        return cells

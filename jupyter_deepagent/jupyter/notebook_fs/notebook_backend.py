@@ -1,0 +1,382 @@
+"""The live notebook as a read-only folder: cell sources, their outputs, kernel variables.
+
+```
+/cells/<n>.py          source of the cell with execution count n (raw: magics as typed)
+/outputs/<n>.txt       its outputs as text, labelled [stdout], [result], [error]...
+/vars/index.md         one line per kernel variable: name, type and shape, file
+/vars/<name>.csv|json|txt
+/saved/index.md        (when the notebook file is known) the cells saved in the .ipynb
+/saved/cells/<i>.py|md|txt, /saved/outputs/<i>.txt    by position i, 1-based
+```
+
+Everything is rendered from the shell and its `OutputCapture`, so a cell's output is readable
+the moment the cell finishes, without saving. Tables page by rows.
+
+Secrets never show: every text passes through a `Redactor` (API keys of the environment, values
+the session adds, secret-named variables, credential shapes become `***`), and the environment
+itself and secret-named text variables are left out of `/vars/`. Every read and grep works on
+the masked text. Each text is masked once, block by block as pages and searches need it, and
+kept (a `PagedText` in the capture's `PagedTextStore`, big ones in a spill file) until its
+content or the set of secrets changes: so a 50 MB output costs its masking once, a page read
+reads only its lines, and a grep over a big notebook masks only the blocks that hold the pattern.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from jupyter_deepagent._exceptions import BackendError, FileNotFound, InvalidPath, PermissionDenied
+from jupyter_deepagent.backends import (
+    current_match_limit,
+    file_filter_matches,
+    first_matches,
+    folder_prefix,
+    glob_matches,
+    matching_lines,
+    normalize_virtual_path,
+)
+from jupyter_deepagent.backends.protocol import (
+    DEFAULT_READ_LIMIT,
+    AsyncBackendMixin,
+    EditResult,
+    FileInfo,
+    GrepMatch,
+    ReadResult,
+    WriteResult,
+)
+from jupyter_deepagent.jupyter.notebook_fs._output_text import output_pieces, outputs_key
+from jupyter_deepagent.jupyter.notebook_fs._saved_notebook import SavedNotebook, saved_index
+from jupyter_deepagent.jupyter.notebook_fs.notebook_files import (
+    FileMasking,
+    NotebookFile,
+    grep_file,
+    redacted_table,
+)
+from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
+from jupyter_deepagent.jupyter.notebook_fs.paged_store import PagedTextStore
+from jupyter_deepagent.project.secrets.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_variable
+from jupyter_deepagent.jupyter.notebook_fs.variable_files import (
+    is_table,
+    iter_table_lines,
+    render_variable,
+    renders_cheaply,
+    table_lines,
+    user_variables,
+    variable_extension,
+    variables_index,
+)
+
+__all__ = ["NotebookBackend"]
+
+_LIVE_FOLDERS = ("/", "/cells", "/outputs", "/vars")
+_SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
+
+
+class NotebookBackend(AsyncBackendMixin):
+    """A read-only `BackendProtocol` over the live notebook (mounted at `/notebook/`).
+
+    Args:
+        shell: The IPython shell (`get_ipython()`).
+        capture: Where outputs come from; by default the shell's `OutputCapture.install(shell)`.
+        notebook_path: The `.ipynb` file, for `/saved/`; by default the kernel's `__session__`
+            when it names a notebook (JupyterLab sets it), else `/saved/` is absent.
+        mount: Where the view is mounted, used in hints and in `index.md` paths.
+        secrets: Returns more values to mask as `***`, besides the environment's keys and the
+            secret-named variables (the session adds what `.env` set and `--context` values).
+    """
+
+    def __init__(
+        self,
+        shell: Any,
+        capture: OutputCapture | None = None,
+        notebook_path: str | os.PathLike[str] | None = None,
+        *,
+        mount: str = "/notebook/",
+        secrets: Callable[[], Iterable[str]] | None = None,
+    ) -> None:
+        self.shell = shell
+        self.secrets = secrets
+        self.redact = Redactor(extra=self._secret_values)
+        self.capture = capture if capture is not None else OutputCapture.install(shell)
+        self.notebook_path = notebook_path
+        self.mount = folder_prefix(normalize_virtual_path(mount))
+        self._saved: SavedNotebook | None = None
+        self._rendered: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+        self._rendered_lock = threading.Lock()  # tools may run in parallel threads
+        self._texts: PagedTextStore = getattr(self.capture, "texts", None) or PagedTextStore()
+
+    def __repr__(self) -> str:
+        return f"NotebookBackend(mount={self.mount!r}, notebook_path={self._notebook_file()!r})"
+
+    # -- the tree ------------------------------------------------------------------------------
+
+    def _shown(self, path: str) -> str:
+        return self.mount + path.lstrip("/")
+
+    def _notebook_file(self) -> str | None:
+        if self.notebook_path is not None:
+            return os.fspath(self.notebook_path)
+        session = getattr(self.shell, "user_ns", {}).get("__session__")
+        return session if isinstance(session, str) and session.endswith(".ipynb") else None
+
+    def _saved_notebook(self) -> SavedNotebook | None:
+        path = self._notebook_file()
+        if path is None:
+            return None
+        if self._saved is None or os.fspath(self._saved.path) != path:
+            self._saved = SavedNotebook(path)
+        return self._saved
+
+    def _folders(self) -> tuple[str, ...]:
+        return _LIVE_FOLDERS + (_SAVED_FOLDERS if self._saved_notebook() is not None else ())
+
+    def _files(self, folder: str) -> dict[str, NotebookFile]:
+        """Every file under `folder`; only the groups that can lie under it are built."""
+        group = folder.strip("/").split("/", 1)[0]
+        files: dict[str, NotebookFile] = {}
+        if group in ("", "cells", "outputs"):
+            for cell in self.capture.cells():
+                n = cell.execution_count
+                files[f"/cells/{n}.py"] = NotebookFile(f"/cells/{n}.py", lambda c=cell: c.source)
+                if cell.outputs:
+                    files[f"/outputs/{n}.txt"] = NotebookFile(
+                        f"/outputs/{n}.txt",
+                        cell.outputs_text,
+                        pieces=lambda c=cell: output_pieces(c.outputs),
+                        key=lambda c=cell: outputs_key(c.outputs),
+                    )
+        if group in ("", "vars"):
+            files.update(self._variable_files())
+        if group == "saved":
+            files.update(self._saved_files())
+        elif group == "":
+            with contextlib.suppress(BackendError):  # a broken .ipynb must not hide the live view
+                files.update(self._saved_files())
+        prefix = folder_prefix(folder)
+        redact = self.redact.frozen()  # the secrets are gathered once for all these files
+        masking = FileMasking(self._texts, redact, redact.fingerprint())
+        shown = {}
+        for path, file in files.items():
+            if path.startswith(prefix):
+                if file.pages is not None:
+                    file = redacted_table(file, redact)
+                else:
+                    file.masking = masking
+                shown[path] = file
+        return shown
+
+    def _all_variables(self) -> dict[str, Any]:
+        hidden = getattr(self.shell, "user_ns_hidden", ())
+        return user_variables(getattr(self.shell, "user_ns", {}), hidden)
+
+    def _variables(self) -> dict[str, Any]:
+        variables = self._all_variables()
+        return {n: v for n, v in variables.items() if not is_secret_variable(n, v)}
+
+    def _secret_values(self) -> list[str]:
+        values = list(self.secrets()) if self.secrets is not None else []
+        for name, value in self._all_variables().items():
+            if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
+                if is_secret_variable(name, value):
+                    values.append(value)
+        return values
+
+    def _render(self, name: str, value: Any) -> str:
+        """A variable's text, kept until the next cell runs (paging does not re-render it)."""
+        key = (name, id(value), getattr(self.shell, "execution_count", 0))
+        with self._rendered_lock:
+            text = self._rendered.get(key)
+        if text is None:
+            text = render_variable(name, value)[1]
+            with self._rendered_lock:
+                self._rendered[key] = text
+                while len(self._rendered) > 4:
+                    self._rendered.popitem(last=False)
+        return text
+
+    def _variable_files(self) -> dict[str, NotebookFile]:
+        every = self._all_variables()
+        variables = {n: v for n, v in every.items() if not is_secret_variable(n, v)}
+        secret = [name for name in every if name not in variables]
+        folder = self._shown("/vars/")
+        index = NotebookFile("/vars/index.md", lambda: variables_index(variables, folder, secret))
+        files = {index.path: index}
+        for name, value in variables.items():
+            path = f"/vars/{name}.{variable_extension(value)}"
+            table = is_table(value)
+            files[path] = NotebookFile(
+                path,
+                lambda n=name, v=value: self._render(n, v),
+                size=lambda n=name, v=value: self._size(n, v),
+                pages=(lambda offset, limit, v=value: table_lines(v, offset, limit))
+                if table
+                else None,
+                chunks=(lambda v=value: iter_table_lines(v)) if table else None,
+            )
+        return files
+
+    def _size(self, name: str, value: Any) -> int | None:
+        if not renders_cheaply(value):
+            return None
+        return len(self._render(name, value).encode("utf-8", "surrogatepass"))
+
+    def _saved_files(self) -> dict[str, NotebookFile]:
+        saved = self._saved_notebook()
+        if saved is None:
+            return {}
+        cells, when, name = saved.cells(), saved.modified_at, saved.path.name
+        files: dict[str, NotebookFile] = {}
+        for cell in cells:
+            files[cell.source_path] = NotebookFile(
+                cell.source_path, lambda c=cell: c.source, modified_at=when
+            )
+            if cell.outputs:
+                files[cell.outputs_path] = NotebookFile(
+                    cell.outputs_path,
+                    lambda c=cell: c.outputs_text(name),
+                    modified_at=when,
+                    pieces=lambda c=cell: output_pieces(c.outputs, c.header(name)),
+                    key=lambda c=cell: (c.header(name), outputs_key(c.outputs)),
+                )
+        index = lambda: saved_index(cells, name, self.mount.rstrip("/"))  # noqa: E731
+        files["/saved/index.md"] = NotebookFile("/saved/index.md", index, modified_at=when)
+        return files
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def _missing(self, path: str) -> FileNotFound:
+        parts = path.strip("/").split("/")
+        stem = parts[-1].partition(".")[0]
+        listing = f"ls {self._shown(folder_prefix(path.rsplit('/', 1)[0] or '/'))}"
+        if parts[0] == "cells" and len(parts) == 2:
+            why = f"no cell with execution count {stem}; {listing} lists executed cells"
+        elif parts[0] == "outputs" and len(parts) == 2:
+            if stem.isdigit() and self.capture.cell(int(stem)) is not None:
+                source = self._shown(f"/cells/{stem}.py")
+                why = f"cell {stem} ran but produced no output; its source is {source}"
+            else:
+                why = f"no output for execution count {stem}; {listing} lists cells with output"
+        elif parts[0] == "vars" and len(parts) == 2:
+            value = self._variables().get(stem, self)
+            if stem in self._all_variables() and value is self:
+                why = f"{stem} looks like a secret (a key, token or password), so it is hidden"
+            elif value is not self:
+                right = self._shown(f"/vars/{stem}.{variable_extension(value)}")
+                why = f"{stem} is a {type(value).__name__}: read {right}"
+            else:
+                why = (
+                    f"no kernel variable named {stem!r}; {self._shown('/vars/index.md')} lists them"
+                )
+        elif parts[0] == "saved" and self._saved_notebook() is None:
+            why = "the notebook file is not known in this kernel, so there are no saved cells"
+        else:
+            why = f"{listing} shows what is there"
+        return FileNotFound(f"{self._shown(path)} does not exist: {why}.", path=path)
+
+    def _file(self, path: str) -> NotebookFile:
+        if path in self._folders():
+            msg = f"{self._shown(path)} is a folder, not a file; use ls to list it."
+            raise InvalidPath(msg, path=path)
+        found = self._files(path.rsplit("/", 1)[0] or "/").get(path)
+        if found is None:
+            raise self._missing(path)
+        return found
+
+    def _scope(self, path: str) -> tuple[str, dict[str, NotebookFile]]:
+        path = normalize_virtual_path(path)
+        if path in self._folders():
+            return path, self._files(path)
+        return path.rsplit("/", 1)[0] or "/", {path: self._file(path)}
+
+    # -- the protocol --------------------------------------------------------------------------
+
+    def ls(self, path: str = "/") -> list[FileInfo]:
+        """List a folder of the view (or a file itself), sorted by path."""
+        path = normalize_virtual_path(path)
+        if path not in self._folders():
+            return [self._file(path).info()]
+        base = folder_prefix(path)
+        entries = {
+            folder_prefix(folder): FileInfo(path=folder_prefix(folder), is_dir=True)
+            for folder in self._folders()
+            if folder != "/" and folder.rsplit("/", 1)[0] + "/" == base
+        }
+        if path != "/":  # no files at the top, only folders
+            for file_path, file in self._files(path).items():
+                if "/" not in file_path[len(base) :]:
+                    entries[file_path] = file.info()
+        return sorted(entries.values(), key=lambda entry: entry.path)
+
+    def read(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
+        """Read `limit` lines from 0-based line `offset`; tables render only those rows."""
+        path = normalize_virtual_path(path)
+        file = self._file(path)
+        if offset < 0 or limit < 1:
+            return ReadResult.from_text(path, "", offset, limit)  # raises the usual error
+        if file.masking is not None:
+            view = file.view()
+            lines, total = view.page(offset, limit), view.total_lines
+        elif file.pages is not None:
+            lines, total = file.pages(offset, limit)
+        else:
+            return ReadResult.from_text(path, file.text(), offset, limit)
+        if offset >= total > 0:
+            msg = (
+                f"offset {offset} is past the end of {path}, which has {total} lines. "
+                f"Use an offset below {total}."
+            )
+            raise BackendError(msg, path=path)
+        return ReadResult(path=path, lines=lines, offset=offset, total_lines=total)
+
+    def _refuse(self, path: str) -> PermissionDenied:
+        path = normalize_virtual_path(path)
+        msg = (
+            f"Cannot change {self._shown(path)}: {self.mount} is a read-only view of the live "
+            "notebook; write to /workspace/ or /outputs/ instead."
+        )
+        return PermissionDenied(msg, path=path)
+
+    def write(self, path: str, content: str) -> WriteResult:
+        """Refused: the notebook view is read-only."""
+        raise self._refuse(path)
+
+    def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
+        """Refused: the notebook view is read-only."""
+        raise self._refuse(path)
+
+    def delete(self, path: str) -> None:
+        """Refused: the notebook view is read-only."""
+        raise self._refuse(path)
+
+    def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
+        """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`)."""
+        root, files = self._scope(path)
+        found = [f.info() for p, f in files.items() if glob_matches(pattern, p, root)]
+        return sorted(found, key=lambda info: info.path)
+
+    def grep(
+        self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
+    ) -> list[GrepMatch]:
+        """Lines containing `pattern` in the files under `path`, by path then line; masked
+        texts are searched block by block, tables in chunks of rows.
+
+        Raises:
+            BackendError: If `regex` and the pattern is invalid or over its time budget.
+        """
+        root, files = self._scope(path)
+        search = matching_lines(pattern, regex)  # one time budget for every file
+        literal = pattern if not regex and "*" not in pattern else None
+        cap = current_match_limit()
+        matches: list[GrepMatch] = []
+        for file_path in sorted(files):  # files in order, lines in order: no sort at the end
+            if glob and not file_filter_matches(glob, file_path, root):
+                continue
+            matches += grep_file(files[file_path], search, pattern, regex, literal)
+            if cap is not None and len(matches) > cap.limit:
+                break  # the later files' lines come after these
+        return first_matches(matches)

@@ -1,0 +1,334 @@
+"""Every executed cell's source and outputs, as text, in a running kernel, without saving.
+
+In ipykernel, `OutputCapture` wraps the kernel's `Session.send`: every stream, result, display,
+error and `clear_output` message of every cell after installation passes through it, tied to
+its cell by the execute request's `msg_id` (learned from the `execute_input` message, which
+carries the execution count). Cells run before installation, and every cell in a shell without
+a kernel (terminal IPython, tests), come from IPython's own history: raw inputs, and (IPython
+9) `history_manager.outputs` (stdout, stderr, results, displays) and `.exceptions`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jupyter_deepagent.jupyter.notebook_fs._output_text import (
+    OutputKind,
+    OutputRecord,
+    clean_stream_text,
+    format_outputs,
+    history_outputs,
+    joined,
+    output_record,
+)
+
+__all__ = [
+    "CellRecord",
+    "OutputCapture",
+    "OutputKind",
+    "OutputRecord",
+    "format_outputs",
+    "output_record",
+]
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.jupyter.notebook_fs.paged_store import PagedTextStore
+
+_log = logging.getLogger(__name__)
+
+_OBSERVED = {
+    "execute_input",
+    "stream",
+    "display_data",
+    "update_display_data",
+    "execute_result",
+    "error",
+    "clear_output",
+}
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """An executed cell: its execution count, raw source (magics as typed) and outputs."""
+
+    execution_count: int
+    source: str
+    outputs: list[OutputRecord] = field(default_factory=list)
+
+    def outputs_text(self) -> str:
+        """All outputs as one text, each under a `[kind]` label line."""
+        return format_outputs(self.outputs)
+
+
+@dataclass
+class _LiveOutput:
+    kind: OutputKind
+    parts: list[str]
+    display_id: str | None = None
+
+
+@dataclass
+class _LiveCell:
+    source: str | None = None
+    seen_input: bool = False
+    outputs: list[_LiveOutput] = field(default_factory=list)
+    clear_pending: bool = False
+    chars: int = 0
+    dropped: int = 0
+
+    def records(self) -> list[OutputRecord]:
+        records = []
+        for output in self.outputs:
+            text = "".join(output.parts)
+            if output.kind in ("stdout", "stderr"):
+                text = clean_stream_text(text)
+            records.append(OutputRecord(output.kind, text))
+        if self.dropped:
+            note = f"{self.dropped:,} more characters of output were not recorded"
+            records.append(OutputRecord("note", note))
+        return records
+
+
+class OutputCapture:
+    """Records each cell's outputs as text; one per shell, made by `OutputCapture.install`.
+
+    Args:
+        shell: The IPython shell (an ipykernel shell has `.kernel`; a plain one does not).
+        max_chars_per_cell: Output characters kept per cell; the rest is counted, not kept.
+    """
+
+    _installed: weakref.WeakKeyDictionary[Any, OutputCapture] = weakref.WeakKeyDictionary()
+    _install_lock = threading.Lock()
+
+    def __init__(self, shell: Any, max_chars_per_cell: int = 1_000_000) -> None:
+        self._shell = weakref.ref(shell)
+        self.max_chars_per_cell = max_chars_per_cell
+        self._lock = threading.Lock()
+        self._live: dict[int, _LiveCell] = {}
+        self._requests: dict[str, int] = {}
+        self._session: Any = None
+        self._original_send: Any = None
+        self._wrapped_send: Any = None
+        self._texts: PagedTextStore | None = None
+
+    @property
+    def texts(self) -> PagedTextStore:
+        """The masked texts `/notebook/` made of these outputs, kept for the whole session
+        (every run's view shares them) and dropped, spill folder and all, by `uninstall`."""
+        with self._lock:
+            if self._texts is None:
+                from jupyter_deepagent.jupyter.notebook_fs.paged_store import PagedTextStore  # noqa: PLC0415
+
+                self._texts = PagedTextStore()
+            return self._texts
+
+    @classmethod
+    def install(cls, shell: Any) -> OutputCapture:
+        """Return the shell's capture, creating it (and wrapping its kernel's sends) once.
+
+        Args:
+            shell: The IPython shell to capture.
+
+        Returns:
+            The one capture of this shell.
+        """
+        with cls._install_lock:
+            capture = cls._installed.get(shell)
+            if capture is None:
+                capture = cls(shell)
+                capture._attach_kernel(getattr(shell, "kernel", None))
+                cls._installed[shell] = capture
+            return capture
+
+    @property
+    def captures_kernel_messages(self) -> bool:
+        """True when the kernel's `Session.send` is wrapped (outputs seen as they are sent)."""
+        return self._session is not None
+
+    def uninstall(self) -> None:
+        """Stop capturing: restore the kernel's `Session.send`, forget this shell's capture, and
+        remove the masked texts kept for `/notebook/` (their spill folder with them)."""
+        with self._lock:
+            texts, self._texts = self._texts, None
+        if texts is not None:
+            texts.close()
+        with self._install_lock:
+            session, self._session = self._session, None
+            if session is not None and vars(session).get("send") is self._wrapped_send:
+                if self._original_send is None:
+                    del session.send
+                else:
+                    session.send = self._original_send
+            shell = self._shell()
+            if shell is not None and self._installed.get(shell) is self:
+                del self._installed[shell]
+
+    # -- kernel messages -----------------------------------------------------------------------
+
+    def _attach_kernel(self, kernel: Any) -> None:
+        session = getattr(kernel, "session", None)
+        send = getattr(session, "send", None)
+        if not callable(send):
+            return
+        self._original_send = vars(session).get("send")
+        capture = self
+
+        @functools.wraps(send)
+        def send_and_record(
+            stream: Any,
+            msg_or_type: Any,
+            content: Any = None,
+            parent: Any = None,
+            *args: Any,
+            **kwargs: Any,
+        ) -> Any:
+            sent = send(stream, msg_or_type, content, parent, *args, **kwargs)
+            if capture._session is None:  # uninstalled while another wrapper sat on top
+                return sent
+            try:
+                capture.observe(msg_or_type, content, parent)
+            except Exception:  # recording must never break the kernel's own output
+                _log.debug("could not record a kernel message", exc_info=True)
+            return sent
+
+        self._wrapped_send = send_and_record
+        session.send = send_and_record
+        self._session = session
+        self._map_running_cell(kernel)
+
+    def _map_running_cell(self, kernel: Any) -> None:
+        """Tie the cell running now (its execute_input was sent before we wrapped) to its count."""
+        try:
+            parent = kernel.get_parent()
+        except Exception:  # older kernels, fakes: not knowing the running cell is fine
+            return
+        header = (parent or {}).get("header") or {}
+        shell = self._shell()
+        count = getattr(shell, "execution_count", None)
+        msg_id = header.get("msg_id")
+        if header.get("msg_type") == "execute_request" and msg_id and isinstance(count, int):
+            self._requests[msg_id] = count
+
+    def observe(self, msg_or_type: Any, content: Any = None, parent: Any = None) -> None:
+        """Record one message, given as `Session.send` receives it (a dict, or type + content).
+
+        Args:
+            msg_or_type: A whole message dict, or a message type such as `"stream"`.
+            content: The content when `msg_or_type` is a type.
+            parent: The parent message or header (the execute request) when it is a type.
+        """
+        if isinstance(msg_or_type, Mapping):
+            header = msg_or_type.get("header") or {}
+            msg_type = msg_or_type.get("msg_type") or header.get("msg_type")
+            content, parent = msg_or_type.get("content"), msg_or_type.get("parent_header")
+        else:
+            msg_type = msg_or_type
+        if msg_type not in _OBSERVED:
+            return
+        content = content if isinstance(content, Mapping) else {}
+        parent = parent if isinstance(parent, Mapping) else {}
+        request_id = (parent.get("header") or parent).get("msg_id")
+        with self._lock:
+            if msg_type == "execute_input":
+                count = content.get("execution_count")
+                if isinstance(count, int) and request_id:
+                    self._requests[request_id] = count
+                    self._live[count] = _LiveCell(
+                        source=joined(content.get("code")), seen_input=True
+                    )
+                return
+            if msg_type == "update_display_data":
+                self._update_display(content)
+                return
+            count = self._requests.get(request_id) if request_id else None
+            if count is None:
+                count = content.get("execution_count")
+            if not isinstance(count, int):
+                return  # output of no cell (a comm handler, a silent execution)
+            cell = self._live.setdefault(count, _LiveCell())
+            if msg_type == "clear_output":
+                if content.get("wait"):
+                    cell.clear_pending = True
+                else:
+                    cell.outputs.clear()
+                return
+            self._append(cell, msg_type, content)
+
+    def _append(self, cell: _LiveCell, msg_type: str, content: Mapping[str, Any]) -> None:
+        if cell.clear_pending:
+            cell.outputs.clear()
+            cell.clear_pending = False
+        record = output_record(msg_type, content)
+        if record is None:
+            return
+        is_stream = msg_type == "stream"
+        text = joined(content.get("text")) if is_stream else record.text
+        if cell.chars + len(text) > self.max_chars_per_cell:
+            cell.dropped += len(text)
+            return
+        cell.chars += len(text)
+        last = cell.outputs[-1] if cell.outputs else None
+        if is_stream and last is not None and last.kind == record.kind:
+            last.parts.append(text)
+            if "\r" in text:  # keep a progress bar's memory to its last state
+                last.parts[:] = [clean_stream_text("".join(last.parts))]
+            return
+        display_id = (content.get("transient") or {}).get("display_id")
+        cell.outputs.append(_LiveOutput(record.kind, [text], display_id))
+
+    def _update_display(self, content: Mapping[str, Any]) -> None:
+        display_id = (content.get("transient") or {}).get("display_id")
+        record = output_record("display_data", content)
+        if display_id is None or record is None:
+            return
+        for cell in self._live.values():
+            for output in cell.outputs:
+                if output.display_id == display_id:
+                    output.parts[:] = [record.text]
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _history(self) -> Any:
+        return getattr(self._shell(), "history_manager", None)
+
+    def _records(self, wanted: int | None = None) -> list[CellRecord]:
+        history = self._history()
+        sources = list(getattr(history, "input_hist_raw", None) or [""])
+        with self._lock:
+            live = {
+                count: (cell.source, cell.seen_input, cell.records())
+                for count, cell in self._live.items()
+                if wanted is None or count == wanted
+            }
+        counts = set(range(1, len(sources))) | set(live)
+        if wanted is not None:
+            counts &= {wanted}
+        records = []
+        for count in sorted(counts):
+            source, seen_input, outputs = live.get(count, (None, False, []))
+            if count < len(sources):
+                source = sources[count]
+            if not seen_input and history is not None:
+                outputs = history_outputs(history, count) or outputs
+            records.append(CellRecord(count, source or "", outputs))
+        return records
+
+    def cells(self) -> list[CellRecord]:
+        """Every executed cell (stored in history or seen by the kernel), by execution count."""
+        return self._records()
+
+    def cell(self, execution_count: int) -> CellRecord | None:
+        """The cell with this execution count, or None if no such cell ran."""
+        found = self._records(execution_count)
+        return found[0] if found else None
+
+    def outputs_text(self, execution_count: int) -> str:
+        """A cell's outputs as text (`""` when it has none or never ran)."""
+        record = self.cell(execution_count)
+        return record.outputs_text() if record is not None else ""

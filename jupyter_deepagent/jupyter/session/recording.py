@@ -1,0 +1,207 @@
+"""The notebook's research log, wired to `%%agent`: each cell's run is recorded and replayed.
+
+`start_recording` opens `<notebook>.agentlog.jsonl`, finds the cell's last complete record (or,
+for a run resumed after an approval, the record of that resume of the cell's turn) and
+wraps the run's chat model in a `ReplayChatModel` that serves it; `RunRecording.finish` appends
+the run's record (secrets masked) and returns the summary kept in the cell's output metadata.
+The replay mode is the cell's `--replay`, else `JUPYTER_DEEPAGENT_REPLAY`, else the `replay`
+setting (`%agent config replay=...`, default auto).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jupyter_deepagent._exceptions import ModelConfigurationError, ReplayMismatch
+from jupyter_deepagent.jupyter.session.turns import CellAddress
+
+__all__ = ["REPLAY_ENV", "RunRecording", "replay_mode", "start_recording"]
+
+REPLAY_ENV = "JUPYTER_DEEPAGENT_REPLAY"
+_MODES = ("auto", "strict", "off")
+
+_WAY_OUT_STRICT = (
+    "What to do: if the change is intended, run the cell with `%%agent --replay auto` (or "
+    "`%agent config replay=auto`, or `jupyter-deepagent run --replay auto`) to ask the live model "
+    "and record its answer; otherwise undo the change so the recording applies."
+)
+_WAY_OUT_NO_MODEL = (
+    "What to do: make the model usable ({why}) so the new request is answered live and recorded, "
+    "or undo the change so the recording applies."
+)
+
+
+def replay_mode(option: str | None, configured: str, environ: Mapping[str, str] = os.environ) -> str:
+    """The replay mode of a run: the cell's option, else the environment, else the setting.
+
+    Raises:
+        ValueError: `JUPYTER_DEEPAGENT_REPLAY` holds something other than auto, strict or off.
+    """
+    if option:
+        return option
+    from_env = environ.get(REPLAY_ENV, "").strip().lower()
+    if from_env and from_env not in _MODES:
+        msg = f"{REPLAY_ENV}={from_env!r}: use auto, strict or off"
+        raise ValueError(msg)
+    return from_env or configured
+
+
+def _cell_label(address: CellAddress, first_line: str) -> str:
+    words = " ".join(first_line.split())
+    words = words if len(words) <= 50 else words[:49] + "…"
+    return f'the cell "{words}"' if words else f"the cell {address.key}"
+
+
+@dataclass
+class RunRecording:
+    """One `%%agent` run's part in the research log."""
+
+    log: Any
+    address: CellAddress
+    ledger: Any
+    model: Any
+    mode: str
+    params: dict[str, Any]
+    profile: Any
+    redact: Callable[[str], str]
+    resume: int = 0
+    """0 for a cell's run; n for the n-th resume of the cell's turn (after a human decision)."""
+    recorded_decision: dict[str, Any] | None = None
+    """The decision the research log holds for this resume, when it has one to replay."""
+    damage: tuple[str, ...] = ()
+    """Damaged lines of the log (skipped; the intact records replay), to warn about."""
+
+    def check_decision(self, fields: Mapping[str, Any]) -> None:
+        """Under strict replay, check the human decision against the one recorded.
+
+        Raises:
+            ReplayMismatch: The decision, its message or its edits differ from the log's.
+        """
+        recorded = self.recorded_decision
+        if self.mode != "strict" or recorded is None:
+            return
+        keys = ("decision", "message", "edits")
+        if all(recorded.get(k) == fields.get(k) for k in keys):
+            return
+        def said(d: Mapping[str, Any]) -> str:
+            return ", ".join(f"{k} {d.get(k)!r}" for k in keys if d.get(k) is not None)
+        text = (
+            f"{self.ledger.cell}: the decision differs from the research "
+            f"log (strict replay): recorded {said(recorded)}; now {said(fields)}.\n"
+            + self.ledger.way_out
+        )
+        raise ReplayMismatch(text, cell=self.ledger.cell, step=0)
+
+    def finish(self, trace: Any, thread: str, error: BaseException | None = None) -> dict[str, Any]:
+        """Append the run's record; returns its summary (for the cell's output metadata).
+
+        Raises:
+            OSError: The log cannot be written beside the notebook.
+        """
+        from jupyter_deepagent.trace.research_log.record import run_record, run_summary
+
+        record = run_record(
+            events=getattr(trace, "events", None) or [],
+            calls=self.ledger.calls,
+            cell_id=self.address.cell_id,
+            source_key=self.address.source_key,
+            thread=thread,
+            mode=self.mode,
+            outcome=self.ledger.outcome,
+            model=self.model.label,
+            profile=self.profile,
+            redact=getattr(self.redact, "frozen", lambda: self.redact)(),  # values gathered once
+        )
+        record["params"] = self.params
+        if self.resume:
+            decided = next((e for e in record["events"]
+                            if e.get("type") == "approval_decided"), {})
+            record.update(
+                kind="resume", resume=self.resume,
+                decision={k: decided.get(k) for k in
+                          ("decision", "via", "tools", "tool_call_ids", "message", "edits")},
+            )
+        if isinstance(error, ReplayMismatch) or self.ledger.mismatch is not None:
+            record["status"] = "mismatch"
+        elif error is not None and record["status"] == "ok":
+            record["status"] = "error"
+        written = self.log.append(record)
+        return run_summary(written)
+
+
+def _model_params(model: Any) -> dict[str, Any]:
+    try:
+        params = dict(model._get_ls_params())  # noqa: SLF001 - LangChain's own model metadata
+    except Exception:  # noqa: BLE001 - not a LangChain chat model
+        return {}
+    return {k.removeprefix("ls_"): v for k, v in params.items()
+            if k in ("ls_temperature", "ls_max_tokens", "ls_stop") and v is not None}
+
+
+def start_recording(
+    *,
+    notebook: Path,
+    address: CellAddress,
+    mode: str,
+    spec: Any,
+    make_model: Callable[[], Any],
+    redact: Callable[[str], str],
+    resume: int = 0,
+    on_served: Callable[[Any], None] | None = None,
+    carried: Sequence[dict[str, Any]] = (),
+) -> RunRecording:
+    """Open the notebook's log, find the cell's recording and wrap the live model for the run.
+
+    `spec` is the configured model ("provider:model" or a chat model); `make_model` makes it.
+    `on_served` is called with each response served from the log (see `ReplayChatModel`).
+    `carried` are recorded calls the run before left unserved, also offered to a resume (the
+    run paused where its recording did not, for code from the log to be approved).
+
+    A model that cannot be made (no API key) is tolerated when the cell has a recording to
+    replay: a request that differs then fails with the reason.
+
+    Raises:
+        MissingAPIKey: No key, and nothing recorded for this cell (or replay is off).
+        ModelConfigurationError: The model cannot be created, likewise.
+        OSError: The log exists but cannot be read.
+    """
+    from jupyter_deepagent.harness.models.label import model_label
+    from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
+    from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
+
+    log = ResearchLog(log_path_for(notebook))
+    recorded = log.latest_for(address.cell_id, address.source_key, resume) if mode != "off" else (
+        None)
+    calls = list(recorded.get("calls", [])) if recorded else []
+    calls += list(carried) if mode != "off" else []
+    label = _cell_label(address, address.title) + (f" (resume {resume})" if resume else "")
+    try:
+        inner = make_model()
+        why = ""
+    except ModelConfigurationError as exc:
+        if not calls:
+            raise
+        inner, why = None, " ".join(str(exc).split())
+    way_out = _WAY_OUT_STRICT if mode == "strict" or inner is not None else (
+        _WAY_OUT_NO_MODEL.format(why=why))
+    ledger = CallLedger(calls, mode, label, redact=redact, way_out=way_out)
+    if inner is not None:
+        model_name, params = model_label(inner), _model_params(inner)
+        profile = getattr(inner, "profile", None)
+    else:
+        # the configured model, named as it would name itself: a change of model is a change
+        model_name = model_label(spec) if isinstance(spec, str) else str(recorded.get("model"))
+        params, profile = dict(recorded.get("params") or {}), recorded.get("profile")
+    wrapper = ReplayChatModel(
+        inner=inner, ledger=ledger, label=model_name, params=params, redact=redact,
+        profile=profile, on_served=on_served,
+    )
+    decision = recorded.get("decision") if recorded else None
+    damage = tuple(f"the research log {log.path.name}, {problem} (run `jupyter-deepagent "
+                   "verify` on the notebook for more)" for problem in log.damage())
+    return RunRecording(log, address, ledger, wrapper, mode, params, profile, redact, resume,
+                        decision if isinstance(decision, dict) else None, damage)

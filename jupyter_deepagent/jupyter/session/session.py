@@ -1,0 +1,476 @@
+"""`Session`: the one object per kernel behind `%%agent`, its configuration and its storage.
+
+It knows where the notebook is, reads the configuration layers, opens the checkpointer and store
+(SQLite in `.deepagent/` beside the notebook, or PostgreSQL with `database_url`; lazily, at the
+first run) as its user's view in the project (see `OwnedStorage`), keeps the current thread,
+reads `.env` before each run, and plans each cell's run: the agent over the notebook's
+filesystem. Running a plan and recording it is `SessionRuns`' job (a base of `Session`).
+LangChain and LangGraph are imported only when a run starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from jupyter_deepagent.project.settings.agent_config import (
+    AgentConfig,
+    ConfigLayer,
+    coerce_setting,
+    environment_layers,
+    file_layers,
+    resolve_config,
+    virtual_path,
+)
+from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
+from jupyter_deepagent.jupyter.magic.options import RunOptions
+from jupyter_deepagent.project.names import check_thread_name
+from jupyter_deepagent.project.secrets.keys import SessionKeys
+from jupyter_deepagent.project.models import SessionModels, call_policy, model_label
+from jupyter_deepagent.jupyter.session.runs import SessionRuns
+from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_storage
+from jupyter_deepagent.project.storage.owners import ThreadOwner, current_user, project_name
+from jupyter_deepagent.jupyter.session.turns import (
+    CELL_METADATA_KEY,
+    TURN_METADATA_KEY,
+    CellAddress,
+    new_turn_id,
+)
+
+__all__ = ["RunOutcome", "RunPlan", "Session"]
+
+
+class Session(SessionRuns):
+    """The agent's state in one kernel: configuration, storage, threads and the last run (see
+    `SessionRuns` for running a planned run).
+
+    Attributes:
+        tools: Extra tools (LangChain tools or plain functions) every run's agent gets.
+
+    Args:
+        shell: The IPython shell (its user namespace gives the notebook path and variables).
+        capture: The kernel's `OutputCapture`, so /notebook/ sees every cell's outputs.
+        notebook_path: The notebook file, when known better than `__session__` says.
+    """
+
+    def __init__(self, shell: Any, *, capture: Any = None, notebook_path: str | None = None):
+        self.shell = shell
+        self.capture = capture
+        self._notebook_path = notebook_path
+        self._overrides: dict[str, Any] = {}
+        self._storage: OwnedStorage | None = None
+        self._storage_identity: tuple[str, ThreadOwner] | None = None
+        self._thread: str | None = None
+        self.keys = SessionKeys()
+        self._models = SessionModels(self.keys)
+        self._agent_texts: Any = None  # what the agent wrote in /workspace/ (read unmasked)
+        self.tools: list[Any] = []
+        self._run_options: dict[str, RunOptions] = {}
+        super().__init__()
+
+    # -- where the notebook is -------------------------------------------------------------------
+    @property
+    def notebook_path(self) -> Path | None:
+        """The notebook file: given explicitly, or from `__session__` (set by Jupyter)."""
+        candidates = [self._notebook_path]
+        namespace = getattr(self.shell, "user_ns", {})
+        candidates += [namespace.get("__session__"), namespace.get("__vsc_ipynb_file__")]
+        for candidate in candidates:
+            if isinstance(candidate, str) and candidate.endswith(".ipynb"):
+                return Path(candidate)
+        return None
+
+    @property
+    def notebook_dir(self) -> Path:
+        """The notebook's folder (the working directory when the notebook is unknown)."""
+        path = self.notebook_path
+        return path.parent if path is not None else Path.cwd()
+
+    # -- configuration ---------------------------------------------------------------------------
+    def _layers(self) -> list[ConfigLayer]:
+        return [*file_layers(self.notebook_dir), ConfigLayer("%agent config", self._overrides),
+                *environment_layers()]
+
+    @property
+    def config(self) -> AgentConfig:
+        """The notebook's defaults now (files re-read, `%agent config` applied).
+
+        Raises:
+            ValueError: A configuration file is invalid; the message names it.
+        """
+        return resolve_config(self._layers())[0]
+
+    def config_sources(self) -> dict[str, str]:
+        """Setting -> where its value comes from ("default", a file, "%agent config")."""
+        return resolve_config(self._layers())[1]
+
+    def configure(self, **settings: Any) -> AgentConfig:
+        """Set defaults for this kernel, as `%agent config` does; `model` may be a chat model.
+
+        Raises:
+            ValueError: An unknown setting or a value of the wrong type.
+        """
+        for name, value in settings.items():
+            self._overrides[name] = coerce_setting(name, value, "%agent config")
+        return self.config
+
+    @property
+    def state_dir(self) -> Path:
+        """The folder holding conversations, memories and artifacts.
+
+        Raises:
+            ValueError: It is the notebook's folder, the workspace, or a folder above either:
+                the databases and their `.gitignore` would land among the user's files.
+        """
+        config = self.config
+        folder = (self.notebook_dir / config.state_dir).resolve()
+        for name, setting in (("the notebook's folder", "."), ("the workspace", config.workspace)):
+            mine = (self.notebook_dir / setting).resolve()
+            if folder == mine or folder in mine.parents:
+                msg = (
+                    f"state_dir {config.state_dir!r} is {name} or a folder above it, so the "
+                    "agent's databases would mix with your files. Set state_dir to a folder of "
+                    "its own, such as .deepagent (in .deepagent.toml or with %agent config)."
+                )
+                raise ValueError(msg)
+        return folder
+
+    @property
+    def owner(self) -> ThreadOwner:
+        """This kernel's user (`JUPYTERHUB_USER`, else the OS user) in the notebook's project.
+
+        Raises:
+            ValueError: A configuration file is invalid.
+        """
+        return ThreadOwner(project_name(self.config.project, self.notebook_dir.name),
+                           current_user())
+
+    @property
+    def storage(self) -> OwnedStorage:
+        """The checkpointer and store, opened on first use (and reopened when the state folder,
+        `database_url`, the project or the user changed).
+
+        Raises:
+            ValueError: The state folder cannot be created, is a folder of other files, or its
+                databases cannot be opened.
+            StateDamaged: A database is damaged or truncated.
+            DatabaseUnreachable: The PostgreSQL server of `database_url` cannot be reached.
+        """
+        config, sources = resolve_config(self._layers())
+        folder = self.state_dir
+        identity = (config.database_url or str(folder), self.owner)
+        if self._storage is not None and self._storage_identity != identity:
+            self.close()
+        if self._storage is None:
+            raw = open_storage(folder, config.state_dir, config.database_url,
+                               sources["database_url"])
+            try:
+                self._storage = OwnedStorage(raw, identity[1])
+                from jupyter_deepagent.project.storage.artifacts import adopt_earlier_transcripts
+
+                adopt_earlier_transcripts(folder, identity[1].user)
+            except BaseException:
+                raw.close()
+                raise
+            self._storage_identity = identity
+        return self._storage
+
+    def close(self) -> None:
+        """Close the databases (the extension's unload does this)."""
+        if self._storage is not None:
+            self._storage.close()
+            self._storage = None
+            self._storage_identity = None
+
+    # -- threads ---------------------------------------------------------------------------------
+    @property
+    def default_thread(self) -> str:
+        """One thread per notebook: the notebook's name (other characters as "-"), or "default"."""
+        path = self.notebook_path
+        name = re.sub(r"[^A-Za-z0-9_.\-]+", "-", path.stem).strip("-.")[:100] if path else ""
+        try:
+            return check_thread_name(name)
+        except ValueError:
+            return "default"
+
+    @property
+    def thread(self) -> str:
+        """The current thread: the last one chosen with -t or --new, else the default."""
+        return self._thread or self.default_thread
+
+    def threads(self, *, every_user: bool = False) -> list[ThreadInfo]:
+        """This user's conversations in the project (`every_user`: everybody's, yours first).
+
+        Raises:
+            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
+        """
+        storage = self.storage
+        if every_user:
+            return storage.project_threads()
+        infos = [storage.thread_info(name) for name in storage.thread_names()]
+        return [info for info in infos if info is not None]
+
+    def own_thread(self, name: str) -> str:
+        """`name` as one of this user's threads (see `ThreadOwner.own`).
+
+        Raises:
+            ValueError: The thread is another user's; they alone may run or reset it.
+        """
+        return self.owner.own(name)
+
+    def reset(self, thread: str | None = None) -> str:
+        """Forget a thread's conversation (the current one by default); returns its name.
+
+        Its checkpoints go, and so does its transcript `/conversation_history/<thread>.md` (the
+        user's own: another user's thread of the same name keeps its transcript). Files
+        the agent wrote elsewhere stay: `/large_tool_results/`, `/subagents/` (shared by every
+        thread), `/memories/`, `/workspace/`.
+
+        Raises:
+            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
+            ThreadBusy: Another process is running the thread.
+        """
+        name = self.own_thread(thread or self.thread)
+        with self.storage.writing(name):
+            self.storage.delete_thread(name)
+        from jupyter_deepagent.project.storage.artifacts import artifact_folder
+
+        history = artifact_folder(self.state_dir, "conversation_history", self.storage.owner.user)
+        (history / f"{name}.md").unlink(missing_ok=True)
+        return name
+
+    def _fresh_thread(self) -> str:
+        taken = set(self.storage.thread_names())
+        base, number = self.default_thread, 2
+        while f"{base}-{number}" in taken:
+            number += 1
+        return f"{base}-{number}"
+
+    # -- secrets ---------------------------------------------------------------------------------
+    def secret_values(self) -> list[str]:
+        """Values to keep from the model besides the environment's keys: what the env file set,
+        the `--context` values of this session's runs, and the database URL's password.
+
+        Asked for every text masked, so it reads no file: a database URL may hold a password
+        only in `JUPYTER_DEEPAGENT_DATABASE_URL` (elsewhere it is refused), so that is the one
+        place to look."""
+        from jupyter_deepagent.project.storage.database_url import (
+            database_secrets,
+            environment_database_url,
+        )
+
+        url = environment_database_url()
+        return [*self.keys.values(), *(database_secrets(url) if url else ())]
+
+    def redactor(self) -> Callable[[str], str]:
+        """Masks secret values (see `Redactor`) in a text."""
+        from jupyter_deepagent.project.secrets.redaction import Redactor
+
+        return Redactor(extra=self.secret_values)
+
+    # -- planning a run ----------------------------------------------------------------------------
+    def _settings(self, options: RunOptions) -> AgentConfig:
+        config = self.config
+        system = "\n\n".join(p for p in (config.system_prompt, options.system or "") if p.strip())
+        return replace(
+            config,
+            model=options.model if options.model is not None else config.model,
+            system_prompt=system,
+            skills=tuple(virtual_path(p) for p in (*config.skills, *options.skills)),
+            memory=tuple(virtual_path(p) for p in (*config.memory, *options.memory)),
+            into=options.into or config.into,
+            quiet=options.quiet or config.quiet,
+            tools=tuple(dict.fromkeys((*config.tools, *options.tools))),
+            python=options.python or config.python,
+        )
+
+    def filesystem(self, outputs: Any, settings: AgentConfig | None = None) -> Any:
+        """The CompositeBackend the agent sees, with `outputs` mounted at /outputs/."""
+        from jupyter_deepagent.project.secrets.masked_text import AgentTexts
+        from jupyter_deepagent.jupyter.notebook_fs.mounts import notebook_filesystem
+        from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend
+
+        settings = settings or self.config
+        notebook_path = self.notebook_path
+        if self._agent_texts is None:
+            self._agent_texts = AgentTexts()
+        notebook = NotebookBackend(
+            self.shell,
+            capture=self.capture,
+            notebook_path=str(notebook_path) if notebook_path is not None else None,
+            secrets=self.secret_values,
+        )
+        return notebook_filesystem(
+            notebook=notebook,
+            outputs=outputs,
+            workspace=(self.notebook_dir / settings.workspace).resolve(),
+            workspace_read_only=settings.workspace_read_only,
+            state_dir=self.state_dir,
+            store=self.storage.store,
+            memory_namespace=self.storage.memory_namespace,
+            user=self.storage.owner.user,
+            env_file=self.notebook_dir / settings.env_file,
+            redact=notebook.redact,
+            agent_texts=self._agent_texts,
+            hidden_paths=settings.hidden_paths,
+            protected_paths=settings.protected_paths,
+            protected_modules=settings.protected_modules,
+            notebook_folder=self.notebook_dir,
+        )
+
+    def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:
+        """The keyword arguments of `create_research_agent` (besides the model) for `settings`."""
+        from jupyter_deepagent.jupyter.notebook_fs.mounts import notebook_prompt
+        from jupyter_deepagent.jupyter.tools.notebook_tools import run_tools
+        from jupyter_deepagent.project.settings.subagents import subagent_specs
+
+        notebook = notebook_prompt(workspace_read_only=settings.workspace_read_only)
+        from jupyter_deepagent.jupyter.session.recorded_code import gated_tools
+
+        tools, approvals = run_tools(self.shell, settings, backend, redact=self.redactor())
+        return {
+            # code-running tools refuse code a research log served that was not approved here
+            "tools": gated_tools([*self.tools, *tools], self.recorded_code),
+            "context_window": settings.context_window,
+            "system_prompt": "\n\n".join(p for p in (settings.system_prompt, notebook) if p),
+            "memory": list(settings.memory),
+            "skills": list(settings.skills),
+            "subagents": subagent_specs(settings.subagents),
+            "backend": backend,
+            # what the settings list always asks; `python: False` (python_approval) stays an opt-out
+            "interrupt_on": {**approvals, **dict.fromkeys(settings.interrupt_on, True)} or None,
+            "model_timeout": settings.model_timeout,
+            "model_retries": settings.model_retries,
+            "model_retry_wait": settings.model_retry_wait,
+        }
+
+    def plan(
+        self,
+        options: RunOptions,
+        *,
+        cell_id: str | None = None,
+        cell: CellAddress | None = None,
+        resume: bool = False,
+    ) -> RunPlan:
+        """Decide the thread, model, filesystem and agent of a run, without running it.
+
+        `cell` (an `%%agent` cell's address) makes the run a turn of that cell: its checkpoints
+        carry the cell's key, so a later re-run of the cell can rewind to it (`rewind`).
+        `resume` makes it the resume of a paused run: it is recorded in the research log as a
+        "resume" of the cell whose turn it continues (the last `%%agent` cell of the thread).
+
+        Raises:
+            MissingAPIKey: The model's provider needs a key that is not set.
+            ModelConfigurationError: The model cannot be created.
+            ValueError: A configuration file, the env file or the state folder is invalid.
+            StateDamaged: A database of the state folder is damaged.
+            ThreadBusy: Another process (a second kernel) is running the thread.
+        """
+        from jupyter_deepagent.harness.agent import create_research_agent
+        from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
+        from jupyter_deepagent.jupyter.session.recorded_code_pause import RecordedCodeApproval
+        from jupyter_deepagent.jupyter.session.stop_button import StopButton, StopButtonMiddleware
+
+        settings = self._settings(options)
+        if resume:
+            recording = self._resume_recording(settings, options)
+        else:
+            recording = self._recording(settings, options, cell)
+        if recording is not None:
+            model = recording.model
+        else:
+            model = self._models.get(
+                settings.model, self.notebook_dir, settings.env_file, call_policy(settings)
+            )
+        new_thread = options.new
+        if options.new:
+            self._thread = self._fresh_thread()
+        elif options.thread:
+            self._thread = self.own_thread(options.thread)
+        thread = self.thread
+        self._run_options[thread] = replace(options, thread=thread, new=False)
+        if cell is not None:
+            self._paused_cells[thread] = (cell, 0)
+        self.keys.add_context(options.context)
+        outputs = OutputsBackend()
+        storage = self.storage
+        storage.thread_lock(thread).check()
+        stop_button = StopButton()
+        arguments = self.agent_arguments(settings, self.filesystem(outputs, settings))
+        middleware: list[Any] = [StopButtonMiddleware(stop_button)]
+        code_running = self.recorded_code.code_running(arguments["tools"])
+        if code_running:  # a pause for code a research log served, whatever interrupt_on says
+            middleware.append(RecordedCodeApproval(self.recorded_code, code_running))
+        agent = create_research_agent(
+            model,
+            **arguments,
+            middleware=middleware,
+            store=storage.store,
+            checkpointer=storage.checkpointer,
+            name="agent",
+        )
+        metadata = {"thread": thread}
+        if cell_id:
+            metadata["cell_id"] = cell_id
+        if cell is not None:
+            metadata[CELL_METADATA_KEY] = cell.key
+            metadata[TURN_METADATA_KEY] = new_turn_id()
+        return RunPlan(
+            thread=thread,
+            new_thread=new_thread,
+            settings=settings,
+            model_label=model_label(settings.model),
+            agent=agent,
+            outputs=outputs,
+            context=dict(options.context),
+            config={"configurable": {"thread_id": thread}, "metadata": metadata},
+            stop_button=stop_button,
+            recording=recording,
+        )
+
+    def resume_options(self, thread: str | None = None) -> RunOptions:
+        """The options of the last run planned on `thread` in this kernel (its model, tools,
+        runtime context...), so resuming it continues with the same; else the defaults."""
+        name = thread or self.thread
+        return self._run_options.get(name) or RunOptions(thread=name)
+
+    # -- inspecting ------------------------------------------------------------------------------
+    def prompt_for(self, thread: str | None = None) -> tuple[Any, str]:
+        """The system prompt of a thread, and what it is: the last one sent, or the next one.
+
+        After a run on `thread` in this kernel, the prompt its last model call received;
+        otherwise the prompt the next run will send with the current configuration.
+
+        Raises:
+            ValueError: A configuration file or the state folder is invalid.
+        """
+        from jupyter_deepagent.harness.agent import assemble_prompt
+        from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
+
+        name = thread or self.thread
+        if self.last_thread == name and self.last_trace is not None and self.last_trace.prompts:
+            return self.last_trace.prompts[-1], "as sent in the last model call"
+        settings = self._settings(RunOptions())
+        backend = self.filesystem(OutputsBackend(), settings)
+        assembly = assemble_prompt(**self.agent_arguments(settings, backend))
+        return assembly, "as the next run sends it"
+
+    def conversation_size(self, thread: str | None = None) -> tuple[int, int]:
+        """Messages kept in a thread and their approximate tokens.
+
+        Raises:
+            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
+        """
+        from jupyter_deepagent.harness.compression.tokens import messages_tokens
+
+        saved = self.storage.checkpointer.get_tuple(
+            {"configurable": {"thread_id": thread or self.thread}}
+        )
+        if saved is None:
+            return 0, 0
+        messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
+        return len(messages), messages_tokens(messages)
+

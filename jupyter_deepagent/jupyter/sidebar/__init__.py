@@ -1,0 +1,1 @@
+"""The JupyterLab sidebar's channel: a comm per sidebar, speaking the versioned sidebar protocol."""

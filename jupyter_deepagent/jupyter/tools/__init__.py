@@ -1,0 +1,1 @@
+"""Tools that only a kernel has: Python in the kernel, notebook reads, routing output into variables."""

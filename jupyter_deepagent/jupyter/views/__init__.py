@@ -1,0 +1,1 @@
+"""What a cell shows: the answer, events as text, output files, approval buttons, the inspector widget."""

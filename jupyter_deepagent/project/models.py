@@ -1,0 +1,122 @@
+"""The chat models of one kernel session: made from the configured `model`, kept across cells.
+
+A model is kept per spec, so a scripted model plays on from cell to cell, and made again when the
+environment changes, so a key added to `.env` takes effect at the next run, or when a `scripted:`
+file changes (its modification time or size), so an edited script plays from its first step at the
+next run. The env file is read (through `SessionKeys`) before each model is looked up. LangChain
+loads with the first model. A script that sets no context window plays with the default one
+without a warning (it runs offline: there is no real window to guess), and errors advise the
+magic's options (`%%agent -m ...`), not Python arguments.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from jupyter_deepagent.jupyter.magic.notebook_words import notebook_words
+from jupyter_deepagent.project.secrets.keys import SessionKeys
+
+__all__ = ["SessionModels", "call_policy", "model_label"]
+
+
+def model_label(model: Any) -> str:
+    """A short name for a model spec or chat model object (its model name, else its class)."""
+    if isinstance(model, str):
+        return model
+    for attribute in ("model_name", "model", "name"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+def call_policy(settings: Any) -> Any:
+    """The `ModelCallPolicy` of an `AgentConfig`'s model timeout and retry settings.
+
+    Raises:
+        ValueError: A setting out of range (the config checks them first).
+    """
+    from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
+
+    return ModelCallPolicy(
+        settings.model_timeout, settings.model_retries, settings.model_retry_wait
+    )
+
+
+class SessionModels:
+    """Resolves and keeps the session's chat models.
+
+    Args:
+        keys: The session's keys; the env file is loaded into them before each lookup.
+    """
+
+    def __init__(self, keys: SessionKeys) -> None:
+        self.keys = keys
+        self._models: dict[Any, Any] = {}
+
+    def get(self, spec: Any, notebook_dir: Path, env_file: str, call_policy: Any = None) -> Any:
+        """The chat model for `spec`: "provider:model", "scripted:path.yaml" or a model object.
+
+        A relative scripted path and `env_file` are relative to `notebook_dir`. `call_policy` (a
+        `ModelCallPolicy`) gives a provider's client its timeout and turns its own retries off.
+
+        Raises:
+            MissingAPIKey: The provider's key is not set (the message points at an env file line
+                that could not be read, if there is one).
+            ModelConfigurationError: The model cannot be created.
+            ValueError: The env file cannot be read.
+        """
+        from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
+        from jupyter_deepagent.harness.models.resolution import resolve_model
+
+        self.keys.load(notebook_dir / env_file, env_file)
+        if not isinstance(spec, str):
+            return resolve_model(spec)
+        if spec.startswith("scripted:"):
+            return self._scripted(spec, notebook_dir)
+        key = (spec, hash(frozenset(os.environ.items())), call_policy)
+        if key not in self._models:
+            try:
+                self._models[key] = resolve_model(spec, call_policy=call_policy)
+            except MissingAPIKey as exc:
+                msg = notebook_words(str(exc), env_file=env_file)
+                broken = [name for name in self.keys.malformed if name in exc.variables]
+                if broken:
+                    msg += (
+                        f" Note: {env_file} has a line for {', '.join(broken)}, but it could not "
+                        "be read: check its quotes (KEY=value, or KEY=\"value\")."
+                    )
+                raise MissingAPIKey(msg, variables=exc.variables) from None
+            except ModelConfigurationError as exc:
+                raise ModelConfigurationError(notebook_words(str(exc), env_file=env_file)) from exc
+        return self._models[key]
+
+    def _scripted(self, spec: str, notebook_dir: Path) -> Any:
+        """The scripted model for `spec`, loaded again when its file changed since last time.
+
+        Raises:
+            ScriptError: The script file is missing or malformed.
+        """
+        from jupyter_deepagent.harness.models.resolution import resolve_model
+        from jupyter_deepagent.harness.compression.tokens import DEFAULT_CONTEXT_WINDOW
+
+        script = Path(spec.removeprefix("scripted:"))
+        path = script if script.is_absolute() else notebook_dir / script
+        try:
+            stat = path.stat()
+            version: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            version = None  # resolve_model says what is wrong with the file
+        key = (f"scripted:{path}", version)
+        if key not in self._models:
+            model = resolve_model(f"scripted:{path}", env_file=None)
+            profile = dict(getattr(model, "profile", None) or {})
+            if not profile.get("max_input_tokens"):  # no window to guess: no warning
+                model.profile = {**profile, "max_input_tokens": DEFAULT_CONTEXT_WINDOW}
+            stale = [k for k in self._models if isinstance(k, tuple) and k[0] == key[0]]
+            for old in stale:
+                del self._models[old]
+            self._models[key] = model
+        return self._models[key]

@@ -1,0 +1,249 @@
+"""Reading, searching and editing text as the agent sees it: with its secrets masked.
+
+If a search matched the real text and only the lines it returned were masked, the agent could
+still learn a key one character at a time (`grep("AIzaSyA[0-M]", regex=True)`: a match or
+none); if an edit matched the real text, `edit(old="AIza", new="AIza~", replace_all=True)` would
+break the key's exact spelling so that nothing masks it any more. So here every match runs on
+the masked text, and an edit is refused when a line it touches holds a mask (`***`): its match
+can then be neither inside a secret nor in the context that marks one (`password = "..."`
+stays masked only while `password` is there).
+
+Masks never cross a line break, so the masked text has the lines of the real one, and a match
+on a line without a mask has the same position in both.
+
+A text the agent wrote itself is given back as written, unmasked: the agent knows it already,
+so masking it could protect nothing and would only tell which of its words are secrets (write
+a word list, grep it for `***`). `AgentTexts` records the digest of each such text, whatever
+path it was written to or is read from (a link to the same file is no way around it); a file
+whose content is no longer exactly such a text (the user, the kernel or a tool changed it) is
+masked again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from jupyter_deepagent._exceptions import EditConflict, PermissionDenied
+from jupyter_deepagent.backends import grep_texts
+from jupyter_deepagent.backends.protocol import GrepMatch
+from jupyter_deepagent.project.secrets.redaction import MASK, Redactor, Span, apply_masks, merged
+
+__all__ = ["AgentTexts", "MaskedText", "MaskedTexts", "masked_grep", "masked_text"]
+
+
+@dataclass(frozen=True)
+class MaskedText:
+    """A text as the agent sees it, and where its masks are in the real text."""
+
+    raw: str
+    spans: list[Span]
+    text: str
+
+    def _placeholders(self) -> list[Span]:
+        """Where each `***` lies in the masked text."""
+        found, shift = [], 0
+        for start, end in self.spans:
+            at = start - shift
+            found.append((at, at + len(MASK)))
+            shift += (end - start) - len(MASK)
+        return found
+
+    def _raw_position(self, masked_at: int, placeholders: list[Span]) -> int:
+        """The real position of a masked position that lies outside every mask."""
+        before = bisect.bisect_right([p[1] for p in placeholders], masked_at)
+        shift = sum((end - start) - len(MASK) for start, end in self.spans[:before])
+        return masked_at + shift
+
+    def edited(self, path: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
+        """Apply an exact-text edit found in the masked text to the real text.
+
+        Args:
+            path: The file's path, for messages.
+            old: Text to find in the masked text (what the agent read).
+            new: Its replacement.
+            replace_all: Replace every occurrence instead of requiring exactly one.
+
+        Returns:
+            `(new real text, replacements)`.
+
+        Raises:
+            EditConflict: If `old` is empty, not found, or found more than once without
+                `replace_all` (counted in the masked text).
+            PermissionDenied: If a line the edit touches holds a masked secret.
+        """
+        if not old:
+            msg = (
+                f"Cannot edit {path}: the text to replace is empty. Give the exact text to change."
+            )
+            raise EditConflict(msg, path=path, matches=0)
+        found = []
+        at = self.text.find(old)
+        while at != -1:
+            found.append(at)
+            at = self.text.find(old, at + len(old))
+        if not found:
+            msg = (
+                f"The text to replace was not found in {path}. Read the file and copy the text "
+                "exactly, including whitespace and indentation."
+            )
+            raise EditConflict(msg, path=path, matches=0)
+        if len(found) > 1 and not replace_all:
+            msg = (
+                f"The text to replace was found {len(found)} times in {path}; give more "
+                "surrounding context to make it unique, or pass replace_all=True."
+            )
+            raise EditConflict(msg, path=path, matches=len(found))
+        placeholders = self._placeholders()
+        for at in found:
+            first = self.text.rfind("\n", 0, at) + 1
+            last = self.text.find("\n", at + len(old))
+            last = len(self.text) if last == -1 else last
+            if any(start < last and end > first for start, end in placeholders):
+                msg = (
+                    f"Cannot edit {path} there: a line this edit touches holds a secret shown "
+                    f"as {MASK}, and lines holding a secret cannot be changed by the agent. Edit "
+                    "other lines, or ask the user to change this one."
+                )
+                raise PermissionDenied(msg, path=path)
+        parts, position = [], 0
+        for at in found:
+            real = self._raw_position(at, placeholders)
+            parts += [self.raw[position:real], new]
+            position = real + len(old)
+        parts.append(self.raw[position:])
+        return "".join(parts), len(found)
+
+
+def _line_spans(text: str, redact: Callable[[str], str]) -> list[Span]:
+    """Spans for a plain masking function: every whole line it would change."""
+    spans, position = [], 0
+    for line in text.split("\n"):
+        if line and redact(line) != line:
+            spans.append((position, position + len(line)))
+        position += len(line) + 1
+    return spans
+
+
+def masked_text(raw: str, redact: Callable[[str], str] | None) -> MaskedText:
+    """`raw` masked by `redact` (a `Redactor` gives exact spans; any other function masks whole
+    lines it would change)."""
+    if redact is None or not raw:
+        return MaskedText(raw, [], raw)
+    if isinstance(redact, Redactor):
+        spans = redact.spans(raw)
+    else:
+        spans = merged(_line_spans(raw, redact))
+    return MaskedText(raw, spans, apply_masks(raw, spans))
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+
+
+class AgentTexts:
+    """The texts the agent wrote itself (their digests): read back as written, wherever they are.
+
+    A text counts by its content, not by the path it was written to: the same file reached
+    under a second name (a link, another spelling on a case-insensitive disk) or a copy is still
+    exactly what the agent wrote, and masking it there would tell which of its words are
+    secrets. Kept by the session for `/workspace/`, so a file the agent wrote in an earlier run
+    of the kernel is still its own; a file whose text changed since is not.
+    """
+
+    def __init__(self) -> None:
+        self._written: set[bytes] = set()
+        self._lock = threading.Lock()
+
+    def wrote(self, text: str) -> None:
+        """Record that the agent wrote the whole of `text` (it knows every word)."""
+        with self._lock:
+            self._written.add(_digest(text))
+
+    def edited(self, before: str, after: str) -> None:
+        """Record the text an agent's edit of `before` left: the agent's own if `before` was
+        (else the file stays masked)."""
+        with self._lock:
+            if _digest(before) in self._written:
+                self._written.add(_digest(after))
+
+    def is_own(self, raw: str) -> bool:
+        """Whether `raw`, a file's whole text, is exactly a text the agent wrote."""
+        with self._lock:
+            return _digest(raw) in self._written
+
+
+class MaskedTexts:
+    """The masked texts of the files read last, kept until their content or the secrets change
+    (paging through a big file masks it once); a text the agent wrote (`own`) is given back as
+    written.
+
+    Args:
+        max_chars: Characters of real text kept in all (least recently used dropped first).
+        own: The texts the agent wrote (by default, a record of this object's own).
+    """
+
+    def __init__(self, max_chars: int = 64_000_000, own: AgentTexts | None = None) -> None:
+        self.max_chars = max_chars
+        self.own = own if own is not None else AgentTexts()
+        self._kept: OrderedDict[tuple[str, int, int, int], MaskedText] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def wrote(self, text: str) -> None:
+        """Record that the agent wrote the whole of `text`."""
+        self.own.wrote(text)
+
+    def edited(self, before: MaskedText, text: str) -> None:
+        """Record the text an agent's edit of `before` left."""
+        self.own.edited(before.raw, text)
+
+    def get(self, path: str, raw: str, redact: Callable[[str], str] | None) -> MaskedText:
+        """`masked_text(raw, redact)`, from the cache when this text was masked the same way;
+        `raw` itself when it is the text the agent wrote at `path`."""
+        if self.own.is_own(raw):
+            return MaskedText(raw, [], raw)
+        secrets = redact.fingerprint() if isinstance(redact, Redactor) else id(redact)
+        key = (path, len(raw), hash(raw), secrets)
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found
+        made = masked_text(raw, redact)
+        with self._lock:
+            if key not in self._kept and len(raw) <= self.max_chars:
+                self._kept[key] = made
+                self._chars += len(raw)
+            while self._chars > self.max_chars and self._kept:
+                self._chars -= len(self._kept.popitem(last=False)[1].raw)
+        return made
+
+
+def masked_grep(
+    pattern: str,
+    files: Iterable[tuple[str, str]],
+    root: str,
+    mask: Callable[[str, str], str],
+    file_glob: str | None = None,
+    regex: bool = False,
+) -> list[GrepMatch]:
+    """`grep_texts` over the masked texts of `(path, real text)` files; `mask(path, real)`
+    gives the masked text.
+
+    A literal pattern without `*` can only be found in a masked text where it is found in the
+    real one (a mask is `***`), so files without it in their real text are not masked at all.
+    """
+    literal_skip = not regex and "*" not in pattern
+
+    def texts() -> Iterable[tuple[str, str]]:
+        for path, raw in files:
+            if literal_skip and pattern not in raw:
+                continue
+            yield path, mask(path, raw)
+
+    return grep_texts(pattern, texts(), root, file_glob=file_glob, regex=regex)

@@ -1,0 +1,1 @@
+"""Settings: the `AgentConfig` resolved from TOML files, `%agent config` and the environment."""

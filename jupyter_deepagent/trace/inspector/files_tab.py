@@ -1,0 +1,164 @@
+"""The inspector's Files tab, from events: what the run put in the virtual filesystem.
+
+Offloaded and aged tool results (path, tool, tokens, first lines of the result), long inputs
+moved to files, conversation-history and subagent transcripts, memory files read, and files
+written. Written files come from `file_written` events when the run has them; otherwise from
+successful `write_file`/`edit_file` calls (their whole arguments are in the `model_call` reply).
+Files are grouped by mount, the first folder of their path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+
+__all__ = ["MOUNT_ORDER", "FileTracker", "preview_text"]
+
+MOUNT_ORDER = ("/outputs/", "/workspace/", "/memories/", "/large_tool_results/",
+               "/conversation_history/", "/subagents/", "/notebook/")
+"""Mounts in the order the Files tab lists them; other folders (thread scratch) come last."""
+
+PREVIEW_LINES = 12
+PREVIEW_CHARS = 2_000
+_WRITERS = ("write_file", "edit_file")
+
+
+def preview_text(text: str, lines: int = PREVIEW_LINES, chars: int = PREVIEW_CHARS) -> str:
+    """The first `lines` lines of `text`, at most `chars` characters, "…" when cut."""
+    head = "\n".join(text.split("\n", lines)[:lines])
+    cut = len(head) < len(text)
+    if len(head) > chars:
+        head, cut = head[:chars], True
+    return head + ("\n…" if cut else "")
+
+
+def mount_of(path: str) -> str:
+    """The mount a virtual path is in: "/outputs/" for "/outputs/a.md", "/" for scratch."""
+    parts = path.lstrip("/").split("/", 1)
+    return f"/{parts[0]}/" if len(parts) == 2 else "/"
+
+
+def _arg_text(value: Any) -> str:
+    """A tool argument as text: whole, or the head `summarize_args` kept."""
+    if isinstance(value, dict) and "head" in value:
+        return str(value["head"]) + "…"
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+class FileTracker:
+    """Follows every agent's events for files (subagents write to the same filesystem)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, dict[str, Any]] = {}  # path -> entry, in first-seen order
+        self.written: dict[str, dict[str, Any]] = {}  # from file_written events
+        self.derived: dict[str, dict[str, Any]] = {}  # from write_file/edit_file calls
+        self._results: dict[str, str] = {}  # tool_call_id -> result text (for previews)
+        self._calls: dict[str, dict[str, Any]] = {}  # tool_call_id -> {tool, args, agent}
+        self._full_args: dict[str, dict[str, Any]] = {}  # tool_call_id -> args from the reply
+
+    def add(self, event: RunEvent) -> None:
+        """Take one event of any agent."""
+        kind = event.get("type")
+        if kind == "model_call":
+            reply = (event.get("reply") or {}).get("data") or {}
+            for call in reply.get("tool_calls") or []:
+                if call.get("name") in _WRITERS and call.get("id"):
+                    self._full_args[str(call["id"])] = dict(call.get("args") or {})
+        elif kind == "tool_call":
+            if event.get("tool") in _WRITERS:
+                self._calls[str(event.get("tool_call_id"))] = {
+                    "tool": event.get("tool"), "args": event.get("args") or {},
+                    "agent": event.get("agent"), "step": event.get("step")}
+        elif kind == "tool_result":
+            self._take_result(event)
+        elif kind in ("offloaded", "aged"):
+            self._artifact(event, kind)
+        elif kind == "input_offloaded" and event.get("path"):
+            self._put(str(event["path"]), kind="input", tool=event.get("tool"),
+                      tokens=event.get("tokens"), step=event.get("step"),
+                      preview="", agent=event.get("agent"),
+                      note=f"{event.get('kind', 'input')} input moved out of the conversation")
+        elif kind == "summarized" and event.get("transcript_path"):
+            self._put(str(event["transcript_path"]), kind="transcript", tool=None,
+                      tokens=None, step=event.get("step"), agent=event.get("agent"),
+                      preview="", note=f"{event.get('messages_folded', 0)} messages folded "
+                                       f"into summary {event.get('count', 1)}")
+        elif kind == "subagent_finished":
+            self._subagent(event)
+        elif kind == "memory_loaded" and event.get("path"):
+            self._put(str(event["path"]), kind="memory", tool=None, tokens=event.get("tokens"),
+                      step=event.get("step"), agent=event.get("agent"), preview="",
+                      note="memory: always in the prompt")
+        elif kind == "file_written" and event.get("path"):
+            path = str(event["path"])
+            preview = _arg_text(event.get("preview") or event.get("content") or "")
+            self.written[path] = {
+                "path": path, "kind": "written", "tool": event.get("tool"),
+                "tokens": event.get("tokens"), "step": event.get("step"),
+                "agent": event.get("agent"), "preview": preview_text(preview),
+                "note": f"{event.get('chars'):,} characters" if event.get("chars") else ""}
+
+    def _take_result(self, event: RunEvent) -> None:
+        call_id = str(event.get("tool_call_id"))
+        content = str(event.get("content") or "")
+        self._results[call_id] = preview_text(content)
+        for entry in self.files.values():  # an artifact announced before its result arrived
+            if entry.get("tool_call_id") == call_id and not entry["preview"]:
+                entry["preview"] = self._results[call_id]
+        call = self._calls.pop(call_id, None)
+        if call is None or event.get("error"):
+            return
+        args = self._full_args.get(call_id) or call["args"]
+        path = _arg_text(args.get("file_path") or args.get("path"))
+        if not path:
+            return
+        if call["tool"] == "write_file":
+            preview = preview_text(_arg_text(args.get("content")))
+            note = ""
+        else:
+            old, new = _arg_text(args.get("old_string")), _arg_text(args.get("new_string"))
+            preview = preview_text(f"- {old}\n+ {new}")
+            note = "edited"
+        self.derived[path] = {"path": path, "kind": "written", "tool": call["tool"],
+                              "tokens": None, "step": call["step"], "agent": call["agent"],
+                              "preview": preview, "note": note}
+
+    def _artifact(self, event: RunEvent, kind: str) -> None:
+        call_id = str(event.get("tool_call_id"))
+        path = str(event.get("path"))
+        note = (f"{event.get('lines', 0):,} lines, sent as a pointer"
+                + (f" after {event.get('replies')} replies" if kind == "aged" else ""))
+        self._put(path, kind=kind, tool=event.get("tool"), tokens=event.get("tokens"),
+                  step=event.get("step"), agent=event.get("agent"),
+                  preview=self._results.get(call_id, ""), note=note, tool_call_id=call_id)
+
+    def _subagent(self, event: RunEvent) -> None:
+        if event.get("transcript_path"):
+            self._put(str(event["transcript_path"]), kind="transcript", tool="task",
+                      tokens=None, step=event.get("step"), agent=event.get("agent"),
+                      preview=preview_text(str(event.get("result") or "")),
+                      note=f"transcript of task {event.get('task_id')}")
+
+    def _put(self, path: str, **entry: Any) -> None:
+        old = self.files.get(path)
+        if old is not None and old["kind"] == "offloaded" and entry["kind"] == "aged":
+            old["note"] += "; aged"
+            return
+        self.files[path] = {"path": path, **entry}
+
+    def view(self) -> dict[str, Any]:
+        """The Files tab's data: `mounts` in `MOUNT_ORDER`, each with its files in order."""
+        # `file_written` says what was written; the call's own arguments give its first lines
+        written = {path: {**entry, "preview": entry["preview"]
+                          or self.derived.get(path, {}).get("preview", "")}
+                   for path, entry in self.written.items()} or self.derived
+        entries = [*written.values(), *(e for p, e in self.files.items() if p not in written)]
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for entry in entries:
+            groups.setdefault(mount_of(entry["path"]), []).append(
+                {k: v for k, v in entry.items() if k != "tool_call_id"})
+        order = [m for m in MOUNT_ORDER if m in groups] + sorted(
+            m for m in groups if m not in MOUNT_ORDER)
+        return {"mounts": [{"mount": mount, "files": groups[mount]} for mount in order],
+                "count": len(entries)}

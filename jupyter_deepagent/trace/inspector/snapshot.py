@@ -1,0 +1,213 @@
+"""The inspector's data model: one JSON-ready snapshot of a run, built from its run events alone.
+
+`InspectorBuilder` takes events one at a time (a live run: `add` is cheap, `snapshot` is called at
+most a few times a second) or all at once (`build_snapshot(trace.events)`, for a finished run or a
+`RunTrace` read back from a research log). Nothing here reads harness internals or checkpoint
+state, so the same snapshot feeds the cell widget, the static HTML of a saved notebook and the
+JupyterLab sidebar.
+
+The snapshot (every value JSON):
+
+- `run`: model, thread, input, status, model and tool calls, tokens in/out, seconds, steps
+- `prompt`: the main agent's last system prompt as ordered `sections` (name, source, tokens,
+  share of the total, text, `change`: "new", "changed" or None against the prompt before it in
+  this run, or the previous run's last prompt), `tokens`, `calls` (prompts sent), `removed`
+- `skills`: `available` (name, description, path, `loaded_step`), `loaded` events, `skipped`
+- `files`: artifacts and written files grouped by `mount` (see `inspector_files`)
+- `context`: the gauge (last request, window, trigger), its `breakdown`, per-step `steps` and the
+  compression `marks` (see `inspector_context`)
+- `subagents`: the results table (`columns`, `rows`, as `results_frame()` has them) and each
+  task's `transcript`
+- `todos`, `warnings`
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+from jupyter_deepagent.trace.inspector.context_tab import ContextTracker
+from jupyter_deepagent.trace.inspector.files_tab import FileTracker
+from jupyter_deepagent.trace.inspector.tasks_tab import TaskTracker
+
+__all__ = ["SNAPSHOT_VERSION", "InspectorBuilder", "build_snapshot"]
+
+SNAPSHOT_VERSION = 1
+"""Bumped when a field of the snapshot changes meaning."""
+
+_SKILL_LINE = re.compile(r"^- \*\*(?P<name>[^*]+)\*\*: (?P<description>.*) \(read `(?P<path>[^`]+)`\)$")
+_SKIPPED = re.compile(r"^skill (folder )?\S+ skipped|^skill name ")
+
+
+class InspectorBuilder:
+    """Collects run events and returns the inspector snapshot of what it has seen so far.
+
+    Args:
+        previous_prompt: The last `PromptAssembly.as_dict()` of the run before this one on the
+            same thread; sections of this run's first prompt are compared with it.
+    """
+
+    def __init__(self, previous_prompt: dict[str, Any] | None = None) -> None:
+        self.run: dict[str, Any] = {"model": None, "thread": None, "input": "", "status": None,
+                                    "error": None, "model_calls": 0, "tool_calls": 0,
+                                    "tokens_in": 0, "tokens_out": 0, "seconds": None, "steps": 0}
+        self._assemblies: dict[str, dict[str, Any]] = {}  # hash -> assembly
+        self._prompt: dict[str, Any] | None = None
+        self._before: dict[str, Any] | None = previous_prompt
+        self._prompt_calls = 0
+        self.skills_loaded: list[dict[str, Any]] = []
+        self.warnings: list[dict[str, Any]] = []
+        self.todos: list[dict[str, Any]] = []
+        self.context = ContextTracker()
+        self.files = FileTracker()
+        self.tasks = TaskTracker()
+
+    def extend(self, events: Iterable[RunEvent]) -> InspectorBuilder:
+        """Add events in order; returns self."""
+        for event in events:
+            self.add(event)
+        return self
+
+    def add(self, event: RunEvent) -> None:
+        """Take one run event (unknown types are ignored)."""
+        kind = event.get("type")
+        main = event.get("task_id") is None
+        self.files.add(event)
+        self.tasks.add(event)
+        if main:
+            self.context.add(event)
+        if kind == "run_started":
+            self.run.update(model=event.get("model"), thread=event.get("thread_id"),
+                            input=event.get("input") or "")
+        elif kind == "run_finished":
+            for key in ("status", "error", "tokens_in", "tokens_out", "model_calls",
+                        "tool_calls", "seconds"):
+                self.run[key] = event.get(key, self.run.get(key))
+        elif kind == "model_call":
+            self.run["model_calls"] += 1
+            self.run["tokens_in"] += int(event.get("tokens_in") or 0)
+            self.run["tokens_out"] += int(event.get("tokens_out") or 0)
+            if main:
+                self.run["steps"] = max(self.run["steps"], int(event.get("step") or 0))
+                self.run["model"] = self.run["model"] or event.get("model")
+        elif kind == "tool_call":
+            self.run["tool_calls"] += 1
+        elif kind == "prompt" and main:
+            self._take_prompt(event)
+        elif kind == "skill_loaded":
+            self.skills_loaded.append({"skill": event.get("skill"), "path": event.get("path"),
+                                       "step": event.get("step"), "agent": event.get("agent"),
+                                       "task_id": event.get("task_id")})
+        elif kind == "warning":
+            self.warnings.append({"message": event.get("message", ""),
+                                  "source": event.get("source"), "agent": event.get("agent")})
+        elif kind == "todos" and main:
+            self.todos = list(event.get("todos") or [])
+
+    def _take_prompt(self, event: RunEvent) -> None:
+        self._prompt_calls += 1
+        digest = str(event.get("hash"))
+        assembly = event.get("assembly")
+        if assembly is not None:
+            self._assemblies[digest] = assembly
+        else:
+            assembly = self._assemblies.get(digest)
+        if assembly is None:  # the events start after the prompt was first sent
+            return
+        if self._prompt is not None and self._prompt is not assembly:
+            self._before = self._prompt
+        self._prompt = assembly
+        self.context.system_tokens = int(event.get("tokens") or assembly.get("tokens") or 0)
+
+    # -- the snapshot ------------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """The snapshot of everything added so far (a new dict each call; JSON-ready)."""
+        prompt = self._prompt_view()
+        return {
+            "version": SNAPSHOT_VERSION,
+            "run": dict(self.run),
+            "prompt": prompt,
+            "skills": self._skills_view(prompt),
+            "files": self.files.view(),
+            "context": self.context.view(),
+            "subagents": self.tasks.view(),
+            "todos": [dict(todo) for todo in self.todos],
+            "warnings": list(self.warnings),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The part of the snapshot the summary line needs (`run` and `context`), cheaper to build
+        while a run goes on."""
+        return {"version": SNAPSHOT_VERSION, "run": dict(self.run), "context": self.context.view()}
+
+    def _prompt_view(self) -> dict[str, Any]:
+        assembly = self._prompt
+        if assembly is None:
+            return {"sections": [], "tokens": 0, "calls": self._prompt_calls, "removed": [],
+                    "compared_with": None}
+        before = {s["name"]: s for s in (self._before or {}).get("sections", [])}
+        sections = assembly.get("sections", [])
+        total = sum(int(s.get("tokens") or 0) for s in sections) or 1
+        rows = []
+        for section in sections:
+            old = before.get(section["name"])
+            change = None
+            if self._before is not None:
+                change = "new" if old is None else (
+                    "changed" if old.get("text") != section.get("text") else None)
+            tokens = int(section.get("tokens") or 0)
+            rows.append({"name": section["name"], "source": section.get("source", ""),
+                         "tokens": tokens, "share": round(tokens / total, 4),
+                         "text": section.get("text", ""), "change": change})
+        names = {s["name"] for s in sections}
+        compared = None
+        if self._before is not None:
+            compared = "previous model call" if self._prompt_calls > 1 and any(
+                a is self._before for a in self._assemblies.values()) else "previous run"
+        return {"sections": rows, "tokens": int(assembly.get("tokens") or total),
+                "calls": self._prompt_calls, "compared_with": compared,
+                "removed": [name for name in before if name not in names]}
+
+    def _skills_view(self, prompt: dict[str, Any]) -> dict[str, Any]:
+        loaded: dict[str, dict[str, Any]] = {}
+        for item in self.skills_loaded:
+            loaded.setdefault(str(item["path"]), item)
+        available = []
+        skills = next((s for s in prompt["sections"] if s["name"] == "skills"), None)
+        for line in (skills or {}).get("text", "").splitlines():
+            match = _SKILL_LINE.match(line.strip())
+            if match is None:
+                continue
+            hit = loaded.get(match["path"])
+            available.append({"name": match["name"], "description": match["description"],
+                              "path": match["path"],
+                              "loaded_step": hit["step"] if hit else None,
+                              "loaded_by": hit["agent"] if hit else None})
+        listed = {item["path"] for item in available}
+        for path, hit in loaded.items():  # a subagent's own skills are not in the main prompt
+            if path not in listed:
+                available.append({"name": hit["skill"], "description": "", "path": path,
+                                  "loaded_step": hit["step"], "loaded_by": hit["agent"]})
+        skipped = [{"path": w["source"], "message": w["message"]} for w in self.warnings
+                   if _SKIPPED.match(str(w["message"]))]
+        return {"available": available, "loaded": list(self.skills_loaded), "skipped": skipped,
+                "sources": (skills or {}).get("source", "")}
+
+
+def build_snapshot(
+    events: Iterable[RunEvent], previous_prompt: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The inspector snapshot of a run's events (a finished run, or the events so far).
+
+    Args:
+        events: Run events in order, as `trace_run` collects them.
+        previous_prompt: The previous run's last prompt (`PromptAssembly.as_dict()`), to mark
+            what changed since then.
+
+    Returns:
+        A JSON-ready dict (see the module docstring).
+    """
+    return InspectorBuilder(previous_prompt).extend(events).snapshot()
+

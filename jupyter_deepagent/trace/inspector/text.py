@@ -1,0 +1,74 @@
+"""The inspector as plain text: a few lines for terminals and for `text/plain` in saved notebooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_deepagent.trace.inspector.svg import tokens
+
+__all__ = ["snapshot_text", "summary_text", "trace_line"]
+
+
+def summary_text(snap: dict[str, Any]) -> str:
+    """One line: model, status, model calls, tokens, how full the window was."""
+    run, context = snap["run"], snap["context"]
+    parts = [str(run.get("model") or "model ?"), str(run.get("status") or "running"),
+             f"{run.get('model_calls', 0)} model calls",
+             f"{tokens(run.get('tokens_in') or 0)} tokens in"]
+    if context.get("window"):
+        parts.append(f"last request {context['tokens']:,} of {context['window']:,} tokens "
+                     f"({context['share']:.1%})")
+    return " · ".join(parts)
+
+
+def snapshot_text(snap: dict[str, Any]) -> str:
+    """The run in a few lines: summary, gauge, prompt sections, skills, files, subagents."""
+    lines = [f"Run: {summary_text(snap)}"]
+    context = snap["context"]
+    if context.get("window"):
+        width = 30
+        filled = round(min(context["share"], 1.0) * width)
+        mark = round(context["trigger"] / context["window"] * width) if context["window"] else 0
+        bar = ["█" if i < filled else "·" for i in range(width)]
+        if 0 <= mark < width:
+            bar[mark] = "|"
+        lines.append(f"Context: [{''.join(bar)}] summarization at {context['trigger']:,}, "
+                     f"{len(context['marks'])} compression events")
+    prompt = snap["prompt"]
+    if prompt["sections"]:
+        names = ", ".join(f"{s['name']} {s['tokens']:,}" + (f" ({s['change']})" if s["change"]
+                                                            else "")
+                          for s in prompt["sections"])
+        lines.append(f"Prompt: {len(prompt['sections'])} sections, {prompt['tokens']:,} tokens: "
+                     f"{names}")
+    skills = snap["skills"]
+    if skills["available"] or skills["skipped"]:
+        loaded = [f"{s['name']} (step {s['loaded_step']})" for s in skills["available"]
+                  if s["loaded_step"] is not None]
+        lines.append(f"Skills: {len(skills['available'])} available; loaded: "
+                     f"{', '.join(loaded) or 'none'}"
+                     + (f"; {len(skills['skipped'])} skipped" if skills["skipped"] else ""))
+    files = [f for group in snap["files"]["mounts"] for f in group["files"]]
+    if files:
+        shown = ", ".join(f"{f['path']} ({f['kind']})" for f in files[:6])
+        more = f" and {len(files) - 6} more" if len(files) > 6 else ""
+        lines.append(f"Files: {shown}{more}")
+    rows = snap["subagents"]["rows"]
+    if rows:
+        done = sum(1 for r in rows if r.get("status") == "ok")
+        lines.append(f"Subagents: {len(rows)} tasks, {done} ok")
+    return "\n".join(lines)
+
+
+def trace_line(events: list[dict[str, Any]], messages: int) -> str:
+    """`repr(RunTrace)`: one line (status, model calls, tokens, events, messages), never the state."""
+    finished = next((e for e in reversed(events) if e.get("type") == "run_finished"), None)
+    if finished is None:
+        calls = [e for e in events if e.get("type") == "model_call"]
+        status, count = "running", len(calls)
+        tokens_in = sum(int(e.get("tokens_in") or 0) for e in calls)
+    else:
+        status, count = finished.get("status"), finished.get("model_calls", 0)
+        tokens_in = int(finished.get("tokens_in") or 0)
+    return (f"<RunTrace {status} · {count} model calls · {tokens(tokens_in)} tokens in · "
+            f"{len(events)} events · {messages} messages>")
