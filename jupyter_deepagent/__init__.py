@@ -14,6 +14,7 @@ from jupyter_deepagent import _exceptions
 __version__ = "0.1.0"
 
 __all__ = [
+    "RUNS_CODE",
     "BackendError",
     "BackendProtocol",
     "BinaryFile",
@@ -35,7 +36,6 @@ __all__ = [
     "PermissionDenied",
     "PromptAssembly",
     "PromptSection",
-    "RUNS_CODE",
     "RecordedCodeNotApproved",
     "ReplayMismatch",
     "ResearchAssistantError",
@@ -145,8 +145,8 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.prompt.profile import HarnessProfile
     from jupyter_deepagent.harness.prompt.sections import PromptAssembly, PromptSection
     from jupyter_deepagent.harness.subagents.specs import CompiledSubAgent, SubAgent
-    from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
     from jupyter_deepagent.jupyter.tools.notebook_tools import agent_tool
+    from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
     from jupyter_deepagent.server.served_agent import build_served_agent
     from jupyter_deepagent.trace.remote_run import trace_remote_run
     from jupyter_deepagent.trace.results import results_frame

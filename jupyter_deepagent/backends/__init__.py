@@ -7,6 +7,9 @@ touches its store. Besides the backends, it exports the path and matching rules 
 
 from __future__ import annotations
 
+from jupyter_deepagent.backends._paths import folder_prefix, is_within, normalize_virtual_path
+from jupyter_deepagent.backends.composite import CompositeBackend
+from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.matching._matching import (
     BlockSearch,
     file_filter_matches,
@@ -15,9 +18,6 @@ from jupyter_deepagent.backends.matching._matching import (
     grep_texts,
     matching_lines,
 )
-from jupyter_deepagent.backends._paths import folder_prefix, is_within, normalize_virtual_path
-from jupyter_deepagent.backends.composite import CompositeBackend
-from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.matching.match_limit import (
     MatchLimit,
     current_match_limit,

@@ -19,17 +19,17 @@ from jupyter_deepagent._exceptions import (
     FileNotFound,
     PermissionDenied,
 )
-from jupyter_deepagent.backends.matching._matching import (
-    file_filter_matches,
-    first_matches,
-    glob_matches,
-    regex_time_budget,
-)
 from jupyter_deepagent.backends._paths import (
     folder_prefix,
     normalize_virtual_path,
     not_found,
     parent_folder,
+)
+from jupyter_deepagent.backends.matching._matching import (
+    file_filter_matches,
+    first_matches,
+    glob_matches,
+    regex_time_budget,
 )
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,

@@ -38,12 +38,6 @@ from jupyter_deepagent.backends._disk_files import (
     replace_at,
     too_large,
 )
-from jupyter_deepagent.backends.matching._matching import (
-    file_filter_matches,
-    glob_matches,
-    grep_texts,
-    replace_exact,
-)
 from jupyter_deepagent.backends._paths import (
     folder_prefix,
     normalize_virtual_path,
@@ -51,6 +45,12 @@ from jupyter_deepagent.backends._paths import (
     parent_folder,
 )
 from jupyter_deepagent.backends._rooted_tree import HeldFolder, RootedTree, Spot, close_quietly
+from jupyter_deepagent.backends.matching._matching import (
+    file_filter_matches,
+    glob_matches,
+    grep_texts,
+    replace_exact,
+)
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,

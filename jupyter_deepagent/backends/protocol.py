@@ -216,7 +216,9 @@ class AsyncBackendMixin:
     async def als(self, path: str = "/") -> list[FileInfo]:
         return await asyncio.to_thread(self.ls, path)  # type: ignore[attr-defined]
 
-    async def aread(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
+    async def aread(
+        self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
+    ) -> ReadResult:
         return await asyncio.to_thread(self.read, path, offset, limit)  # type: ignore[attr-defined]
 
     async def awrite(self, path: str, content: str) -> WriteResult:

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import TypedDict
 
 from jupyter_deepagent._exceptions import InvalidPath, PermissionDenied
-from jupyter_deepagent.backends.matching._matching import glob_matches, grep_texts, replace_exact
 from jupyter_deepagent.backends._paths import (
     child_name,
     folder_prefix,
@@ -25,6 +24,7 @@ from jupyter_deepagent.backends._paths import (
     not_found,
     parent_folder,
 )
+from jupyter_deepagent.backends.matching._matching import glob_matches, grep_texts, replace_exact
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,

@@ -29,28 +29,43 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="execute a notebook headless (nbclient)")
     run.add_argument("notebook", type=Path)
-    run.add_argument("--replay", choices=("strict", "auto", "off"), default="auto",
-                     help="strict: a changed request is an error; auto: ask the live model "
-                          "for what changed; off: always live (default auto)")
+    run.add_argument(
+        "--replay",
+        choices=("strict", "auto", "off"),
+        default="auto",
+        help="strict: a changed request is an error; auto: ask the live model "
+        "for what changed; off: always live (default auto)",
+    )
     run.add_argument("--output", type=Path, help="write the executed notebook here")
-    run.add_argument("--approve-recorded", action="store_true",
-                     help="run code the research log holds (recorded python calls), printing "
-                          "each block as it runs; without it, such code is refused")
+    run.add_argument(
+        "--approve-recorded",
+        action="store_true",
+        help="run code the research log holds (recorded python calls), printing "
+        "each block as it runs; without it, such code is refused",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     log = commands.add_parser("log", help="the research log as a timeline")
     log.add_argument("notebook", type=Path)
     log.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     verify = commands.add_parser(
-        "verify", help="check the hash chain (integrity, not authorship) and every agent cell")
+        "verify", help="check the hash chain (integrity, not authorship) and every agent cell"
+    )
     verify.add_argument("notebook", type=Path)
     serve = commands.add_parser(
         "serve-config", help="write langgraph.json and a graph module: serve the folder's agent"
     )
-    serve.add_argument("folder", type=Path, nargs="?", default=Path(),
-                       help="the notebook folder whose .deepagent.toml configures the agent "
-                            "(default: here)")
-    serve.add_argument("--workspace", help="the folder mounted at /workspace/, relative to "
-                                           "FOLDER (default: the workspace setting)")
+    serve.add_argument(
+        "folder",
+        type=Path,
+        nargs="?",
+        default=Path(),
+        help="the notebook folder whose .deepagent.toml configures the agent (default: here)",
+    )
+    serve.add_argument(
+        "--workspace",
+        help="the folder mounted at /workspace/, relative to "
+        "FOLDER (default: the workspace setting)",
+    )
     serve.add_argument("--output", type=Path, help="where to write the files (default: FOLDER)")
     serve.add_argument("--force", action="store_true", help="replace files that were changed")
     return parser
@@ -76,15 +91,21 @@ def _run(args: argparse.Namespace) -> int:
     if not args.notebook.is_file():
         print(f"no notebook at {args.notebook}", file=sys.stderr)
         return 2
-    report = run_notebook(args.notebook, replay=args.replay, output=args.output,
-                          progress=not args.no_progress, approve_recorded=args.approve_recorded,
-                          on_recorded_code=lambda text: print(text, end="", file=sys.stderr,
-                                                              flush=True))
+    report = run_notebook(
+        args.notebook,
+        replay=args.replay,
+        output=args.output,
+        progress=not args.no_progress,
+        approve_recorded=args.approve_recorded,
+        on_recorded_code=lambda text: print(text, end="", file=sys.stderr, flush=True),
+    )
     print(f"{'cell':>4}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} {'seconds':>7}")
     for row in report.cells:
         title = row.title if len(row.title) <= 44 else row.title[:43] + "…"
-        print(f"{row.index + 1:>4}  {title:<44} {row.outcome:<9} {row.calls:>5} "
-              f"{_tokens(row.tokens):>7} {row.seconds:>7.2f}")
+        print(
+            f"{row.index + 1:>4}  {title:<44} {row.outcome:<9} {row.calls:>5} "
+            f"{_tokens(row.tokens):>7} {row.seconds:>7.2f}"
+        )
     replayed = sum(1 for row in report.cells if row.outcome == "replayed")
     print(f"{len(report.cells)} agent cells ({replayed} replayed) · {report.seconds:.1f} s in all")
     if report.error:
@@ -120,13 +141,17 @@ def _verify(args: argparse.Namespace) -> int:
     if problems:
         print(f"{args.notebook}: {len(problems)} problem(s) in its research log")
     else:
-        print(f"{args.notebook}: the research log is intact and all "
-              f"{len(agent_cells(notebook))} agent cells have a complete recording")
+        print(
+            f"{args.notebook}: the research log is intact and all "
+            f"{len(agent_cells(notebook))} agent cells have a complete recording"
+        )
     print(VERIFY_SCOPE)
     code = _recorded_code_calls(args.notebook)
     if code:
-        print(f"The log holds {code} recorded code-running call(s) (python): a replay runs each "
-              "only once you approve its code (headless: run --approve-recorded prints it).")
+        print(
+            f"The log holds {code} recorded code-running call(s) (python): a replay runs each "
+            "only once you approve its code (headless: run --approve-recorded prints it)."
+        )
     return 1 if problems else 0
 
 
@@ -136,7 +161,8 @@ def _recorded_code_calls(notebook: Path) -> int:
     from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
     return sum(
-        1 for record in ResearchLog(log_path_for(notebook)).records()
+        1
+        for record in ResearchLog(log_path_for(notebook)).records()
         for call in record.get("calls", [])
         for tool_call in ((call.get("response") or {}).get("data") or {}).get("tool_calls") or []
         if isinstance(tool_call, dict) and tool_call.get("name") in CODE_RUNNING_TOOLS
@@ -147,8 +173,9 @@ def _serve_config(args: argparse.Namespace) -> int:
     from jupyter_deepagent.cli.serve_config import GRAPH_NAME, write_serve_config
 
     try:
-        files = write_serve_config(args.folder, workspace=args.workspace, output=args.output,
-                                   force=args.force)
+        files = write_serve_config(
+            args.folder, workspace=args.workspace, output=args.output, force=args.force
+        )
     except (ValueError, OSError) as exc:
         print(f"serve-config: {exc}", file=sys.stderr)
         return 1
@@ -158,8 +185,10 @@ def _serve_config(args: argparse.Namespace) -> int:
         print(f"{path} is up to date")
     folder = (files.written or files.unchanged)[0].parent
     # --no-reload: the agent may write a .py file into the folder, which would restart the server
-    print(f"serve it: cd {folder} && langgraph dev --no-reload   (graph {GRAPH_NAME!r}"
-          + (f", keys from {files.env_file})" if files.env_file else ")"))
+    print(
+        f"serve it: cd {folder} && langgraph dev --no-reload   (graph {GRAPH_NAME!r}"
+        + (f", keys from {files.env_file})" if files.env_file else ")")
+    )
     return 0
 
 
@@ -170,4 +199,3 @@ def main(argv: list[str] | None = None) -> int:
         args.command
     ]
     return command(args)
-

@@ -64,11 +64,18 @@ def _execute_with_cell_id(
     with code from the research log ("approve" or "refuse")."""
     from jupyter_deepagent.jupyter.session.recorded_code import HEADLESS_METADATA_KEY
 
-    def execute(code: str, silent: bool = False, store_history: bool = True,
-                user_expressions: dict[str, Any] | None = None, allow_stdin: bool | None = None,
-                stop_on_error: bool = True) -> str:
+    def execute(
+        code: str,
+        silent: bool = False,
+        store_history: bool = True,
+        user_expressions: dict[str, Any] | None = None,
+        allow_stdin: bool | None = None,
+        stop_on_error: bool = True,
+    ) -> str:
         content = {
-            "code": code, "silent": silent, "store_history": store_history,
+            "code": code,
+            "silent": silent,
+            "store_history": store_history,
             "user_expressions": user_expressions or {},
             "allow_stdin": kc.allow_stdin if allow_stdin is None else allow_stdin,
             "stop_on_error": stop_on_error,
@@ -146,8 +153,7 @@ def run_notebook(
     report = RunReport(cells=sorted(rows, key=lambda row: row.index))
     by_index = {r.index: r for r in report.cells}
     code_cells = sum(1 for cell in notebook.cells if cell.get("cell_type") == "code")
-    bar = tqdm(total=code_cells, desc=path.name, unit="cell", disable=not progress,
-               leave=False)
+    bar = tqdm(total=code_cells, desc=path.name, unit="cell", disable=not progress, leave=False)
     state: dict[str, Any] = {"cell_id": None, "started": 0.0}
 
     def on_start(cell: Any, cell_index: int, **_: Any) -> None:
@@ -176,19 +182,27 @@ def run_notebook(
             kc.execute = _execute_with_cell_id(kc, lambda: state["cell_id"], policy)
             return kc
 
-        def output(self, outs: Any, msg: dict[str, Any], display_id: Any,
-                   cell_index: int) -> Any:
+        def output(self, outs: Any, msg: dict[str, Any], display_id: Any, cell_index: int) -> Any:
             content = msg.get("content", {})
             text = content.get("text", "") if msg.get("msg_type") == "stream" else ""
             if on_recorded_code is not None and PRINTED_HEADER in text:
                 on_recorded_code(text)
             return super().output(outs, msg, display_id, cell_index)
 
-    env = {**os.environ, "JPY_SESSION_NAME": str(path), REPLAY_ENV: replay,
-           "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    client = Client(notebook, timeout=timeout, kernel_name="python3",
-                    resources={"metadata": {"path": str(path.parent)}},
-                    on_cell_start=on_start, on_cell_executed=on_executed)
+    env = {
+        **os.environ,
+        "JPY_SESSION_NAME": str(path),
+        REPLAY_ENV: replay,
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    client = Client(
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        on_cell_start=on_start,
+        on_cell_executed=on_executed,
+    )
     started = time.perf_counter()
     try:
         client.execute(env=env)

@@ -34,7 +34,7 @@ def agent_cells(notebook: Any) -> list[AgentCell]:
         if not source.lstrip().startswith("%%agent"):
             continue
         first, _, body = source.lstrip().partition("\n")
-        line = first[len("%%agent"):]
+        line = first[len("%%agent") :]
         title = next((text.strip() for text in body.splitlines() if text.strip()), "")
         cells.append(AgentCell(index, cell.get("id"), source_key(line, body), title))
     return cells
@@ -56,15 +56,25 @@ def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
         record = log.latest_for(cell.cell_id, cell.source_key)
         name = f'cell {cell.index + 1} ("{cell.title[:40]}")'
         if record is None:
-            problems.append(LogProblem(0, f"{name} has no complete recording: run it once "
-                                          "with a model (replay auto) to record it"))
+            problems.append(
+                LogProblem(
+                    0,
+                    f"{name} has no complete recording: run it once "
+                    "with a model (replay auto) to record it",
+                )
+            )
             continue
         problems += _incomplete(name, record)
     for number, record in log.numbered_records():
         if record.get("kind") == "resume":
-            problems += [LogProblem(number, p.message) for p in _incomplete(
-                f"the resume {record.get('resume')} of cell "
-                f"{record.get('cell_id') or record.get('source_key')}", record)]
+            problems += [
+                LogProblem(number, p.message)
+                for p in _incomplete(
+                    f"the resume {record.get('resume')} of cell "
+                    f"{record.get('cell_id') or record.get('source_key')}",
+                    record,
+                )
+            ]
             if not (record.get("decision") or {}).get("decision"):
                 problems.append(LogProblem(number, "a resumed run without its human decision"))
     return problems
@@ -75,6 +85,11 @@ def _incomplete(name: str, record: dict[str, Any]) -> list[LogProblem]:
     calls = record.get("calls", [])
     made = [e for e in record.get("events", []) if e.get("type") == "model_call"]
     if any(not call.get("response") for call in calls) or len(calls) < len(made):
-        return [LogProblem(0, f"{name}: its recording lacks model responses "
-                              f"({len(calls)} recorded for {len(made)} calls)")]
+        return [
+            LogProblem(
+                0,
+                f"{name}: its recording lacks model responses "
+                f"({len(calls)} recorded for {len(made)} calls)",
+            )
+        ]
     return []

@@ -60,25 +60,28 @@ def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         decision = _decision(record)
         if decision:
             title = decision
-        entries.append({
-            "number": number,
-            "when": _when(record),
-            "cell": record.get("cell_id") or record.get("source_key"),
-            "request": " ".join(str(title or "").split())[:80],
-            "thread": record.get("thread"),
-            "model": record.get("model"),
-            "replay": record.get("replay"),
-            "status": record.get("status"),
-            "calls": len(record.get("calls", [])),
-            "tokens_in": record.get("tokens_in", 0),
-            "tokens_out": record.get("tokens_out", 0),
-            "decision": record.get("decision") if record.get("kind") == "resume" else None,
-            "tools": [
-                ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
-                + f"{e.get('tool')} {_args(e.get('args'))}".rstrip()
-                for e in events if e.get("type") == "tool_call"
-            ],
-        })
+        entries.append(
+            {
+                "number": number,
+                "when": _when(record),
+                "cell": record.get("cell_id") or record.get("source_key"),
+                "request": " ".join(str(title or "").split())[:80],
+                "thread": record.get("thread"),
+                "model": record.get("model"),
+                "replay": record.get("replay"),
+                "status": record.get("status"),
+                "calls": len(record.get("calls", [])),
+                "tokens_in": record.get("tokens_in", 0),
+                "tokens_out": record.get("tokens_out", 0),
+                "decision": record.get("decision") if record.get("kind") == "resume" else None,
+                "tools": [
+                    ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
+                    + f"{e.get('tool')} {_args(e.get('args'))}".rstrip()
+                    for e in events
+                    if e.get("type") == "tool_call"
+                ],
+            }
+        )
     return entries
 
 
@@ -96,8 +99,10 @@ def format_timeline(records: list[dict[str, Any]], style: str = "text") -> str:
         raise ValueError(msg)
     lines = ["# Research log", ""] if style == "markdown" else []
     for entry in entries:
-        head = (f"{entry['when']} · {entry['model']} · {entry['replay']} · {entry['calls']} "
-                f"model calls · {_tokens(entry['tokens_in'])} tokens in · {entry['status']}")
+        head = (
+            f"{entry['when']} · {entry['model']} · {entry['replay']} · {entry['calls']} "
+            f"model calls · {_tokens(entry['tokens_in'])} tokens in · {entry['status']}"
+        )
         if style == "markdown":
             lines += [f"## {entry['number']}. {entry['request']}", "", f"*{head}*", ""]
             lines += [f"- `{tool}`" for tool in entry["tools"]] + [""]

@@ -1,8 +1,8 @@
 """What every run event carries, whatever its type: the schema version and where it comes from."""
 
-from typing import Final
+from typing import Final, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 __all__ = ["SCHEMA_VERSION", "EventStamp"]
 

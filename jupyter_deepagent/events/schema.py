@@ -24,11 +24,11 @@ from jupyter_deepagent.events import context, run, subagents
 from jupyter_deepagent.events.common import SCHEMA_VERSION, EventStamp
 
 __all__ = [
+    "CHECK_EVENTS_VARIABLE",
     "COMMON_FIELDS",
     "EVENT_DEFINITIONS",
     "EVENT_TYPES",
     "RunEvent",
-    "CHECK_EVENTS_VARIABLE",
     "build_event",
     "check_events",
     "event_json_schema",
@@ -91,26 +91,30 @@ _check: EventCheck | None = None
 def check_events(check: EventCheck | None) -> None:
     """Run `check(event, stamped)` on every event `build_event` builds and `stamped` stamps
     (None: stop). The test suite installs one that validates each event against the schema."""
-    global _check  # noqa: PLW0603 - one switch for the whole process, set by tests
+    global _check
     _check = check
 
 
-def _raise_if_invalid(event: dict[str, Any], stamped: bool) -> None:  # noqa: FBT001
+def _raise_if_invalid(event: dict[str, Any], stamped: bool) -> None:
     validate_event(event, stamped=stamped)
+
 
 @cache
 def _required(event_type: str) -> frozenset[str]:
     return frozenset(EVENT_DEFINITIONS[event_type].__required_keys__)
+
 
 @cache
 def _allowed(event_type: str) -> frozenset[str]:
     definition = EVENT_DEFINITIONS[event_type]
     return frozenset(definition.__required_keys__ | definition.__optional_keys__)
 
+
 def _unknown_type(event_type: object) -> ValueError:
     return ValueError(
         f"unknown run event type {event_type!r}; the schema defines: {', '.join(EVENT_TYPES)}"
     )
+
 
 def build_event(
     event_type: str, *, agent: str, task_id: str | None, step: int = 0, **fields: Any
@@ -137,12 +141,14 @@ def build_event(
         _check(event, False)
     return event
 
+
 def stamped(event: dict[str, Any], *, run_id: str, seq: int) -> dict[str, Any]:
     """A new event: `event` with its run's id and its position in the run."""
     event = {**event, "run_id": run_id, "seq": seq}
     if _check is not None:
         _check(event, True)
     return event
+
 
 def _check_keys(event: dict[str, Any], *, stamped: bool) -> None:
     event_type = event.get("type")
@@ -159,6 +165,7 @@ def _check_keys(event: dict[str, Any], *, stamped: bool) -> None:
     if extra:
         msg = f"{event_type} event with fields not in the schema: {', '.join(sorted(extra))}"
         raise ValueError(msg)
+
 
 def validate_event(event: Any, *, stamped: bool = False) -> None:
     """Check `event` against the schema: its type, its fields, each value's type, the schema
@@ -191,11 +198,13 @@ def validate_event(event: Any, *, stamped: bool = False) -> None:
         msg = f"{event['type']} event does not follow the schema: {exc}"
         raise ValueError(msg) from None
 
+
 @cache
 def _adapter(event_type: str) -> Any:
     from pydantic import TypeAdapter
 
     return TypeAdapter(EVENT_DEFINITIONS[event_type])
+
 
 @cache
 def field_docs(definition: type) -> dict[str, str]:
@@ -217,16 +226,20 @@ def _class_field_docs(source: str, name: str) -> dict[str, str]:
                 if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                     following = body[index + 1] if index + 1 < len(body) else None
                     doc = ""
-                    if (isinstance(following, ast.Expr)
-                            and isinstance(following.value, ast.Constant)
-                            and isinstance(following.value.value, str)):
+                    if (
+                        isinstance(following, ast.Expr)
+                        and isinstance(following.value, ast.Constant)
+                        and isinstance(following.value.value, str)
+                    ):
                         doc = " ".join(following.value.value.split())
                     docs[item.target.id] = doc
             return docs
     return {}
 
+
 def _summary(definition: type) -> str:
     return " ".join((definition.__doc__ or "").split())
+
 
 def event_table() -> str:
     """The Markdown table of every event type and its own fields, generated from the schema."""
@@ -245,14 +258,15 @@ def event_table() -> str:
         lines.append(f"| `{event_type}` | {_summary(definition)} | {fields} |")
     return "\n".join(lines)
 
+
 def event_json_schema() -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) of one run event: a union discriminated by `type`, every
     field described. Readers in other languages (the TypeScript sidebar) are built from it."""
     from pydantic import Field, TypeAdapter
 
-    schema = TypeAdapter(
-        typing.Annotated[RunEvent, Field(discriminator="type")]
-    ).json_schema(mode="serialization")
+    schema = TypeAdapter(typing.Annotated[RunEvent, Field(discriminator="type")]).json_schema(
+        mode="serialization"
+    )
     definitions = {cls.__name__: cls for cls in EVENT_DEFINITIONS.values()}
     for name, entry in schema.get("$defs", {}).items():
         definition = definitions.get(name)

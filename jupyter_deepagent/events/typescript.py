@@ -39,8 +39,11 @@ def _type(prop: dict[str, Any]) -> str:
         return f"Array<{items}>" if " " in items else f"{items}[]"
     if kind == "object":
         values = prop.get("additionalProperties")
-        return f"Record<string, {_type(values)}>" if isinstance(values, dict) else (
-            "Record<string, unknown>")
+        return (
+            f"Record<string, {_type(values)}>"
+            if isinstance(values, dict)
+            else ("Record<string, unknown>")
+        )
     return "unknown"
 
 
@@ -75,6 +78,7 @@ def event_typescript() -> str:
     lines.append("/** Any run event; `type` says which. */")
     lines.append("export type RunEvent =\n" + "\n".join(f"  | {n}" for n in names) + ";\n")
     lines.append("/** The `type` of every run event. */")
-    lines.append("export type RunEventType =\n" + "\n".join(f"  | {t}" for t in sorted(types))
-                 + ";\n")
+    lines.append(
+        "export type RunEventType =\n" + "\n".join(f"  | {t}" for t in sorted(types)) + ";\n"
+    )
     return "\n".join(lines)

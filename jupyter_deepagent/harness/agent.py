@@ -21,6 +21,7 @@ from jupyter_deepagent.harness.prompt.sections import PromptAssembly
 
 __all__ = ["assemble_prompt", "create_research_agent"]
 
+
 @dataclass(frozen=True)
 class _Plan:
     """What the harness will put together, derived once from the arguments."""
@@ -166,10 +167,22 @@ def _with_memory_budget(
 # Arguments of create_research_agent that do not change the system prompt.
 _PROMPT_NEUTRAL_ARGUMENTS = frozenset(
     {
-        "store", "checkpointer", "context_schema", "state_schema", "name", "response_format",
-        "max_parallel_subagents", "context_window", "offload_token_limit", "summarizer",
-        "compaction_tool", "age_token_limit", "keep_recent_turns", "model_timeout",
-        "model_retries", "model_retry_wait",
+        "store",
+        "checkpointer",
+        "context_schema",
+        "state_schema",
+        "name",
+        "response_format",
+        "max_parallel_subagents",
+        "context_window",
+        "offload_token_limit",
+        "summarizer",
+        "compaction_tool",
+        "age_token_limit",
+        "keep_recent_turns",
+        "model_timeout",
+        "model_retries",
+        "model_retry_wait",
     }
 )
 
@@ -313,15 +326,15 @@ def create_research_agent(
 
     from jupyter_deepagent.harness.compression.middleware import ContextCompressionMiddleware
     from jupyter_deepagent.harness.compression.state import CompressionSettings
-    from jupyter_deepagent.harness.tools.filesystem_middleware import FilesystemMiddleware
     from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
     from jupyter_deepagent.harness.models.label import MODEL_METADATA_KEY, model_label
     from jupyter_deepagent.harness.models.resolution import resolve_model
     from jupyter_deepagent.harness.models.retry import ModelRetryMiddleware
     from jupyter_deepagent.harness.prompt.middleware import SystemPromptMiddleware
     from jupyter_deepagent.harness.run_events.middleware import RunEventsMiddleware
-    from jupyter_deepagent.harness.tools.todo_middleware import TodoMiddleware
     from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
+    from jupyter_deepagent.harness.tools.filesystem_middleware import FilesystemMiddleware
+    from jupyter_deepagent.harness.tools.todo_middleware import TodoMiddleware
 
     asks = not isinstance(interrupt_on, Mapping) or any(interrupt_on.values())
     if interrupt_on and asks and checkpointer is None:
@@ -401,8 +414,10 @@ def create_research_agent(
             store=store,
             context_schema=context_schema,
             options={
-                **compression_options, "model_timeout": model_timeout,
-                "model_retries": model_retries, "model_retry_wait": model_retry_wait,
+                **compression_options,
+                "model_timeout": model_timeout,
+                "model_retries": model_retries,
+                "model_retry_wait": model_retry_wait,
             },
         )
         # the `task` tool; a subagent builds its own stack in this same order

@@ -52,9 +52,7 @@ def code_running_tools(tools: Iterable[Any]) -> list[str]:
     return list(tool_names_of([tool for tool in tools if runs_code(tool)]))
 
 
-def asked_approvals(
-    approvals: Mapping[str, Any] | None, tools: Iterable[Any]
-) -> dict[str, Any]:
+def asked_approvals(approvals: Mapping[str, Any] | None, tools: Iterable[Any]) -> dict[str, Any]:
     """The calls that wait for a person: `approvals` that are on, plus every code-running tool
     of `tools` that `approvals` does not turn off by name."""
     approvals = approvals or {}

@@ -86,7 +86,7 @@ class SessionModels:
                 if broken:
                     msg += (
                         f" Note: {env_file} has a line for {', '.join(broken)}, but it could not "
-                        "be read: check its quotes (KEY=value, or KEY=\"value\")."
+                        'be read: check its quotes (KEY=value, or KEY="value").'
                     )
                 raise MissingAPIKey(msg, variables=exc.variables) from None
             except ModelConfigurationError as exc:
@@ -99,8 +99,8 @@ class SessionModels:
         Raises:
             ScriptError: The script file is missing or malformed.
         """
-        from jupyter_deepagent.harness.models.resolution import resolve_model
         from jupyter_deepagent.harness.compression.tokens import DEFAULT_CONTEXT_WINDOW
+        from jupyter_deepagent.harness.models.resolution import resolve_model
 
         script = Path(spec.removeprefix("scripted:"))
         path = script if script.is_absolute() else notebook_dir / script

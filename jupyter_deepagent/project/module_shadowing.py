@@ -52,8 +52,7 @@ def _found_outside(name: str, root: str) -> bool:
         if candidate in sys.stdlib_module_names or candidate in sys.builtin_module_names:
             return True
         path = [
-            entry for entry in sys.path
-            if not _within(os.path.realpath(entry or os.curdir), root)
+            entry for entry in sys.path if not _within(os.path.realpath(entry or os.curdir), root)
         ]
         try:
             spec = PathFinder.find_spec(candidate, path)
@@ -119,7 +118,7 @@ class ShadowedModules:
         for folder in self._folders:
             if folded[: len(folder)] != folder or len(parts) <= len(folder):
                 continue
-            rest = parts[len(folder):]
+            rest = parts[len(folder) :]
             if len(rest) == 1:
                 name = _module_name(rest[0])
             elif _module_name(rest[-1]) is None or not rest[0].isidentifier():

@@ -144,9 +144,7 @@ class GuardedFolder(AsyncBackendMixin):
         self._hidden_patterns = _PathPatterns(self.hidden_paths)
         self._protected_patterns = _PathPatterns(self.protected_paths)
         self.protected_modules = tuple(protected_modules)
-        self._modules = ShadowedModules(
-            self.protected_modules, self.root, ("", *kernel_folders)
-        )
+        self._modules = ShadowedModules(self.protected_modules, self.root, ("", *kernel_folders))
         self.backend = backend.with_guard(self.refusal)
         self.redact = redact
         self._masked = MaskedTexts(own=agent_texts)
@@ -299,7 +297,9 @@ class GuardedFolder(AsyncBackendMixin):
                 except BinaryFile:
                     continue
                 except FileTooLarge:
-                    note_skipped_file(info.path, f"{info.size / 1_000_000:.1f} MB, over the size limit")
+                    note_skipped_file(
+                        info.path, f"{info.size / 1_000_000:.1f} MB, over the size limit"
+                    )
                 except BackendError:
                     note_skipped_file(info.path, "it could not be read")
 

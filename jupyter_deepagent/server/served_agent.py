@@ -34,8 +34,8 @@ from jupyter_deepagent.project.settings.agent_config import (
     resolve_config,
     virtual_path,
 )
-from jupyter_deepagent.project.storage.database_url import libpq_credential_files
 from jupyter_deepagent.project.settings.subagents import subagent_specs
+from jupyter_deepagent.project.storage.database_url import libpq_credential_files
 from jupyter_deepagent.project.storage.owners import memory_namespace, project_name
 
 if TYPE_CHECKING:
@@ -109,7 +109,6 @@ def served_config(folder: str | Path) -> AgentConfig:
     return resolve_config(file_layers(Path(folder)))[0]
 
 
-
 def _workspace(folder: Path, config: AgentConfig, workspace: str | Path | None) -> Path:
     """The folder mounted at /workspace/.
 
@@ -145,8 +144,11 @@ def _filesystem(
     protected = tuple(dict.fromkeys((*config.protected_paths, SERVER_CONFIG_FILE, GRAPH_MODULE)))
     guarded = GuardedFolder(
         DiskBackend(workspace, read_only=config.workspace_read_only),
-        hidden=((folder / config.state_dir).resolve(), (folder / config.env_file).resolve(),
-                *libpq_credential_files()),
+        hidden=(
+            (folder / config.state_dir).resolve(),
+            (folder / config.env_file).resolve(),
+            *libpq_credential_files(),
+        ),
         redact=redact,
         hidden_paths=tuple(dict.fromkeys((*config.hidden_paths, *SERVER_STATE_FOLDERS))),
         protected_paths=protected,
@@ -213,18 +215,19 @@ def build_served_agent(
     """
     from jupyter_deepagent.harness.agent import create_research_agent
     from jupyter_deepagent.harness.approval_policy import code_running_tools
-    from jupyter_deepagent.project.settings.agent_config import coerce_setting
-    from jupyter_deepagent.project.secrets.redaction import Redactor
-    from jupyter_deepagent.project.secrets.keys import SessionKeys
     from jupyter_deepagent.project.models import SessionModels, call_policy
+    from jupyter_deepagent.project.secrets.keys import SessionKeys
+    from jupyter_deepagent.project.secrets.redaction import Redactor
+    from jupyter_deepagent.project.settings.agent_config import coerce_setting
 
     root = Path(folder).resolve()
     if not root.is_dir():
         msg = f"build_served_agent: {folder!s} is not a folder; give the notebook folder."
         raise ValueError(msg)
     config = served_config(root)
-    checked = {name: coerce_setting(name, value, "build_served_agent") for name, value in
-               settings.items()}
+    checked = {
+        name: coerce_setting(name, value, "build_served_agent") for name, value in settings.items()
+    }
     config = replace(config, **checked)
     keys = SessionKeys()
     model = SessionModels(keys).get(config.model, root, config.env_file, call_policy(config))

@@ -78,11 +78,13 @@ def _action_requests(interrupt: Any) -> list[tuple[dict[str, Any], list[str]]]:
         return []
     allowed = {
         c.get("action_name"): list(c.get("allowed_decisions", []))
-        for c in value.get("review_configs", []) if isinstance(c, Mapping)
+        for c in value.get("review_configs", [])
+        if isinstance(c, Mapping)
     }
     return [
         (dict(action), allowed.get(action.get("name"), ["approve", "edit", "reject"]))
-        for action in value.get("action_requests", []) if isinstance(action, Mapping)
+        for action in value.get("action_requests", [])
+        if isinstance(action, Mapping)
     ]
 
 
@@ -91,9 +93,12 @@ def emit_approval_requests(interrupts: Iterable[Any], step: int) -> None:
     for interrupt in interrupts:
         for action, allowed in _action_requests(interrupt):
             emit_event(
-                "approval_requested", step=step, tool=str(action.get("name", "")),
+                "approval_requested",
+                step=step,
+                tool=str(action.get("name", "")),
                 args=summarize_args(action.get("args", {})),
-                description=str(action.get("description") or ""), allowed=allowed,
+                description=str(action.get("description") or ""),
+                allowed=allowed,
                 interrupt_id=getattr(interrupt, "id", None),
             )
 
@@ -109,7 +114,7 @@ def emit_approval_decisions(
         return
     try:
         state = agent.get_state(config) if config else None
-    except Exception:  # noqa: BLE001 - the calls are named when they can be read
+    except Exception:
         state = None
     interrupts = list(getattr(state, "interrupts", None) or [])
     by_id = {getattr(i, "id", None): i for i in interrupts}

@@ -44,7 +44,7 @@ class MarkdownStream:
     def html(self) -> str:
         """The text so far as cleaned HTML, in the `mathjax_ignore` block."""
         text = self.text
-        tail = text[self._done_at:]
+        tail = text[self._done_at :]
         parser = markdown_parser()
         env = {"references": dict(self._references)}
         tokens = parser.parse(tail, env)
@@ -66,8 +66,11 @@ class MarkdownStream:
         """(token index, character offset in `tail`) of the last top-level block, when the blocks
         before it can no longer change: it starts after a blank line, at the line's first
         column (so it continues no list, quote or indented code before it)."""
-        starts = [(i, t.map[0]) for i, t in enumerate(tokens)
-                  if t.level == 0 and t.nesting >= 0 and t.map is not None]
+        starts = [
+            (i, t.map[0])
+            for i, t in enumerate(tokens)
+            if t.level == 0 and t.nesting >= 0 and t.map is not None
+        ]
         if len(starts) < 2:
             return None
         index, line = starts[-1]
@@ -77,7 +80,7 @@ class MarkdownStream:
             found = next(breaks, None)
             if found is None:
                 return None
-            previous = tail[offset:found.start()]
+            previous = tail[offset : found.start()]
             offset = found.end()
         if previous.strip() or offset >= len(tail) or tail[offset] in " \t":
             return None

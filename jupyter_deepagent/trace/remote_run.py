@@ -101,7 +101,8 @@ def _as_interrupts(items: Any) -> list[Any]:
 
     return [
         Interrupt(value=item.get("value"), id=str(item.get("id", "")))
-        if isinstance(item, Mapping) else item
+        if isinstance(item, Mapping)
+        else item
         for item in items or []
     ]
 
@@ -125,7 +126,7 @@ class _RemoteAgent:
 def trace_remote_run(
     client_or_url: Any,
     assistant_id: str,
-    input: Any,  # noqa: A002 - LangGraph's own name for it
+    input: Any,
     *,
     thread_id: str | None = None,
     context: Any = None,

@@ -70,8 +70,9 @@ def _ordered_tasks(events: Iterable[RunEvent]) -> list[tuple[RunEvent, float | N
             task_seen[task_id],
         )
 
-    return [(event, started.get(str(event["task_id"])))
-            for event in sorted(finished.values(), key=key)]
+    return [
+        (event, started.get(str(event["task_id"]))) for event in sorted(finished.values(), key=key)
+    ]
 
 
 def _typed_column(values: Sequence[Any]) -> pd.Series:
@@ -85,9 +86,7 @@ def _typed_column(values: Sequence[Any]) -> pd.Series:
         dtype = "boolean" if missing else "bool"
     elif present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
         dtype = "Int64" if missing else "int64"
-    elif present and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in present
-    ):
+    elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
         return pd.Series(
             [float("nan") if v is _MISSING or v is None else float(v) for v in values],
             dtype="float64",

@@ -17,8 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent, emit_event, event_sink, run_scope
 from jupyter_deepagent.harness.prompt.sections import PromptAssembly
+from jupyter_deepagent.harness.run_events.event_stream import (
+    RunEvent,
+    emit_event,
+    event_sink,
+    run_scope,
+)
 from jupyter_deepagent.trace._run_sink import (
     RunSink,
     emit_approval_decisions,
@@ -149,7 +154,7 @@ class RunTrace:
 
 def trace_run(
     agent: Any,
-    input: Any,  # noqa: A002 - LangGraph's own name for it
+    input: Any,
     *,
     context: Any = None,
     config: dict[str, Any] | None = None,
@@ -185,7 +190,7 @@ def trace_run(
 
 async def atrace_run(
     agent: Any,
-    input: Any,  # noqa: A002 - LangGraph's own name for it
+    input: Any,
     *,
     context: Any = None,
     config: dict[str, Any] | None = None,
@@ -230,15 +235,23 @@ def _traced(
             trace.state = chunk
 
     with event_sink(RunSink(run_id, trace.events, on_event, redact)), run_scope(run_id):
-        emit_event("run_started", input=input_text(payload), thread_id=_thread_id(config),
-                   model=_model_label(agent))
+        emit_event(
+            "run_started",
+            input=input_text(payload),
+            thread_id=_thread_id(config),
+            model=_model_label(agent),
+        )
         emit_approval_decisions(agent, payload, config, trace.events)
         try:
             yield absorb
         except BaseException as exc:
             stopped = isinstance(exc, (KeyboardInterrupt, _cancelled()))
-            _finished(trace, "stopped" if stopped else "error", time.perf_counter() - started,
-                      f"{type(exc).__name__}: {exc}")
+            _finished(
+                trace,
+                "stopped" if stopped else "error",
+                time.perf_counter() - started,
+                f"{type(exc).__name__}: {exc}",
+            )
             try:
                 exc.trace = trace  # type: ignore[attr-defined]
             except AttributeError:  # an exception type without a __dict__
@@ -264,8 +277,12 @@ def _finished(trace: RunTrace, status: str, seconds: float, error: str | None) -
     if status == "ok" and text:
         from jupyter_deepagent.harness.subagents.outcome import structured_as_dict
 
-        emit_event("answer", step=_main_step(trace), text=text,
-                   structured=structured_as_dict(trace.state.get("structured_response")))
+        emit_event(
+            "answer",
+            step=_main_step(trace),
+            text=text,
+            structured=structured_as_dict(trace.state.get("structured_response")),
+        )
     model_calls = trace.of_type("model_call")
     emit_event(
         "run_finished",

@@ -43,12 +43,55 @@ __all__ = [
 _WRAP = '<div class="jda-text mathjax_ignore">{}</div>'
 """Around every cleaned block: `mathjax_ignore` keeps MathJax from typesetting inside it."""
 
-_TEXT_TAGS = frozenset({
-    "a", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
-    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "q",
-    "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
-    "tfoot", "th", "thead", "tr", "u", "ul", "var",
-})
+_TEXT_TAGS = frozenset(
+    {
+        "a",
+        "b",
+        "blockquote",
+        "br",
+        "code",
+        "dd",
+        "del",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "i",
+        "img",
+        "kbd",
+        "li",
+        "ol",
+        "p",
+        "pre",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "span",
+        "strong",
+        "sub",
+        "summary",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "u",
+        "ul",
+        "var",
+    }
+)
 _TEXT_ATTRIBUTES = {
     "a": {"href", "title"},
     "img": {"src", "alt", "title", "width", "height"},
@@ -58,16 +101,48 @@ _TEXT_ATTRIBUTES = {
     "details": {"open"},
 }
 _SVG_TAGS = frozenset({"svg", "rect", "line", "circle", "text", "title", "g"})
-_SVG_ATTRIBUTES = frozenset({
-    "width", "height", "viewBox", "xmlns", "x", "y", "rx", "fill", "x1", "x2", "y1", "y2",
-    "stroke", "stroke-width", "stroke-dasharray", "font-size", "font-weight", "text-anchor",
-    "opacity", "cx", "cy", "r", "preserveAspectRatio", "role",
-})
+_SVG_ATTRIBUTES = frozenset(
+    {
+        "width",
+        "height",
+        "viewBox",
+        "xmlns",
+        "x",
+        "y",
+        "rx",
+        "fill",
+        "x1",
+        "x2",
+        "y1",
+        "y2",
+        "stroke",
+        "stroke-width",
+        "stroke-dasharray",
+        "font-size",
+        "font-weight",
+        "text-anchor",
+        "opacity",
+        "cx",
+        "cy",
+        "r",
+        "preserveAspectRatio",
+        "role",
+    }
+)
 _VIEW_DATA_ATTRIBUTES = frozenset({"data-section", "data-kind", "data-loaded"})
-_VIEW_STYLE_PROPERTIES = frozenset({
-    "width", "max-width", "height", "margin-left", "background", "background-color", "color",
-    "text-align", "display",
-})
+_VIEW_STYLE_PROPERTIES = frozenset(
+    {
+        "width",
+        "max-width",
+        "height",
+        "margin-left",
+        "background",
+        "background-color",
+        "color",
+        "text-align",
+        "display",
+    }
+)
 _VIEW_CLASS = re.compile(r"jdi(?:-[a-z0-9_-]+)?")
 _VIEW_CLASSES = re.compile(r"jdi(?:-[a-z0-9_-]+)?(?: jdi(?:-[a-z0-9_-]+)?)*")
 _CHECKED = frozenset({"href", "src", "style", "class", "id", "name", "for"})
@@ -77,7 +152,8 @@ _LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 _IMAGE_DATA = re.compile(r"data:image/(?:png|jpeg|gif|webp)[;,]")
 _UNSAFE_STYLE = re.compile(  # anything that loads (url(), image-set(), ...) or runs
     r"(?:url|image-set|image|cross-fade|element|paint|expression)\s*\(|\\|@import|javascript:",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def _safe_url(value: str, *, image: bool) -> bool:
@@ -142,8 +218,22 @@ def _cleaner(kind: str) -> Any:
         attributes["label"] |= {"for"}
         styles = set(_VIEW_STYLE_PROPERTIES)
     elif kind == "page":
-        tags |= {"style", "section", "article", "header", "footer", "figure", "figcaption",
-                 "caption", "colgroup", "col", "abbr", "mark", "center", "font"}
+        tags |= {
+            "style",
+            "section",
+            "article",
+            "header",
+            "footer",
+            "figure",
+            "figcaption",
+            "caption",
+            "colgroup",
+            "col",
+            "abbr",
+            "mark",
+            "center",
+            "font",
+        }
         for tag in tags:
             attributes.setdefault(tag, set()).update({"class", "style", "title", "align"})
         content_tags = {"script"}
@@ -222,8 +312,9 @@ def markdown_parser() -> Any:
     parser.enable(["table", "strikethrough"])
     # `$x$` and `$$x$$` read as math (so `*` or `_` inside are not emphasis) and shown as
     # written, in code; `$5 and $10` stays text
-    dollarmath_plugin(parser, allow_labels=False, allow_space=False, allow_digits=False,
-                      double_inline=True)
+    dollarmath_plugin(
+        parser, allow_labels=False, allow_space=False, allow_digits=False, double_inline=True
+    )
     parser.add_render_rule("math_inline", _inline_math)
     parser.add_render_rule("math_inline_double", _inline_math)
     parser.add_render_rule("math_block", _block_math)

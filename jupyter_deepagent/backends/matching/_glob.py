@@ -14,6 +14,7 @@ would expand further is refused before anything is built.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -93,7 +94,7 @@ def _parse_braces(pattern: str, whole: str, depth: int = 0) -> _Sequence:
             bounds = [start, *commas, end]
             options = tuple(
                 _parse_braces(pattern[a + 1 : b], whole, depth + 1)
-                for a, b in zip(bounds, bounds[1:], strict=False)
+                for a, b in itertools.pairwise(bounds)
             )
             items.append(_Alternatives(options))
         pos = end + 1

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError, EditConflict
+from jupyter_deepagent.backends._paths import relative_to
 from jupyter_deepagent.backends.matching._glob import compile_glob, expand_braces
 from jupyter_deepagent.backends.matching._line_regex import line_pattern
-from jupyter_deepagent.backends._paths import relative_to
 from jupyter_deepagent.backends.matching._regex_cost import check_regex_cost
 from jupyter_deepagent.backends.matching.match_limit import current_match_limit
 from jupyter_deepagent.backends.protocol import GrepMatch
@@ -83,7 +83,7 @@ def regex_time_budget() -> Iterator[None]:
 
 
 def _compile_regex(pattern: str) -> Any:
-    import regex as mrab  # noqa: PLC0415 - only regex greps need it
+    import regex as mrab
 
     check_regex_cost(pattern)  # compiling is not covered by the matching timeout
     try:
@@ -158,7 +158,7 @@ def matching_lines(pattern: str, regex: bool = False) -> BlockSearch:
     form = line_pattern(pattern)
     if form is None:
         return _line_by_line(_regex_hit(pattern))
-    import regex as mrab  # noqa: PLC0415 - only regex greps need it
+    import regex as mrab
 
     body, flags = form
     inline = f"(?{flags})" if flags else ""

@@ -122,8 +122,10 @@ def summary_content(count: int, transcript: str, summary: str, todos: Any, limit
     """The text of the summary message: what it is, where the full text is, the summary (cut to
     `limit` tokens), and the active todo list."""
     if approx_tokens(summary) > limit:
-        summary = (f"{summary[: int(limit * CHARS_PER_TOKEN)]}\n"
-                   f"[… summary cut here; it is whole in {transcript}]")
+        summary = (
+            f"{summary[: int(limit * CHARS_PER_TOKEN)]}\n"
+            f"[… summary cut here; it is whole in {transcript}]"
+        )
     content = (
         f"Summary {count} of the conversation so far. It replaces the earlier messages, whose "
         f"full text is in {transcript} (read_file or grep it for details).\n\n{summary}"

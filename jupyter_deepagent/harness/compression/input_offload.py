@@ -42,10 +42,15 @@ def cut_file_arguments(message: AIMessage, cut: Collection[str]) -> AIMessage:
             for name in fields:
                 value = args.get(name)
                 if isinstance(value, str) and len(value) > _KEEP_CHARS:
-                    args[name] = (f"[{len(value):,} characters, already applied to {path}; "
-                                  "read_file it for the current text]")
+                    args[name] = (
+                        f"[{len(value):,} characters, already applied to {path}; "
+                        "read_file it for the current text]"
+                    )
             call = {**call, "args": args}
         calls.append(call)
-    kwargs = {key: value for key, value in message.additional_kwargs.items()
-              if key not in ("tool_calls", "function_call")}
+    kwargs = {
+        key: value
+        for key, value in message.additional_kwargs.items()
+        if key not in ("tool_calls", "function_call")
+    }
     return message.model_copy(update={"tool_calls": calls, "additional_kwargs": kwargs})

@@ -59,10 +59,15 @@ from jupyter_deepagent.harness.compression.tokens import (
 )
 from jupyter_deepagent.harness.compression.view import ContextView
 from jupyter_deepagent.harness.compression.view_entries import SummaryJob, ViewCache
-from jupyter_deepagent.harness.run_events.event_stream import current_agent, emit_event, first_in_run, run_step
 from jupyter_deepagent.harness.folders import HISTORY_FOLDER
-from jupyter_deepagent.harness.run_events.model_call_event import emit_model_call
 from jupyter_deepagent.harness.models.label import model_label
+from jupyter_deepagent.harness.run_events.event_stream import (
+    current_agent,
+    emit_event,
+    first_in_run,
+    run_step,
+)
+from jupyter_deepagent.harness.run_events.model_call_event import emit_model_call
 
 __all__ = ["ContextCompressionMiddleware"]
 
@@ -72,8 +77,9 @@ _Flow = Generator[tuple[str, Any], Any, Any]
 class _Call:
     """One model call's compression: the view (and the window it must fit), what happened."""
 
-    def __init__(self, view: ContextView, record: CompressionRecord, trigger: int, step: int,
-                 factor: float) -> None:
+    def __init__(
+        self, view: ContextView, record: CompressionRecord, trigger: int, step: int, factor: float
+    ) -> None:
         self.view, self.record, self.trigger = view, record, trigger
         self.step, self.factor = step, factor
         self.attempt = self.overflowed_at = 0
@@ -115,11 +121,16 @@ class ContextCompressionMiddleware(AgentMiddleware):
         """Warn when the window is a guess: once per run, not again for each subagent."""
         key, main = ("context_window", self.model_label), current_agent()[1] is None
         if self.window.source == "default" and first_in_run(key, otherwise=main):
-            emit_event("warning", source="context_window", message=(
-                f"The model {self.model_label} reports no context window "
-                f"(max_input_tokens in its profile); assuming {self.window.tokens:,} tokens, so "
-                f"summarization starts at {self.settings.trigger(self.window):,}. Pass "
-                "context_window= to create_research_agent to set the real one."))
+            emit_event(
+                "warning",
+                source="context_window",
+                message=(
+                    f"The model {self.model_label} reports no context window "
+                    f"(max_input_tokens in its profile); assuming {self.window.tokens:,} tokens, so "
+                    f"summarization starts at {self.settings.trigger(self.window):,}. Pass "
+                    "context_window= to create_research_agent to set the real one."
+                ),
+            )
         return None
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -143,7 +154,10 @@ class ContextCompressionMiddleware(AgentMiddleware):
         step = run_step(state.get("messages", []))
         limit = self.settings.offload_limit(self._window(state.get(COMPRESSION_KEY) or {}))
         return offload_tool_result(
-            self.backend, request, result, limit,
+            self.backend,
+            request,
+            result,
+            limit,
             lambda event_type, /, **fields: emit_event(event_type, step=step, **fields),
         )
 
@@ -157,9 +171,10 @@ class ContextCompressionMiddleware(AgentMiddleware):
             while (effect := _resume(flow, value, error))[0] != "done":
                 value, error = None, None
                 try:
-                    value = (summarize(*effect[1]) if effect[0] == "summarize"
-                             else handler(effect[1]))
-                except Exception as exc:  # noqa: BLE001 - handed back to the flow, which decides
+                    value = (
+                        summarize(*effect[1]) if effect[0] == "summarize" else handler(effect[1])
+                    )
+                except Exception as exc:
                     error = exc
             return self._respond(call, effect[1], changes)
 
@@ -172,9 +187,10 @@ class ContextCompressionMiddleware(AgentMiddleware):
             while (effect := _resume(flow, value, error))[0] != "done":
                 value, error = None, None
                 try:
-                    value = await (asummarize(*effect[1]) if effect[0] == "summarize"
-                                   else handler(effect[1]))
-                except Exception as exc:  # noqa: BLE001 - handed back to the flow, which decides
+                    value = await (
+                        asummarize(*effect[1]) if effect[0] == "summarize" else handler(effect[1])
+                    )
+                except Exception as exc:
                     error = exc
             return self._respond(call, effect[1], changes)
 
@@ -184,7 +200,9 @@ class ContextCompressionMiddleware(AgentMiddleware):
         compact = bool(call.record.get("compact"))
         if compact or view.total() > call.trigger:
             job = view.summary_job()
-            if job is not None and (compact or _worth_summarizing(view.total() - call.trigger, job)):
+            if job is not None and (
+                compact or _worth_summarizing(view.total() - call.trigger, job)
+            ):
                 reason = "compact" if compact else "trigger"
                 self._apply(call, job, (yield self._summarize(call, request, job)), request, reason)
         view.shrink(call.window.tokens)
@@ -194,13 +212,20 @@ class ContextCompressionMiddleware(AgentMiddleware):
             if not is_context_overflow(exc):
                 raise
             call.overflowed_at = view.total()
-            emit_event("context_overflow", step=call.step, tokens=call.overflowed_at,
-                       window=call.window.tokens, error=_brief(exc), action="retry")
+            emit_event(
+                "context_overflow",
+                step=call.step,
+                tokens=call.overflowed_at,
+                window=call.window.tokens,
+                error=_brief(exc),
+                action="retry",
+            )
             self._learn(call)
             job = view.summary_job()
             if job is not None:
-                self._apply(call, job, (yield self._summarize(call, request, job)), request,
-                            "overflow")
+                self._apply(
+                    call, job, (yield self._summarize(call, request, job)), request, "overflow"
+                )
             view.shrink(min(call.window.tokens, max(1, call.overflowed_at // 2)))
             if view.total() >= call.overflowed_at:
                 raise self._give_up(call, exc, retried=False) from exc
@@ -230,10 +255,16 @@ class ContextCompressionMiddleware(AgentMiddleware):
             factor = calibration_factor(usage.get("input_tokens"), last.get("raw", 0), factor)
         window = self._window(record)
         view = ContextView(
-            messages, overhead=request_tokens(request.system_message, [], request.tools),
-            record=record, settings=self.settings, window=window, backend=self.backend,
+            messages,
+            overhead=request_tokens(request.system_message, [], request.tools),
+            record=record,
+            settings=self.settings,
+            window=window,
+            backend=self.backend,
             emit=lambda event_type, /, **fields: emit_event(event_type, step=step, **fields),
-            cache=self.cache, factor=factor, transcript=self._transcript(record),
+            cache=self.cache,
+            factor=factor,
+            transcript=self._transcript(record),
         )
         call = _Call(view, record, self.settings.trigger(window), step, factor)
         if view.total() > call.trigger:
@@ -258,9 +289,16 @@ class ContextCompressionMiddleware(AgentMiddleware):
     def _summarize(self, call: _Call, request: ModelRequest, job: SummaryJob) -> tuple[str, Any]:
         """The effect that summarizes `job`: `summarize`'s arguments, for either driver."""
         budget = self._summary_budget(call)
-        return "summarize", (self.settings.summarizer, request.model, job.folded, budget,
-                             call.view.transcript, partial(_summarizer_called, call.step),
-                             self.settings.call_policy, call.step)
+        return "summarize", (
+            self.settings.summarizer,
+            request.model,
+            job.folded,
+            budget,
+            call.view.transcript,
+            partial(_summarizer_called, call.step),
+            self.settings.call_policy,
+            call.step,
+        )
 
     def _summary_budget(self, call: _Call) -> int:
         budget = call.window.fraction(0.5)
@@ -270,20 +308,29 @@ class ContextCompressionMiddleware(AgentMiddleware):
         return budget
 
     @staticmethod
-    def _apply(call: _Call, job: SummaryJob, result: tuple[str, int], request: ModelRequest,
-               reason: str) -> None:
+    def _apply(
+        call: _Call, job: SummaryJob, result: tuple[str, int], request: ModelRequest, reason: str
+    ) -> None:
         text, sent = result
-        call.view.apply_summary(job, text, reason=reason, todos=request.state.get("todos"),
-                                summarizer_tokens=sent)
+        call.view.apply_summary(
+            job, text, reason=reason, todos=request.state.get("todos"), summarizer_tokens=sent
+        )
 
     def _request(self, request: ModelRequest, call: _Call) -> ModelRequest:
         call.attempt += 1
         view = call.view
-        emit_event("context", step=call.step, tokens=view.total(), window=call.window.tokens,
-                   trigger=call.trigger, window_source=call.window.source,
-                   messages=len(view.entries), summaries=(view.summary or {}).get("count", 0),
-                   pointers=sum(e.form in ("pointer", "bare") for e in view.entries),
-                   attempt=call.attempt)
+        emit_event(
+            "context",
+            step=call.step,
+            tokens=view.total(),
+            window=call.window.tokens,
+            trigger=call.trigger,
+            window_source=call.window.source,
+            messages=len(view.entries),
+            summaries=(view.summary or {}).get("count", 0),
+            pointers=sum(e.form in ("pointer", "bare") for e in view.entries),
+            attempt=call.attempt,
+        )
         return request.override(messages=view.sent)
 
     def _learn(self, call: _Call) -> None:
@@ -295,23 +342,40 @@ class ContextCompressionMiddleware(AgentMiddleware):
 
     def _give_up(self, call: _Call, exc: BaseException, *, retried: bool) -> Exception:
         now = call.view.total()
-        emit_event("context_overflow", step=call.step, tokens=now, window=call.window.tokens,
-                   error=_brief(exc), action="raise")
-        return gave_up(call.overflowed_at, now, self._window(call.record), call.view.transcript,
-                       retried=retried)
+        emit_event(
+            "context_overflow",
+            step=call.step,
+            tokens=now,
+            window=call.window.tokens,
+            error=_brief(exc),
+            action="raise",
+        )
+        return gave_up(
+            call.overflowed_at,
+            now,
+            self._window(call.record),
+            call.view.transcript,
+            retried=retried,
+        )
 
     @staticmethod
     def _respond(call: _Call, response: Any, changes: dict[str, Any]) -> ExtendedModelResponse:
         view = call.view
-        update = {key: sorted(value) if isinstance(value, set) else value
-                  for key, value in view.update.items()}
-        update["last"] = {"raw": view.raw_total(), "tokens": view.total(),
-                          "trigger": call.trigger, "at": len(view.messages)}
+        update = {
+            key: sorted(value) if isinstance(value, set) else value
+            for key, value in view.update.items()
+        }
+        update["last"] = {
+            "raw": view.raw_total(),
+            "tokens": view.total(),
+            "trigger": call.trigger,
+            "at": len(view.messages),
+        }
         update["factor"] = call.factor
         if call.record.get("compact"):
             update["compact"] = False
         if not call.record.get("thread"):
-            update["thread"] = view.transcript[len(HISTORY_FOLDER):-len(".md")]
+            update["thread"] = view.transcript[len(HISTORY_FOLDER) : -len(".md")]
         state_update: dict[str, Any] = {COMPRESSION_KEY: update}
         if changes:
             state_update["files"] = dict(changes)
@@ -343,5 +407,6 @@ def _summarizer_called(
     step: int, model: Any, sent: list[Any], reply: AIMessage | None, seconds: float
 ) -> None:
     """The summarizer's own request, as a `model_call` event (so a run that summarized replays)."""
-    emit_model_call(step=step, model=model, sent=sent, reply=reply, seconds=seconds,
-                    purpose="summarize")
+    emit_model_call(
+        step=step, model=model, sent=sent, reply=reply, seconds=seconds, purpose="summarize"
+    )

@@ -59,22 +59,36 @@ def offload_tool_result(
     with bind_state_files(state.get("files")) as changes:
         try:
             offloaded = persist_text(
-                backend, LARGE_RESULTS_FOLDER, f"{safe_name(name, 'tool')}-{short_id(call_id, text)}",
+                backend,
+                LARGE_RESULTS_FOLDER,
+                f"{safe_name(name, 'tool')}-{short_id(call_id, text)}",
                 text,
             )
         except BackendError as exc:
-            emit("warning", message=f"Could not offload the result of {name}: {exc}",
-                 source=LARGE_RESULTS_FOLDER)
+            emit(
+                "warning",
+                message=f"Could not offload the result of {name}: {exc}",
+                source=LARGE_RESULTS_FOLDER,
+            )
             return result
     pointer = "This result was too large for the conversation. " + pointer_text(
         offloaded, f"The full result of {name}", text, OFFLOAD_PREVIEW
     )
-    stub = message.model_copy(update={
-        "content": pointer,
-        "response_metadata": {**message.response_metadata, "offloaded_to": offloaded.path},
-    })
-    emit("offloaded", path=offloaded.path, tool=name, tool_call_id=call_id,
-         tokens=offloaded.tokens, lines=offloaded.lines, chars=offloaded.chars)
+    stub = message.model_copy(
+        update={
+            "content": pointer,
+            "response_metadata": {**message.response_metadata, "offloaded_to": offloaded.path},
+        }
+    )
+    emit(
+        "offloaded",
+        path=offloaded.path,
+        tool=name,
+        tool_call_id=call_id,
+        tokens=offloaded.tokens,
+        lines=offloaded.lines,
+        chars=offloaded.chars,
+    )
     update = dict(result.update) if isinstance(result, Command) else {}
     update["messages"] = [stub if m is message else m for m in messages] or [stub]
     update["files"] = merge_files(update.get("files"), changes)

@@ -86,6 +86,7 @@ class CompressionRecord(TypedDict, total=False):
     learned_window: int
     """A window learned from a provider's "request too long" error, smaller than configured."""
 
+
 _MERGED_MAPS = ("pointers",)
 _MERGED_SETS = ("cut_args", "bare")
 
@@ -172,9 +173,11 @@ class CompressionSettings:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 msg = f"{name} must be a positive int, got {value!r}"
                 raise ValueError(msg)
-        for name, share in (("trigger_fraction", self.trigger_fraction),
-                            ("keep_fraction", self.keep_fraction),
-                            ("recent_results_fraction", self.recent_results_fraction)):
+        for name, share in (
+            ("trigger_fraction", self.trigger_fraction),
+            ("keep_fraction", self.keep_fraction),
+            ("recent_results_fraction", self.recent_results_fraction),
+        ):
             if not 0 < share <= 1:
                 msg = f"{name} must be in (0, 1], got {share!r}"
                 raise ValueError(msg)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from functools import partial
 from collections.abc import Callable, Generator, Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -127,7 +127,7 @@ def _fit(blocks: list[str], budget_chars: int, where: str) -> list[str]:
         head, tail = low * 2 // 3, low // 3
         out.append(
             f"{block[:head]}\n[… {len(block) - head - tail:,} characters left out here; "
-            f"the full text is in {where} …]\n{block[len(block) - tail:]}"
+            f"the full text is in {where} …]\n{block[len(block) - tail :]}"
         )
     if sum(len(b) for b in out) > budget_chars and len(out) > 2:
         keep = max(1, budget_chars // (2 * (low + 200)))
@@ -192,8 +192,11 @@ def mechanical_summary(messages: Sequence[BaseMessage], transcript: str) -> str:
         lines.append(f"- {head} {first}".rstrip())
     if len(lines) > _LISTED_HEAD + _LISTED_TAIL:
         left_out = len(lines) - _LISTED_HEAD - _LISTED_TAIL
-        lines = [*lines[:_LISTED_HEAD], f"- … {left_out} messages left out here …",
-                 *lines[-_LISTED_TAIL:]]
+        lines = [
+            *lines[:_LISTED_HEAD],
+            f"- … {left_out} messages left out here …",
+            *lines[-_LISTED_TAIL:],
+        ]
     listing = "\n".join(lines) or "- (no messages)"
     return (
         "## Session intent\n"
@@ -267,8 +270,13 @@ def summarize(
             if call_policy is not None and _is_chat_model(who):
                 from jupyter_deepagent.harness.models.retry import call_with_retries
 
-                reply = call_with_retries(partial(_call, who, prompt), call_policy, model=who,
-                                          step=step, purpose="summarize")
+                reply = call_with_retries(
+                    partial(_call, who, prompt),
+                    call_policy,
+                    model=who,
+                    step=step,
+                    purpose="summarize",
+                )
             else:
                 reply = _call(who, prompt)
             _report(on_call, who, prompt, reply, time.perf_counter() - started)
@@ -301,8 +309,13 @@ async def asummarize(
             if call_policy is not None and _is_chat_model(who):
                 from jupyter_deepagent.harness.models.retry import acall_with_retries
 
-                reply = await acall_with_retries(partial(_acall, who, prompt), call_policy,
-                                                 model=who, step=step, purpose="summarize")
+                reply = await acall_with_retries(
+                    partial(_acall, who, prompt),
+                    call_policy,
+                    model=who,
+                    step=step,
+                    purpose="summarize",
+                )
             else:
                 reply = await _acall(who, prompt)
             _report(on_call, who, prompt, reply, time.perf_counter() - started)
@@ -312,7 +325,10 @@ async def asummarize(
 
 
 def _report(
-    on_call: ModelCallReport | None, who: Any, prompt: list[BaseMessage], reply: Any,
+    on_call: ModelCallReport | None,
+    who: Any,
+    prompt: list[BaseMessage],
+    reply: Any,
     seconds: float,
 ) -> None:
     """Tell `on_call` about a request to a chat model (a callable summarizer is not one)."""

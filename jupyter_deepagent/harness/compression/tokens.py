@@ -132,7 +132,7 @@ class ContextWindow:
 def _profile_limit(model: Any) -> int | None:
     try:
         profile = getattr(model, "profile", None)
-    except Exception:  # noqa: BLE001 - a provider's lazy profile lookup may fail offline
+    except Exception:
         return None
     if not isinstance(profile, Mapping):
         return None

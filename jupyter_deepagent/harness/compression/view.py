@@ -163,8 +163,11 @@ class ContextView:
         if known is not None and known[0]() is message:
             whole = Entry(index, message, known[1], known[2])
         else:
-            kind = "tool" if isinstance(message, ToolMessage) else (
-                "ai" if isinstance(message, AIMessage) else "human")
+            kind = (
+                "tool"
+                if isinstance(message, ToolMessage)
+                else ("ai" if isinstance(message, AIMessage) else "human")
+            )
             whole = Entry(index, message, self.cache.count(message), kind)
             if message.id is not None:
                 self.cache.remember(message, whole)
@@ -188,11 +191,13 @@ class ContextView:
         text = _text(message) or ""
         offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
         if isinstance(message, ToolMessage):
-            content = aged_pointer_text(offloaded, message.name or "a tool", text,
-                                        0 if bare else AGED_PREVIEW)
+            content = aged_pointer_text(
+                offloaded, message.name or "a tool", text, 0 if bare else AGED_PREVIEW
+            )
         else:
-            content = pointer_text(offloaded, "The full message from the user", text,
-                                   0 if bare else HUMAN_PREVIEW)
+            content = pointer_text(
+                offloaded, "The full message from the user", text, 0 if bare else HUMAN_PREVIEW
+            )
         stub = message.model_copy(update={"content": content})
         kind = "tool" if isinstance(message, ToolMessage) else "human"
         entry = Entry(index, stub, message_tokens(stub), kind, "bare" if bare else "pointer")
@@ -217,19 +222,33 @@ class ContextView:
             offloaded = persist_text(self.backend, folder, stem, text)
         except BackendError as exc:
             self.cache.failed.add(key)
-            self.emit("warning", message=f"Could not move a message to {folder}: {exc}",
-                      source=folder)
+            self.emit(
+                "warning", message=f"Could not move a message to {folder}: {exc}", source=folder
+            )
             return None
         self.pointers[key] = offloaded.path
         self.update.setdefault("pointers", {})[key] = offloaded.path
         if isinstance(message, ToolMessage):
-            self.emit("aged", path=offloaded.path, tool=message.name,
-                      tool_call_id=message.tool_call_id, tokens=offloaded.tokens,
-                      lines=offloaded.lines, replies=self.replies_after[entry.index], reason=reason)
+            self.emit(
+                "aged",
+                path=offloaded.path,
+                tool=message.name,
+                tool_call_id=message.tool_call_id,
+                tokens=offloaded.tokens,
+                lines=offloaded.lines,
+                replies=self.replies_after[entry.index],
+                reason=reason,
+            )
         else:
-            self.emit("input_offloaded", kind="human", path=offloaded.path,
-                      tokens=offloaded.tokens, message_id=message.id, tool=None,
-                      tool_call_id=None)
+            self.emit(
+                "input_offloaded",
+                kind="human",
+                path=offloaded.path,
+                tokens=offloaded.tokens,
+                message_id=message.id,
+                tool=None,
+                tool_call_id=None,
+            )
         return self._pointer_entry(entry.index, offloaded.path, bare=False)
 
     def _make_bare(self, entry: Entry) -> Entry:
@@ -251,14 +270,21 @@ class ContextView:
                 continue
             if not everything and self.replies_after[entry.index] < self.settings.keep_recent_turns:
                 continue
-            found = long_file_writes(entry.message, self.settings.tool_args_char_limit,
-                                     self.cut_args)
+            found = long_file_writes(
+                entry.message, self.settings.tool_args_char_limit, self.cut_args
+            )
             for call in found:
                 self.cut_args.add(call["id"])
                 self.update.setdefault("cut_args", set()).add(call["id"])
-                self.emit("input_offloaded", kind="tool_args", tool=call["name"],
-                          tool_call_id=call["id"], path=call.get("args", {}).get("file_path"),
-                          tokens=approx_tokens(str(call.get("args", {}))), message_id=None)
+                self.emit(
+                    "input_offloaded",
+                    kind="tool_args",
+                    tool=call["name"],
+                    tool_call_id=call["id"],
+                    path=call.get("args", {}).get("file_path"),
+                    tokens=approx_tokens(str(call.get("args", {}))),
+                    message_id=None,
+                )
             if found:
                 self.entries[position] = self._cut_entry(entry)
 
@@ -302,15 +328,19 @@ class ContextView:
         """What to fold to keep the recent part within `keep_fraction` of the window (or the last
         `fallback_keep_messages` with no known window); None when nothing can be folded."""
         kinds = ["human" if e.kind == "summary" else e.kind for e in self.entries]
-        cut = find_cutoff(kinds, [e.tokens for e in self.entries],
-                          self.settings.keep_tokens(self.window),
-                          self.settings.fallback_keep_messages)
+        cut = find_cutoff(
+            kinds,
+            [e.tokens for e in self.entries],
+            self.settings.keep_tokens(self.window),
+            self.settings.fallback_keep_messages,
+        )
         has_summary = bool(self.entries) and self.entries[0].kind == "summary"
         if cut <= (1 if has_summary else 0) or cut >= len(self.entries):
             return None
         first, cutoff = self.start, self.entries[cut].index
-        return SummaryJob(cut, first, cutoff, [e.message for e in self.entries[:cut]],
-                          self.messages[first:cutoff])
+        return SummaryJob(
+            cut, first, cutoff, [e.message for e in self.entries[:cut]], self.messages[first:cutoff]
+        )
 
     def apply_summary(
         self, job: SummaryJob, text: str, *, reason: str, todos: Any, summarizer_tokens: int
@@ -324,19 +354,32 @@ class ContextView:
             if (key := message_key(self.messages[index], index)) in self.pointers
         }
         section = transcript_section(count, reason, job.originals, job.first, pointers, text)
-        append_transcript(self.backend, self.transcript, section,
-                          lambda problem: self.emit("warning", message=problem,
-                                                    source=self.transcript))
-        content = summary_content(count, self.transcript, text, todos,
-                                  self.settings.summary_limit(self.window))
+        append_transcript(
+            self.backend,
+            self.transcript,
+            section,
+            lambda problem: self.emit("warning", message=problem, source=self.transcript),
+        )
+        content = summary_content(
+            count, self.transcript, text, todos, self.settings.summary_limit(self.window)
+        )
         self.summary = SummaryRecord(
-            content=content, cutoff=job.cutoff, count=count,
+            content=content,
+            cutoff=job.cutoff,
+            count=count,
             cutoff_id=message_key(self.messages[job.cutoff], job.cutoff),
             transcript=self.transcript,
         )
         self.update["summary"] = self.summary
-        self.entries = [self._summary_entry(content), *self.entries[job.cut:]]
-        self.emit("summarized", reason=reason, count=count, tokens_before=before,
-                  tokens_after=self.total(), messages_folded=job.cutoff - job.first,
-                  transcript_path=self.transcript, tokens_summary=approx_tokens(text),
-                  tokens_summarizer=summarizer_tokens)
+        self.entries = [self._summary_entry(content), *self.entries[job.cut :]]
+        self.emit(
+            "summarized",
+            reason=reason,
+            count=count,
+            tokens_before=before,
+            tokens_after=self.total(),
+            messages_folded=job.cutoff - job.first,
+            transcript_path=self.transcript,
+            tokens_summary=approx_tokens(text),
+            tokens_summarizer=summarizer_tokens,
+        )

@@ -146,7 +146,7 @@ def read_script_file(path: Path) -> dict[str, Any]:
         if suffix == ".json":
             data = json.loads(text)
         else:
-            import yaml  # noqa: PLC0415  (only script files need PyYAML)
+            import yaml
 
             data = yaml.safe_load(text)
     except Exception as exc:

@@ -31,11 +31,20 @@ _NO_CLIENT_RETRIES: dict[str, dict[str, int]] = {
 # Exception classes (by name, anywhere in the class's ancestry) of HTTP clients the providers use
 # (httpx and its forks, requests, the OpenAI and Anthropic SDKs) that mean "the service could not
 # be reached or did not answer in time"; no provider package is imported to check them.
-_TRANSIENT_NAMES = frozenset({
-    "ConnectionError", "TimeoutError", "TimeoutException", "NetworkError",
-    "RemoteProtocolError", "APIConnectionError", "APITimeoutError", "ServiceUnavailable",
-    "DeadlineExceeded", "Timeout",
-})
+_TRANSIENT_NAMES = frozenset(
+    {
+        "ConnectionError",
+        "TimeoutError",
+        "TimeoutException",
+        "NetworkError",
+        "RemoteProtocolError",
+        "APIConnectionError",
+        "APITimeoutError",
+        "ServiceUnavailable",
+        "DeadlineExceeded",
+        "Timeout",
+    }
+)
 _TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504, 529})
 _CHAIN_DEPTH = 5
 
@@ -62,7 +71,9 @@ class ModelCallPolicy:
             ValueError: A negative number of retries or wait, or a timeout that is not positive.
         """
         if self.timeout is not None and not self.timeout > 0:
-            msg = f"model_timeout must be a positive number of seconds or None, not {self.timeout!r}"
+            msg = (
+                f"model_timeout must be a positive number of seconds or None, not {self.timeout!r}"
+            )
             raise ValueError(msg)
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
             msg = f"model_retries must be a whole number of 0 or more, not {self.retries!r}"

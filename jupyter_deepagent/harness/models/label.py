@@ -25,8 +25,8 @@ def model_label(model: Any) -> str:
         return f"{DEFAULT_PROVIDER}:{model}"
     model = getattr(model, "bound", model)  # a RunnableBinding from bind_tools
     try:
-        params = dict(model._get_ls_params())  # noqa: SLF001 - LangChain's tracing metadata
-    except Exception:  # noqa: BLE001 - not a LangChain chat model
+        params = dict(model._get_ls_params())
+    except Exception:
         params = {}
     provider = params.get("ls_provider")
     if not provider or provider == type(model).__name__.lower():  # LangChain's class-name guess

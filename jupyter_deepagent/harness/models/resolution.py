@@ -53,7 +53,7 @@ def _missing_key(provider: str, variables: tuple[str, ...]) -> MissingAPIKey:
 
 def _providers() -> dict[str, str]:
     """Known provider names mapped to the pip package that implements each."""
-    from langchain.chat_models import base  # noqa: PLC0415  (lazy: LangChain is heavy)
+    from langchain.chat_models import base
 
     registry: dict[str, tuple[Any, ...]] = getattr(base, "_BUILTIN_PROVIDERS", {})
     packages = {name: entry[0].split(".")[0].replace("_", "-") for name, entry in registry.items()}
@@ -132,7 +132,7 @@ def resolve_model(
         ScriptError: A `scripted:` file is missing or malformed.
     """
     if not isinstance(model, str):
-        from langchain_core.language_models.chat_models import BaseChatModel  # noqa: PLC0415
+        from langchain_core.language_models.chat_models import BaseChatModel
 
         if isinstance(model, BaseChatModel):
             return model
@@ -151,7 +151,7 @@ def resolve_model(
         raise ModelConfigurationError(msg)
 
     if provider == "scripted":
-        from jupyter_deepagent.harness.models.scripted_model import (  # noqa: PLC0415
+        from jupyter_deepagent.harness.models.scripted_model import (
             ScriptedChatModel,
         )
 
@@ -171,7 +171,7 @@ def resolve_model(
         if not has_key and not any(kwargs.get(k) for k in _GOOGLE_KEY_KWARGS):
             raise _missing_key(provider, _GOOGLE_KEYS)
 
-    from langchain.chat_models import init_chat_model  # noqa: PLC0415
+    from langchain.chat_models import init_chat_model
 
     if call_policy is not None:
         kwargs = {**call_policy.client_options(provider), **kwargs}
@@ -185,7 +185,7 @@ def resolve_model(
             f"(e.g. `%pip install {package}`) and restart the kernel. {_offline_options(provider)}"
         )
         raise ModelConfigurationError(msg) from exc
-    except Exception as exc:  # noqa: BLE001  (every construction failure gets the same advice)
+    except Exception as exc:
         error, leaked = _describe_failure(exc, provider, name, kwargs)
         if not leaked:
             raise error from exc

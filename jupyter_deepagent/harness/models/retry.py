@@ -19,9 +19,9 @@ from typing import Any, Literal, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
-from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy, is_transient
 from jupyter_deepagent.harness.models.label import model_label
+from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 
 __all__ = ["ModelRetryMiddleware", "acall_with_retries", "call_with_retries", "wait_in_slices"]
 
@@ -43,7 +43,11 @@ def wait_in_slices(seconds: float) -> None:
 
 
 def _retry_wait(
-    exc: Exception, attempt: int, policy: ModelCallPolicy, model: Any, step: int,
+    exc: Exception,
+    attempt: int,
+    policy: ModelCallPolicy,
+    model: Any,
+    step: int,
     purpose: Literal["agent", "summarize"],
 ) -> float | None:
     """The wait before another attempt (and its `model_retry` event), or None to give up."""
@@ -54,8 +58,14 @@ def _retry_wait(
     if len(error) > _ERROR_CHARS:
         error = error[: _ERROR_CHARS - 1] + "…"
     emit_event(
-        "model_retry", step=step, purpose=purpose, model=model_label(model), attempt=attempt,
-        attempts=policy.attempts, wait=round(wait, 3), error=error,
+        "model_retry",
+        step=step,
+        purpose=purpose,
+        model=model_label(model),
+        attempt=attempt,
+        attempts=policy.attempts,
+        wait=round(wait, 3),
+        error=error,
     )
     return wait
 
@@ -78,7 +88,7 @@ def call_with_retries(
     while True:
         try:
             return call()
-        except Exception as exc:  # noqa: BLE001 - sorted by is_transient, else raised as is
+        except Exception as exc:
             wait = _retry_wait(exc, attempt, policy, model, step, purpose)
             if wait is None:
                 raise
@@ -106,7 +116,7 @@ async def acall_with_retries(
     while True:
         try:
             return await call()
-        except Exception as exc:  # noqa: BLE001 - sorted by is_transient, else raised as is
+        except Exception as exc:
             wait = _retry_wait(exc, attempt, policy, model, step, purpose)
             if wait is None:
                 raise

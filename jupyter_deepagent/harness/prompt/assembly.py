@@ -26,7 +26,7 @@ from jupyter_deepagent.harness.prompt.sections import (
 )
 from jupyter_deepagent.harness.prompt.skills import SkillScan, scan_skills, skills_section
 
-__all__ = ["AssemblyConfig", "AssemblyResult", "TODO_PROMPT", "build_assembly"]
+__all__ = ["TODO_PROMPT", "AssemblyConfig", "AssemblyResult", "build_assembly"]
 
 TODO_PROMPT = """\
 ## Planning with `write_todos`

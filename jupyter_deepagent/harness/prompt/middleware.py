@@ -22,6 +22,8 @@ from langgraph.types import Command
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
+from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig, AssemblyResult, build_assembly
+from jupyter_deepagent.harness.prompt.sections import PromptAssembly
 from jupyter_deepagent.harness.run_events.event_stream import (
     current_agent,
     emit_event,
@@ -29,8 +31,6 @@ from jupyter_deepagent.harness.run_events.event_stream import (
     prompt_changed,
     run_step,
 )
-from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig, AssemblyResult, build_assembly
-from jupyter_deepagent.harness.prompt.sections import PromptAssembly
 
 __all__ = ["SystemPromptMiddleware"]
 
@@ -78,7 +78,10 @@ class SystemPromptMiddleware(AgentMiddleware):
         text = assembly.text
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         emit_event(
-            "prompt", step=step, hash=digest, tokens=approx_tokens(text),
+            "prompt",
+            step=step,
+            hash=digest,
+            tokens=approx_tokens(text),
             assembly=assembly.as_dict() if prompt_changed(digest) else None,
         )
         return request.override(
@@ -90,13 +93,19 @@ class SystemPromptMiddleware(AgentMiddleware):
         main_first_call = current_agent()[1] is None and step == 1
         for path, tokens in result.memory_cut:
             if first_in_run(("memory_cut", path, tokens), otherwise=main_first_call):
-                emit_event("warning", step=step, source=path, message=(
-                    f"The memory file {path} is {tokens:,} tokens, more than the "
-                    f"{self.config.memory_token_budget:,} one memory file may take (a tenth of the "
-                    "context window, or 20,000 tokens when it is not known), so only its "
-                    "beginning is in the prompt. Trim it: keep lasting "
-                    "facts and preferences, and move long notes to other files the agent can "
-                    "read when it needs them."))
+                emit_event(
+                    "warning",
+                    step=step,
+                    source=path,
+                    message=(
+                        f"The memory file {path} is {tokens:,} tokens, more than the "
+                        f"{self.config.memory_token_budget:,} one memory file may take (a tenth of the "
+                        "context window, or 20,000 tokens when it is not known), so only its "
+                        "beginning is in the prompt. Trim it: keep lasting "
+                        "facts and preferences, and move long notes to other files the agent can "
+                        "read when it needs them."
+                    ),
+                )
         return result.assembly
 
     def _assemble(self, state: Any, middleware_text: str = "") -> AssemblyResult:

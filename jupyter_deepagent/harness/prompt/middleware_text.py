@@ -32,7 +32,7 @@ def middleware_prompt_text(middleware: Sequence[Any], model: Any = None) -> str:
     request = ModelRequest(model=model, messages=[], state={"messages": []}, runtime=None)
     try:
         handler(request)
-    except Exception:  # noqa: BLE001 - a middleware that needs a live run adds nothing here
+    except Exception:
         return ""
     return seen[-1].strip() if seen else ""
 

@@ -138,7 +138,9 @@ class PromptAssembly:
         """A readable outline: one heading per section with its source and token count."""
         lines = [f"System prompt: {len(self.sections)} sections, ~{self.tokens:,} tokens", ""]
         for index, section in enumerate(self.sections, 1):
-            lines.append(f"### {index}. {section.name} ({section.tokens:,} tokens, {section.source})")
+            lines.append(
+                f"### {index}. {section.name} ({section.tokens:,} tokens, {section.source})"
+            )
             lines.append(section.text)
             lines.append("")
         return "\n".join(lines)

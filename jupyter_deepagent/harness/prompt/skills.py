@@ -88,7 +88,7 @@ def parse_skill_file(text: str, path: str, source: str) -> SkillInfo:
     except RecursionError as exc:
         msg = "frontmatter is nested too deeply to parse; flatten it (its 'metadata', say)"
         raise ValueError(msg) from exc
-    except Exception as exc:  # noqa: BLE001 - any parser failure is one broken skill, not a crash
+    except Exception as exc:
         msg = f"frontmatter could not be parsed ({type(exc).__name__}: {exc})"
         raise ValueError(msg) from exc
     if not isinstance(data, dict):

@@ -129,8 +129,13 @@ class RunEventsMiddleware(AgentMiddleware):
         if call["name"] in _FILE_WRITING_TOOLS and error is None:
             args = call.get("args", {})
             text = args.get(_FILE_WRITING_TOOLS[call["name"]])
-            emit_event("file_written", step=step, path=str(args.get("file_path", "")),
-                       tool=call["name"], chars=len(text) if isinstance(text, str) else 0)
+            emit_event(
+                "file_written",
+                step=step,
+                path=str(args.get("file_path", "")),
+                tool=call["name"],
+                chars=len(text) if isinstance(text, str) else 0,
+            )
 
 
 def _tool_message(result: Any) -> ToolMessage | None:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
 
 from jupyter_deepagent.harness.compression.tokens import messages_tokens
-from jupyter_deepagent.harness.run_events.event_stream import emit_event
 from jupyter_deepagent.harness.models.label import model_label
+from jupyter_deepagent.harness.run_events.event_stream import emit_event
 
 __all__ = ["as_ai_message", "emit_model_call"]
 

@@ -21,8 +21,13 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import FileData, bind_state_files, merge_files
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent, agent_scope, emit_event, event_sink
 from jupyter_deepagent.harness.folders import TRANSCRIPT_FOLDER
+from jupyter_deepagent.harness.run_events.event_stream import (
+    RunEvent,
+    agent_scope,
+    emit_event,
+    event_sink,
+)
 from jupyter_deepagent.harness.subagents.outcome import (
     last_ai_text,
     structured_as_dict,
@@ -30,6 +35,7 @@ from jupyter_deepagent.harness.subagents.outcome import (
 )
 
 __all__ = ["TaskRun"]
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat()
@@ -111,7 +117,7 @@ class TaskRun:
             raise
         except GraphBubbleUp:
             raise
-        except Exception as exc:  # noqa: BLE001 - the caller's model reads it as the result
+        except Exception as exc:
             self.failed(exc)
 
     # -- running ----------------------------------------------------------------------------------
@@ -260,9 +266,7 @@ class TaskRun:
         return self._close(outcome, saved)
 
     def _not_saved(self, exc: BackendError) -> None:
-        emit_event(
-            "warning", message=f"transcript not saved: {exc}", source=self.transcript_path
-        )
+        emit_event("warning", message=f"transcript not saved: {exc}", source=self.transcript_path)
 
     def _finished_event(
         self,

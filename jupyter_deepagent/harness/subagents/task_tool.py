@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import threading
 import re
+import threading
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -29,9 +29,8 @@ from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.approval_policy import asked_approvals, subagent_approvals
-from jupyter_deepagent.harness.run_events.event_stream import current_agent, current_sink, run_step
-from jupyter_deepagent.harness.tools.filesystem_middleware import FilesState
 from jupyter_deepagent.harness.prompt.profile import HarnessProfile
+from jupyter_deepagent.harness.run_events.event_stream import current_agent, current_sink, run_step
 from jupyter_deepagent.harness.subagents.run import TaskRun
 from jupyter_deepagent.harness.subagents.specs import (
     GENERAL_PURPOSE,
@@ -41,6 +40,7 @@ from jupyter_deepagent.harness.subagents.specs import (
     TaskArgs,
     task_tool_description,
 )
+from jupyter_deepagent.harness.tools.filesystem_middleware import FilesState
 
 __all__ = ["SubAgentMiddleware", "SubagentDefaults", "build_subagent"]
 

@@ -57,8 +57,10 @@ class RunHistory:
         runs = self._runs.get(thread, [])
         if not runs:
             known = ", ".join(self._runs) or "none yet"
-            msg = (f"no run of thread {thread!r} in this kernel (threads with runs: {known}); "
-                   "runs from before a kernel restart are not kept")
+            msg = (
+                f"no run of thread {thread!r} in this kernel (threads with runs: {known}); "
+                "runs from before a kernel restart are not kept"
+            )
             raise ValueError(msg)
         index = run - 1 if run > 0 else len(runs) + run
         if run == 0 or not 0 <= index < len(runs):

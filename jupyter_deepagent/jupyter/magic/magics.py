@@ -20,8 +20,6 @@ from jupyter_deepagent._exceptions import (
     ReplayMismatch,
     ResearchAssistantError,
 )
-from jupyter_deepagent.project.settings.agent_config import shown_value
-from jupyter_deepagent.project.storage.database_url import DATABASE_URL_VARIABLE
 from jupyter_deepagent.jupyter.magic.inspect_command import RunHistory, parse_inspect, trace_bundle
 from jupyter_deepagent.jupyter.magic.options import (
     CELL_USAGE,
@@ -34,6 +32,8 @@ from jupyter_deepagent.jupyter.magic.options import (
     parse_line,
     parse_run_options,
 )
+from jupyter_deepagent.jupyter.session.session import RunOutcome, RunPlan, Session
+from jupyter_deepagent.jupyter.session.turns import CellAddress, cell_address
 from jupyter_deepagent.jupyter.views.render import (
     CellView,
     FrameDisplay,
@@ -44,8 +44,8 @@ from jupyter_deepagent.jupyter.views.render import (
     show_pending,
     written_order,
 )
-from jupyter_deepagent.jupyter.session.session import RunOutcome, RunPlan, Session
-from jupyter_deepagent.jupyter.session.turns import CellAddress, cell_address
+from jupyter_deepagent.project.settings.agent_config import shown_value
+from jupyter_deepagent.project.storage.database_url import DATABASE_URL_VARIABLE
 
 __all__ = ["AgentMagics", "get_session"]
 
@@ -101,7 +101,8 @@ class AgentMagics(Magics):
         formatter = getattr(getattr(shell, "display_formatter", None), "mimebundle_formatter", None)
         if formatter is not None:  # `_agent` shows as the inspector (deferred: nothing imported)
             formatter.for_type_by_name(
-                "jupyter_deepagent.trace.run_trace", "RunTrace",
+                "jupyter_deepagent.trace.run_trace",
+                "RunTrace",
                 lambda trace: trace_bundle(trace, terminal=is_terminal(self.shell)),
             )
 
@@ -170,8 +171,10 @@ class AgentMagics(Magics):
             # each --context value filled in after the line is split, so a real value (a key
             # holding a quote) can neither break the split nor appear in its error
             written = parse_run_options(line).context
-            options = replace(options, context={
-                key: interpolate(value, namespace) for key, value in written.items()})
+            options = replace(
+                options,
+                context={key: interpolate(value, namespace) for key, value in written.items()},
+            )
         return options
 
     def _masked_value(self, path: str, value: Any) -> str:
@@ -182,8 +185,12 @@ class AgentMagics(Magics):
         return masked_interpolation(path, value, self.session.redactor())
 
     def _plan(
-        self, options: RunOptions, address: CellAddress | None = None, cell: str | None = None,
-        *, resume: bool = False,
+        self,
+        options: RunOptions,
+        address: CellAddress | None = None,
+        cell: str | None = None,
+        *,
+        resume: bool = False,
     ) -> RunPlan:
         try:
             return self.session.plan(
@@ -239,9 +246,7 @@ class AgentMagics(Magics):
         new = " (new)" if plan.new_thread else ""
         return f"agent{action} · thread {plan.thread}{new} · {plan.model_label}"
 
-    def _drive(
-        self, view: CellView, plan: RunPlan, run: Callable[[], RunOutcome]
-    ) -> RunOutcome:
+    def _drive(self, view: CellView, plan: RunPlan, run: Callable[[], RunOutcome]) -> RunOutcome:
         try:
             outcome = run()
         except KeyboardInterrupt:
@@ -272,20 +277,27 @@ class AgentMagics(Magics):
         if finished:
             self._warn_if_overwriting(view, into)
         self._retitle(view, outcome.plan)
-        view.end("waiting for approval" if pending else "done",
-                 todos=outcome.trace.state.get("todos"))
+        view.end(
+            "waiting for approval" if pending else "done", todos=outcome.trace.state.get("todos")
+        )
         view.answer("" if pending else outcome.trace.final_text, outcome.provenance)
-        show_files(output_displays(outcome.outputs), rich=view.rich,
-                   order=written_order(outcome.trace.events), place=view.below)
+        show_files(
+            output_displays(outcome.outputs),
+            rich=view.rich,
+            order=written_order(outcome.trace.events),
+            place=view.below,
+        )
         from_log = self.session.recorded_code.waiting(pending) if pending else []
         code_id = None
         if from_log:
             from jupyter_deepagent.jupyter.session.recorded_code import recorded_code_id
 
             code_id = recorded_code_id(from_log)
-            view.note("the code waiting for approval comes from the research log, not from a "
-                      "model answering in this kernel: read it; Approve, or "
-                      f"`%agent resume approve {code_id}`, runs it")
+            view.note(
+                "the code waiting for approval comes from the research log, not from a "
+                "model answering in this kernel: read it; Approve, or "
+                f"`%agent resume approve {code_id}`, runs it"
+            )
         if pending:
             self._ask(view, outcome, code_id)
         if finished:
@@ -394,8 +406,10 @@ class AgentMagics(Magics):
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         if "database_url" in command.assignments and sources["database_url"] != "%agent config":
-            print(f"database_url is set by {DATABASE_URL_VARIABLE} in the environment, which "
-                  "wins: unset it there (and restart the kernel) to use another database.")
+            print(
+                f"database_url is set by {DATABASE_URL_VARIABLE} in the environment, which "
+                "wins: unset it there (and restart the kernel) to use another database."
+            )
         rows = ["| setting | value | from |", "|---|---|---|"]
         for name, source in sources.items():
             value = shown_value(name, getattr(config, name))
@@ -426,9 +440,13 @@ class AgentMagics(Magics):
                 rows.append(f"| {name} | {info.messages} | {info.updated} |")
             show(markdown("\n".join(rows)))
             return
-        rows = [f"Project `{owner.project}`: others' threads are read-only (listed as "
-                "`user/thread`; only their owner may continue or reset them).", "",
-                "| thread | owner | messages | last update |", "|---|---|---|---|"]
+        rows = [
+            f"Project `{owner.project}`: others' threads are read-only (listed as "
+            "`user/thread`; only their owner may continue or reset them).",
+            "",
+            "| thread | owner | messages | last update |",
+            "|---|---|---|---|",
+        ]
         for info in infos:
             mine = info.owner == owner.user
             name = info.name if mine else f"{info.owner}/{info.name}"
@@ -452,8 +470,8 @@ class AgentMagics(Magics):
         if not view.rich:
             show_pending(outcome.pending, thread, place=view.below, code_id=code_id)
             return
-        from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
         from jupyter_deepagent.jupyter.session.approvals import interrupt_ids
+        from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
 
         shown = interrupt_ids(outcome.trace.interrupts)
         cell = outcome.plan.config.get("metadata", {}).get("cell_id")
@@ -505,14 +523,22 @@ class AgentMagics(Magics):
             raise UsageError(str(exc)) from None
         try:  # code a research log served runs only with an approval given here, for it
             session.recorded_code.check_resume(
-                pending, command.decision, via=via, code_id=command.code_id,
+                pending,
+                command.decision,
+                via=via,
+                code_id=command.code_id,
                 edits=command.edits,
             )
         except ValueError as exc:
             raise _brief(RecordedCodeNotApproved(str(exc))) from None
         fields = decision_fields(
-            plan.agent, plan.config, pending, command.decision,
-            message=command.message, edits=command.edits, via=via,
+            plan.agent,
+            plan.config,
+            pending,
+            command.decision,
+            message=command.message,
+            edits=command.edits,
+            via=via,
         )
         if plan.recording is not None:
             try:

@@ -19,8 +19,7 @@ _WINDOW = "`%agent config context_window=<tokens>`"
 _PHRASES = (
     (
         "model='scripted:path/to/script.yaml' (a ScriptedChatModel that plays a script)",
-        "`%%agent -m scripted:path/to/script.yaml` (a scripted model that plays a script, "
-        "offline)",
+        "`%%agent -m scripted:path/to/script.yaml` (a scripted model that plays a script, offline)",
     ),
     ("model='ollama:<model>'", "`%%agent -m ollama:<model>`"),
     (

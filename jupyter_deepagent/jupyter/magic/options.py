@@ -263,8 +263,10 @@ def _parse_resume(rest: str) -> ResumeCommand:
     if decision == "approve":
         code_id = remainder.strip() or None
         if code_id is not None and not re.fullmatch(r"[0-9a-f]{16}", code_id):
-            msg = (f"%agent resume approve takes nothing more, or the id of the code it approves "
-                   f"(16 hex digits, as shown when it was refused), got {code_id!r}")
+            msg = (
+                f"%agent resume approve takes nothing more, or the id of the code it approves "
+                f"(16 hex digits, as shown when it was refused), got {code_id!r}"
+            )
             raise ValueError(msg)
         return ResumeCommand("approve", thread=thread, code_id=code_id)
     if decision == "reject":

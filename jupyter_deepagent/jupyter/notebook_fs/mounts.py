@@ -35,6 +35,7 @@ from jupyter_deepagent.project.workspace import GuardedFolder, kernel_folders_be
 
 __all__ = ["notebook_filesystem", "notebook_prompt"]
 
+
 def notebook_filesystem(
     *,
     notebook: BackendProtocol,
@@ -108,4 +109,3 @@ deliverables the user should see here.
 - `/workspace/`: {workspace}.
 - `/memories/`: long-term memory, kept across conversations and kernel restarts.
 - Any other path is scratch space for this conversation."""
-

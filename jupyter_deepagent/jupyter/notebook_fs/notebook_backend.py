@@ -59,7 +59,6 @@ from jupyter_deepagent.jupyter.notebook_fs.notebook_files import (
 )
 from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
 from jupyter_deepagent.jupyter.notebook_fs.paged_store import PagedTextStore
-from jupyter_deepagent.project.secrets.redaction import MIN_SECRET_LENGTH, Redactor, is_secret_variable
 from jupyter_deepagent.jupyter.notebook_fs.variable_files import (
     is_table,
     iter_table_lines,
@@ -69,6 +68,11 @@ from jupyter_deepagent.jupyter.notebook_fs.variable_files import (
     user_variables,
     variable_extension,
     variables_index,
+)
+from jupyter_deepagent.project.secrets.redaction import (
+    MIN_SECRET_LENGTH,
+    Redactor,
+    is_secret_variable,
 )
 
 __all__ = ["NotebookBackend"]

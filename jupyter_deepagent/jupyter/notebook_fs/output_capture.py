@@ -16,7 +16,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jupyter_deepagent.jupyter.notebook_fs._output_text import (
     OutputKind,
@@ -103,8 +103,10 @@ class OutputCapture:
         max_chars_per_cell: Output characters kept per cell; the rest is counted, not kept.
     """
 
-    _installed: weakref.WeakKeyDictionary[Any, OutputCapture] = weakref.WeakKeyDictionary()
-    _install_lock = threading.Lock()
+    _installed: ClassVar[weakref.WeakKeyDictionary[Any, OutputCapture]] = (
+        weakref.WeakKeyDictionary()
+    )
+    _install_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, shell: Any, max_chars_per_cell: int = 1_000_000) -> None:
         self._shell = weakref.ref(shell)
@@ -123,7 +125,7 @@ class OutputCapture:
         (every run's view shares them) and dropped, spill folder and all, by `uninstall`."""
         with self._lock:
             if self._texts is None:
-                from jupyter_deepagent.jupyter.notebook_fs.paged_store import PagedTextStore  # noqa: PLC0415
+                from jupyter_deepagent.jupyter.notebook_fs.paged_store import PagedTextStore
 
                 self._texts = PagedTextStore()
             return self._texts

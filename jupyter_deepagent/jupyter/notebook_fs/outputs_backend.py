@@ -157,8 +157,10 @@ def fitted_height(page: str, *, least: float = 4.0, most: float = 36.0) -> str:
     return f"{min(max(lines * 1.6 + 2.0, least), most):.1f}em"
 
 
-_FRAME_POLICY = ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-                 'style-src \'unsafe-inline\'; img-src data:; font-src data:">')
+_FRAME_POLICY = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "style-src 'unsafe-inline'; img-src data:; font-src data:\">"
+)
 
 
 def sandboxed_html(page: str, height: str | None = None) -> str:

@@ -64,7 +64,7 @@ class Spill:
     def __init__(self, folder: Callable[[], str] | None = None) -> None:
         self._memory = bytearray() if folder is None else None
         self._file = (  # kept open until close(): the file has no name to reopen
-            tempfile.TemporaryFile(dir=folder()) if folder is not None else None  # noqa: SIM115
+            tempfile.TemporaryFile(dir=folder()) if folder is not None else None
         )
         self._closing = weakref.finalize(self, self._file.close) if self._file else None
         self.size = 0

@@ -254,9 +254,7 @@ def renders_cheaply(value: Any) -> bool:
     return True
 
 
-def variables_index(
-    variables: Mapping[str, Any], folder: str, secret: Iterable[str] = ()
-) -> str:
+def variables_index(variables: Mapping[str, Any], folder: str, secret: Iterable[str] = ()) -> str:
     """The `index.md` of the variables: one line each with name, type and shape, and file.
 
     Args:

@@ -96,7 +96,7 @@ def _call_ids(
     matched by name and arguments."""
     try:
         messages = list(agent.get_state(config).values.get("messages", []))
-    except Exception:  # noqa: BLE001 - ids are a convenience for the views
+    except Exception:
         return [None] * len(pending)
     answered = {getattr(m, "tool_call_id", None) for m in messages if m.type == "tool"}
     last_ai = next((m for m in reversed(messages) if m.type == "ai"), None)

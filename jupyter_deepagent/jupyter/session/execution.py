@@ -149,8 +149,12 @@ def execute(
     try:
         with plan.stop_button.armed():
             trace = trace_run(
-                plan.agent, payload, context=plan.context or None, config=config,
-                on_event=on_event, redact=redact,
+                plan.agent,
+                payload,
+                context=plan.context or None,
+                config=config,
+                on_event=on_event,
+                redact=redact,
             )
     except BaseException as exc:
         partial = getattr(exc, "trace", None) or RunTrace()
@@ -183,7 +187,7 @@ def _saved_at_exit(config: dict[str, Any]) -> dict[str, Any]:
     try:
         from langgraph._internal._constants import CONFIG_KEY_DURABILITY
     except ImportError:  # pragma: no cover - a LangGraph that moved it; the key is the same
-        CONFIG_KEY_DURABILITY = "__pregel_durability"  # noqa: N806
+        CONFIG_KEY_DURABILITY = "__pregel_durability"
 
     configurable = {**config.get("configurable", {}), CONFIG_KEY_DURABILITY: "exit"}
     return {**config, "configurable": configurable}
@@ -223,8 +227,10 @@ def _model_call_failed(
     if len(text) > _MESSAGE_LIMIT:
         text = text[: _MESSAGE_LIMIT - 1] + "…"
     kind = type(exc).__name__
-    message = f"the model call to {label} failed: {kind}: {text}" if text else (
-        f"the model call to {label} failed: {kind}"
+    message = (
+        f"the model call to {label} failed: {kind}: {text}"
+        if text
+        else (f"the model call to {label} failed: {kind}")
     )
     message += ". The thread is kept: run the cell again to retry."
     return ModelCallFailed(message, model=label, error_type=kind)
@@ -233,5 +239,5 @@ def _model_call_failed(
 def _state_values(plan: RunPlan) -> dict[str, Any]:
     try:
         return dict(plan.agent.get_state(plan.config).values)
-    except Exception:  # noqa: BLE001 - a partial trace is best effort
+    except Exception:
         return {}

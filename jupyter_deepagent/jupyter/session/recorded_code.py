@@ -33,9 +33,9 @@ from jupyter_deepagent.jupyter.views.code_display import shown_code
 
 __all__ = [
     "CODE_RUNNING_TOOLS",
+    "FROM_LOG_DESCRIPTION",
     "HEADLESS_METADATA_KEY",
     "PRINTED_HEADER",
-    "FROM_LOG_DESCRIPTION",
     "RecordedCode",
     "code_text",
     "gated_tools",
@@ -120,7 +120,8 @@ class RecordedCode:
 
         last = next((m for m in reversed(messages) if getattr(m, "type", "") == "ai"), None)
         if last is not None and (getattr(last, "response_metadata", None) or {}).get(
-                SERVED_FROM_LOG):
+            SERVED_FROM_LOG
+        ):
             self.note_served(last)
 
     def _awaits(self, name: str, args: Mapping[str, Any]) -> bool:
@@ -181,14 +182,23 @@ class RecordedCode:
         """
         if decision not in ("approve", "edit"):
             return
-        calls = [(str(r.get("name")), {**(r.get("args") or {}), **(edits or {})}
-                  if decision == "edit" else dict(r.get("args") or {})) for r in pending]
-        waiting = [{"name": name, "args": args} for name, args in calls
-                   if self.needs_approval(name, args)]
+        calls = [
+            (
+                str(r.get("name")),
+                {**(r.get("args") or {}), **(edits or {})}
+                if decision == "edit"
+                else dict(r.get("args") or {}),
+            )
+            for r in pending
+        ]
+        waiting = [
+            {"name": name, "args": args} for name, args in calls if self.needs_approval(name, args)
+        ]
         named = code_id is not None and code_id == recorded_code_id(waiting)
         if waiting and via != "button" and (self.headless == "refuse" or not named):
-            raise ValueError(refusal_text(waiting, headless=self.headless == "refuse",
-                                          wrong_id=code_id))
+            raise ValueError(
+                refusal_text(waiting, headless=self.headless == "refuse", wrong_id=code_id)
+            )
         if self.headless == "approve":
             return  # not remembered: each block is printed as it runs (see `gate`)
         for name, args in calls:
@@ -206,8 +216,11 @@ class RecordedCode:
             return
         if self.headless == "approve":
             shown, notes = shown_code(code_text(name, args))  # no terminal escapes
-            print(f"--- {PRINTED_HEADER} ({name}):\n{_with_notes(shown, notes)}\n---",
-                  file=sys.stderr, flush=True)
+            print(
+                f"--- {PRINTED_HEADER} ({name}):\n{_with_notes(shown, notes)}\n---",
+                file=sys.stderr,
+                flush=True,
+            )
             return
         msg = (
             f"not run: this {name} call's code comes from the research log and was not approved "
@@ -232,12 +245,16 @@ def refusal_text(
         for r in waiting
     )
     if headless:
-        todo = ("Headless, run the notebook with `jupyter-deepagent run --approve-recorded` to "
-                "run it (each code block is printed as it runs).")
+        todo = (
+            "Headless, run the notebook with `jupyter-deepagent run --approve-recorded` to "
+            "run it (each code block is printed as it runs)."
+        )
     else:
-        todo = (f"Read it; to run it, click Approve under the agent cell that shows it, or run "
-                f"`%agent resume approve {recorded_code_id(waiting)}` (this code's id; "
-                "headless: `jupyter-deepagent run --approve-recorded`).")
+        todo = (
+            f"Read it; to run it, click Approve under the agent cell that shows it, or run "
+            f"`%agent resume approve {recorded_code_id(waiting)}` (this code's id; "
+            "headless: `jupyter-deepagent run --approve-recorded`)."
+        )
     if wrong_id and not headless:
         todo = f"The id {wrong_id} is not this code's. " + todo
     return (

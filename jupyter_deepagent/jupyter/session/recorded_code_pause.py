@@ -45,26 +45,35 @@ class RecordedCodeApproval(HumanInTheLoopMiddleware):  # type: ignore[misc]
 
     def __init__(self, recorded: RecordedCode, names: Iterable[str]) -> None:
         self.recorded = recorded
-        config = {"allowed_decisions": ["approve", "edit", "reject"], "when": self._asks,
-                  "description": FROM_LOG_DESCRIPTION}
+        config = {
+            "allowed_decisions": ["approve", "edit", "reject"],
+            "when": self._asks,
+            "description": FROM_LOG_DESCRIPTION,
+        }
         super().__init__(dict.fromkeys(names, config), description_prefix=FROM_LOG_DESCRIPTION)
 
     def _asks(self, request: Any) -> bool:
         call = request.tool_call
         return self.recorded.needs_approval(call["name"], call.get("args") or {}) and not (
-            _answered(call.get("id"), request.state or {}))
+            _answered(call.get("id"), request.state or {})
+        )
 
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Pause when a call of the last model reply needs this kernel's approval (else do
         nothing, leaving the run's own approvals' edits as they are)."""
         from langchain_core.messages import AIMessage
 
-        last = next((m for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)),
-                    None)
-        calls = [c for c in getattr(last, "tool_calls", None) or []
-                 if c["name"] in self.interrupt_on]
-        if not any(self.recorded.needs_approval(c["name"], c.get("args") or {})
-                   and not _answered(c.get("id"), state) for c in calls):
+        last = next(
+            (m for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)), None
+        )
+        calls = [
+            c for c in getattr(last, "tool_calls", None) or [] if c["name"] in self.interrupt_on
+        ]
+        if not any(
+            self.recorded.needs_approval(c["name"], c.get("args") or {})
+            and not _answered(c.get("id"), state)
+            for c in calls
+        ):
             return None
         update = super().after_model(state, runtime)
         if update and _EDITED_KEY in update:

@@ -35,7 +35,9 @@ _WAY_OUT_NO_MODEL = (
 )
 
 
-def replay_mode(option: str | None, configured: str, environ: Mapping[str, str] = os.environ) -> str:
+def replay_mode(
+    option: str | None, configured: str, environ: Mapping[str, str] = os.environ
+) -> str:
     """The replay mode of a run: the cell's option, else the environment, else the setting.
 
     Raises:
@@ -87,8 +89,10 @@ class RunRecording:
         keys = ("decision", "message", "edits")
         if all(recorded.get(k) == fields.get(k) for k in keys):
             return
+
         def said(d: Mapping[str, Any]) -> str:
             return ", ".join(f"{k} {d.get(k)!r}" for k in keys if d.get(k) is not None)
+
         text = (
             f"{self.ledger.cell}: the decision differs from the research "
             f"log (strict replay): recorded {said(recorded)}; now {said(fields)}.\n"
@@ -118,12 +122,14 @@ class RunRecording:
         )
         record["params"] = self.params
         if self.resume:
-            decided = next((e for e in record["events"]
-                            if e.get("type") == "approval_decided"), {})
+            decided = next((e for e in record["events"] if e.get("type") == "approval_decided"), {})
             record.update(
-                kind="resume", resume=self.resume,
-                decision={k: decided.get(k) for k in
-                          ("decision", "via", "tools", "tool_call_ids", "message", "edits")},
+                kind="resume",
+                resume=self.resume,
+                decision={
+                    k: decided.get(k)
+                    for k in ("decision", "via", "tools", "tool_call_ids", "message", "edits")
+                },
             )
         if isinstance(error, ReplayMismatch) or self.ledger.mismatch is not None:
             record["status"] = "mismatch"
@@ -135,11 +141,14 @@ class RunRecording:
 
 def _model_params(model: Any) -> dict[str, Any]:
     try:
-        params = dict(model._get_ls_params())  # noqa: SLF001 - LangChain's own model metadata
-    except Exception:  # noqa: BLE001 - not a LangChain chat model
+        params = dict(model._get_ls_params())
+    except Exception:
         return {}
-    return {k.removeprefix("ls_"): v for k, v in params.items()
-            if k in ("ls_temperature", "ls_max_tokens", "ls_stop") and v is not None}
+    return {
+        k.removeprefix("ls_"): v
+        for k, v in params.items()
+        if k in ("ls_temperature", "ls_max_tokens", "ls_stop") and v is not None
+    }
 
 
 def start_recording(
@@ -170,12 +179,13 @@ def start_recording(
         OSError: The log exists but cannot be read.
     """
     from jupyter_deepagent.harness.models.label import model_label
-    from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
     from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
+    from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
 
     log = ResearchLog(log_path_for(notebook))
-    recorded = log.latest_for(address.cell_id, address.source_key, resume) if mode != "off" else (
-        None)
+    recorded = (
+        log.latest_for(address.cell_id, address.source_key, resume) if mode != "off" else (None)
+    )
     calls = list(recorded.get("calls", [])) if recorded else []
     calls += list(carried) if mode != "off" else []
     label = _cell_label(address, address.title) + (f" (resume {resume})" if resume else "")
@@ -186,8 +196,11 @@ def start_recording(
         if not calls:
             raise
         inner, why = None, " ".join(str(exc).split())
-    way_out = _WAY_OUT_STRICT if mode == "strict" or inner is not None else (
-        _WAY_OUT_NO_MODEL.format(why=why))
+    way_out = (
+        _WAY_OUT_STRICT
+        if mode == "strict" or inner is not None
+        else (_WAY_OUT_NO_MODEL.format(why=why))
+    )
     ledger = CallLedger(calls, mode, label, redact=redact, way_out=way_out)
     if inner is not None:
         model_name, params = model_label(inner), _model_params(inner)
@@ -197,11 +210,30 @@ def start_recording(
         model_name = model_label(spec) if isinstance(spec, str) else str(recorded.get("model"))
         params, profile = dict(recorded.get("params") or {}), recorded.get("profile")
     wrapper = ReplayChatModel(
-        inner=inner, ledger=ledger, label=model_name, params=params, redact=redact,
-        profile=profile, on_served=on_served,
+        inner=inner,
+        ledger=ledger,
+        label=model_name,
+        params=params,
+        redact=redact,
+        profile=profile,
+        on_served=on_served,
     )
     decision = recorded.get("decision") if recorded else None
-    damage = tuple(f"the research log {log.path.name}, {problem} (run `jupyter-deepagent "
-                   "verify` on the notebook for more)" for problem in log.damage())
-    return RunRecording(log, address, ledger, wrapper, mode, params, profile, redact, resume,
-                        decision if isinstance(decision, dict) else None, damage)
+    damage = tuple(
+        f"the research log {log.path.name}, {problem} (run `jupyter-deepagent "
+        "verify` on the notebook for more)"
+        for problem in log.damage()
+    )
+    return RunRecording(
+        log,
+        address,
+        ledger,
+        wrapper,
+        mode,
+        params,
+        profile,
+        redact,
+        resume,
+        decision if isinstance(decision, dict) else None,
+        damage,
+    )

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_deepagent._exceptions import ThreadBusy
-from jupyter_deepagent.jupyter.session import execution
-from jupyter_deepagent.project.settings.agent_config import AgentConfig
-from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.magic.options import RunOptions
-from jupyter_deepagent.project.models import SessionModels, call_policy
-from jupyter_deepagent.project.storage import OwnedStorage
+from jupyter_deepagent.jupyter.session import execution
+from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY, CellAddress, rewind_to_turn
+from jupyter_deepagent.project.models import SessionModels, call_policy
+from jupyter_deepagent.project.settings.agent_config import AgentConfig
+from jupyter_deepagent.project.storage import OwnedStorage
 
 __all__ = ["SessionRuns"]
 
@@ -66,8 +66,12 @@ class SessionRuns:
         return self._recording(settings, options, cell, resume=resumes + 1, carried=carried)
 
     def _recording(
-        self, settings: AgentConfig, options: RunOptions, cell: CellAddress | None,
-        resume: int = 0, carried: list[dict[str, Any]] | None = None,
+        self,
+        settings: AgentConfig,
+        options: RunOptions,
+        cell: CellAddress | None,
+        resume: int = 0,
+        carried: list[dict[str, Any]] | None = None,
     ) -> Any:
         """The research-log recording of a cell's run (or of its `resume`-th resume); None
         outside a known notebook."""
@@ -142,9 +146,12 @@ class SessionRuns:
             ThreadBusy: Another process (a second kernel) is running the thread; nothing ran.
             StateDamaged: A database of the state folder is damaged.
         """
-        return self._traced(plan, lambda: execution.run(
-            plan, prompt, on_event, on_token=on_token, redact=self.redactor()
-        ))
+        return self._traced(
+            plan,
+            lambda: execution.run(
+                plan, prompt, on_event, on_token=on_token, redact=self.redactor()
+            ),
+        )
 
     def resume_payload(
         self,
@@ -178,9 +185,10 @@ class SessionRuns:
             ThreadBusy: Another process (a second kernel) is running the thread; nothing ran.
             StateDamaged: A database of the state folder is damaged.
         """
-        return self._traced(plan, lambda: execution.execute(
-            plan, payload, on_event, on_token, redact=self.redactor()
-        ))
+        return self._traced(
+            plan,
+            lambda: execution.execute(plan, payload, on_event, on_token, redact=self.redactor()),
+        )
 
     def _traced(self, plan: RunPlan, run: Callable[[], RunOutcome]) -> RunOutcome:
         """Run holding the thread's lock; keep the trace, also of a run that failed, and append

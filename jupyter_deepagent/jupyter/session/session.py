@@ -16,6 +16,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from jupyter_deepagent.jupyter.magic.options import RunOptions
+from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
+from jupyter_deepagent.jupyter.session.runs import SessionRuns
+from jupyter_deepagent.jupyter.session.turns import (
+    CELL_METADATA_KEY,
+    TURN_METADATA_KEY,
+    CellAddress,
+    new_turn_id,
+)
+from jupyter_deepagent.project.models import SessionModels, call_policy, model_label
+from jupyter_deepagent.project.names import check_thread_name
+from jupyter_deepagent.project.secrets.keys import SessionKeys
 from jupyter_deepagent.project.settings.agent_config import (
     AgentConfig,
     ConfigLayer,
@@ -25,20 +37,8 @@ from jupyter_deepagent.project.settings.agent_config import (
     resolve_config,
     virtual_path,
 )
-from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
-from jupyter_deepagent.jupyter.magic.options import RunOptions
-from jupyter_deepagent.project.names import check_thread_name
-from jupyter_deepagent.project.secrets.keys import SessionKeys
-from jupyter_deepagent.project.models import SessionModels, call_policy, model_label
-from jupyter_deepagent.jupyter.session.runs import SessionRuns
 from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_storage
 from jupyter_deepagent.project.storage.owners import ThreadOwner, current_user, project_name
-from jupyter_deepagent.jupyter.session.turns import (
-    CELL_METADATA_KEY,
-    TURN_METADATA_KEY,
-    CellAddress,
-    new_turn_id,
-)
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
@@ -91,8 +91,11 @@ class Session(SessionRuns):
 
     # -- configuration ---------------------------------------------------------------------------
     def _layers(self) -> list[ConfigLayer]:
-        return [*file_layers(self.notebook_dir), ConfigLayer("%agent config", self._overrides),
-                *environment_layers()]
+        return [
+            *file_layers(self.notebook_dir),
+            ConfigLayer("%agent config", self._overrides),
+            *environment_layers(),
+        ]
 
     @property
     def config(self) -> AgentConfig:
@@ -145,8 +148,9 @@ class Session(SessionRuns):
         Raises:
             ValueError: A configuration file is invalid.
         """
-        return ThreadOwner(project_name(self.config.project, self.notebook_dir.name),
-                           current_user())
+        return ThreadOwner(
+            project_name(self.config.project, self.notebook_dir.name), current_user()
+        )
 
     @property
     def storage(self) -> OwnedStorage:
@@ -165,8 +169,9 @@ class Session(SessionRuns):
         if self._storage is not None and self._storage_identity != identity:
             self.close()
         if self._storage is None:
-            raw = open_storage(folder, config.state_dir, config.database_url,
-                               sources["database_url"])
+            raw = open_storage(
+                folder, config.state_dir, config.database_url, sources["database_url"]
+            )
             try:
                 self._storage = OwnedStorage(raw, identity[1])
                 from jupyter_deepagent.project.storage.artifacts import adopt_earlier_transcripts
@@ -289,9 +294,9 @@ class Session(SessionRuns):
 
     def filesystem(self, outputs: Any, settings: AgentConfig | None = None) -> Any:
         """The CompositeBackend the agent sees, with `outputs` mounted at /outputs/."""
-        from jupyter_deepagent.project.secrets.masked_text import AgentTexts
         from jupyter_deepagent.jupyter.notebook_fs.mounts import notebook_filesystem
         from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend
+        from jupyter_deepagent.project.secrets.masked_text import AgentTexts
 
         settings = settings or self.config
         notebook_path = self.notebook_path
@@ -473,4 +478,3 @@ class Session(SessionRuns):
             return 0, 0
         messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
         return len(messages), messages_tokens(messages)
-

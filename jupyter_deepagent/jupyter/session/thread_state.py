@@ -19,7 +19,9 @@ _INTERRUPTED_CALL = (
     "This tool call was interrupted by the user (the notebook's stop button) before it finished; "
     "it did not complete."
 )
-_ABANDONED_CALL = "The user did not answer the approval request for this call and moved on; it did not run."
+_ABANDONED_CALL = (
+    "The user did not answer the approval request for this call and moved on; it did not run."
+)
 
 
 def pending_requests(interrupts: Any) -> list[dict[str, Any]]:
@@ -29,7 +31,9 @@ def pending_requests(interrupts: Any) -> list[dict[str, Any]]:
         value = getattr(interrupt, "value", None)
         if not isinstance(value, dict):
             continue
-        allowed = {c["action_name"]: c["allowed_decisions"] for c in value.get("review_configs", [])}
+        allowed = {
+            c["action_name"]: c["allowed_decisions"] for c in value.get("review_configs", [])
+        }
         for action in value.get("action_requests", []):
             default = ["approve", "edit", "reject"]
             requests.append({**action, "allowed": list(allowed.get(action["name"], default))})
@@ -107,7 +111,7 @@ def settle_thread(agent: Any, config: dict[str, Any], *, interrupted: bool = Fal
 
     try:
         state = agent.get_state(config)
-    except Exception:  # noqa: BLE001 - nothing to settle on a thread that cannot be read
+    except Exception:
         return []
     messages = list(state.values.get("messages", []))
     gaps = unanswered_calls(messages)
@@ -152,7 +156,7 @@ def keep_stopped_request(agent: Any, config: dict[str, Any], payload: Any) -> bo
         return False
     try:
         saved = {message.id for message in agent.get_state(config).values.get("messages", [])}
-    except Exception:  # noqa: BLE001 - a thread that cannot be read cannot be repaired either
+    except Exception:
         return False
     missing = [m for m in sent if getattr(m, "id", None) and m.id not in saved]
     if missing:

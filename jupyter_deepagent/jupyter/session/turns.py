@@ -63,8 +63,9 @@ def cell_address(parent: Any, line: str, cell: str) -> CellAddress:
     metadata = parent.get("metadata") if isinstance(parent, dict) else None
     cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
     title = next((text.strip() for text in cell.splitlines() if text.strip()), "")
-    return CellAddress(cell_id if isinstance(cell_id, str) and cell_id else None,
-                       source_key(line, cell), title)
+    return CellAddress(
+        cell_id if isinstance(cell_id, str) and cell_id else None, source_key(line, cell), title
+    )
 
 
 def new_turn_id() -> str:
@@ -75,7 +76,7 @@ def new_turn_id() -> str:
 def _head_message_ids(agent: Any, config: dict[str, Any]) -> set[str]:
     try:
         state = agent.get_state(config)
-    except Exception:  # noqa: BLE001 - an unreadable thread has no turn to rewind to
+    except Exception:
         return set()
     messages = state.values.get("messages", []) if state is not None else []
     return {m.id for m in messages if getattr(m, "id", None)}
@@ -94,7 +95,7 @@ def rewind_to_turn(agent: Any, checkpointer: Any, config: dict[str, Any], key: s
     thread_config["configurable"].pop("checkpoint_id", None)
     try:
         candidates = list(checkpointer.list(thread_config, filter={CELL_METADATA_KEY: key}))
-    except Exception:  # noqa: BLE001 - a checkpointer without metadata filters: no rewinds
+    except Exception:
         return None
     if not candidates:
         return None
@@ -103,7 +104,9 @@ def rewind_to_turn(agent: Any, checkpointer: Any, config: dict[str, Any], key: s
     if not turns:
         return None
     earliest = min(turns, key=lambda c: c.config["configurable"]["checkpoint_id"])
-    began = earliest.config if earliest.metadata.get("source") == "input" else earliest.parent_config
+    began = (
+        earliest.config if earliest.metadata.get("source") == "input" else earliest.parent_config
+    )
     if began is None:
         _fork_empty(checkpointer, thread_config)
     else:

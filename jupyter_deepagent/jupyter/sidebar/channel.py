@@ -33,8 +33,14 @@ from jupyter_deepagent.jupyter.sidebar.protocol import (
     read_request,
 )
 
-__all__ = ["FILE_CHARS", "LIVE_PUSH_INTERVAL", "MAX_SIDEBARS", "REQUEST_BURST", "REQUEST_WINDOW",
-           "SidebarChannel"]
+__all__ = [
+    "FILE_CHARS",
+    "LIVE_PUSH_INTERVAL",
+    "MAX_SIDEBARS",
+    "REQUEST_BURST",
+    "REQUEST_WINDOW",
+    "SidebarChannel",
+]
 
 FILE_CHARS = 1_000_000
 """At most this many characters of a file go to the sidebar."""
@@ -78,10 +84,11 @@ class SidebarChannel:
         try:
             from comm import create_comm
 
-            announce = create_comm(target_name=TARGET,
-                                   data={"protocol": PROTOCOL_VERSION, "type": "hello"})
+            announce = create_comm(
+                target_name=TARGET, data={"protocol": PROTOCOL_VERSION, "type": "hello"}
+            )
             announce.close()
-        except Exception:  # noqa: BLE001 - no frontend listening is the normal case
+        except Exception:
             pass
 
     def unregister(self, kernel: Any) -> None:
@@ -92,7 +99,7 @@ class SidebarChannel:
         for comm in comms:
             try:
                 comm.close()
-            except Exception:  # noqa: BLE001, S110 - closing is best effort
+            except Exception:
                 pass
 
     def open(self, comm: Any, msg: dict[str, Any]) -> None:
@@ -102,12 +109,16 @@ class SidebarChannel:
             if not full:
                 self.comms.append(comm)
         if full:
-            self._send(comm, error_message(
-                f"{MAX_SIDEBARS} sidebars are already connected to this kernel: close one, or "
-                "reload the page, and open this one again"))
+            self._send(
+                comm,
+                error_message(
+                    f"{MAX_SIDEBARS} sidebars are already connected to this kernel: close one, or "
+                    "reload the page, and open this one again"
+                ),
+            )
             try:
                 comm.close()
-            except Exception:  # noqa: BLE001, S110 - closing is best effort
+            except Exception:
                 pass
             return
         comm.on_msg(lambda message: self.receive(comm, message))
@@ -126,17 +137,23 @@ class SidebarChannel:
             if isinstance(data, dict) and isinstance(data.get("id"), str):
                 ident = data["id"][:64]
             if not self._admit(comm):
-                self._send(comm, error_message(
-                    f"more than {REQUEST_BURST} requests in {REQUEST_WINDOW:g} s: this one was "
-                    "dropped unanswered; ask again in a moment", ident))
+                self._send(
+                    comm,
+                    error_message(
+                        f"more than {REQUEST_BURST} requests in {REQUEST_WINDOW:g} s: this one was "
+                        "dropped unanswered; ask again in a moment",
+                        ident,
+                    ),
+                )
                 return
             request = read_request(data)
             reply = self.answer(request)
         except ProtocolError as exc:
             reply = error_message(str(exc), ident)
-        except Exception as exc:  # noqa: BLE001 - the kernel must survive any message
-            reply = error_message(f"the kernel could not answer: {type(exc).__name__}: {exc}",
-                                  ident)
+        except Exception as exc:
+            reply = error_message(
+                f"the kernel could not answer: {type(exc).__name__}: {exc}", ident
+            )
         self._send(comm, reply)
 
     def answer(self, request: Request) -> dict[str, Any]:
@@ -165,10 +182,17 @@ class SidebarChannel:
         names = list(runs)
         if live is not None and live not in names:
             names.append(live)
-        threads = [{"name": name, "runs": runs.get(name, 0) + (name == live),
-                    "live": name == live} for name in names]
-        return {"protocol": PROTOCOL_VERSION, "type": "threads", "id": ident,
-                "threads": threads, "current": live or self._current}
+        threads = [
+            {"name": name, "runs": runs.get(name, 0) + (name == live), "live": name == live}
+            for name in names
+        ]
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "type": "threads",
+            "id": ident,
+            "threads": threads,
+            "current": live or self._current,
+        }
 
     def snapshot_message(self, thread: str | None, run: int, ident: str | None) -> dict[str, Any]:
         """The `snapshot` message of run `run` of `thread` (None: the current thread).
@@ -197,13 +221,23 @@ class SidebarChannel:
             snap = build_snapshot(trace.events, history.previous_prompt(name, before=trace))
         return self._snapshot(snap, name, index, total, is_live and index == total, ident)
 
-    def _snapshot(self, snap: dict[str, Any], thread: str, run: int, runs: int, live: bool,
-                  ident: str | None) -> dict[str, Any]:
+    def _snapshot(
+        self, snap: dict[str, Any], thread: str, run: int, runs: int, live: bool, ident: str | None
+    ) -> dict[str, Any]:
         from jupyter_deepagent.trace.inspector.html import static_html
 
-        return {"protocol": PROTOCOL_VERSION, "type": "snapshot", "id": ident, "thread": thread,
-                "run": run, "runs": runs, "live": live, "snapshot": snap,
-                "html": static_html(snap, open_=True), "files": self.local_files(snap)}
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "type": "snapshot",
+            "id": ident,
+            "thread": thread,
+            "run": run,
+            "runs": runs,
+            "live": live,
+            "snapshot": snap,
+            "html": static_html(snap, open_=True),
+            "files": self.local_files(snap),
+        }
 
     def local_files(self, snap: dict[str, Any]) -> dict[str, str]:
         """Virtual path -> path relative to the notebook's folder, for the run's files that are on
@@ -253,14 +287,22 @@ class SidebarChannel:
             served = virtual in self._served
         found = self.local_path(virtual) if served else None
         if found is None:
-            msg = (f"{virtual} is not a file of a run shown here that is on disk in this "
-                   "notebook's folder")
+            msg = (
+                f"{virtual} is not a file of a run shown here that is on disk in this "
+                "notebook's folder"
+            )
             raise ValueError(msg)
         with found[0].open(encoding="utf-8", errors="replace") as handle:
             text = handle.read(FILE_CHARS + 1)
-        return {"protocol": PROTOCOL_VERSION, "type": "file", "id": ident, "path": virtual,
-                "local": found[1], "text": text[:FILE_CHARS],
-                "truncated": len(text) > FILE_CHARS}
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "type": "file",
+            "id": ident,
+            "path": virtual,
+            "local": found[1],
+            "text": text[:FILE_CHARS],
+            "truncated": len(text) > FILE_CHARS,
+        }
 
     # -- the live run -------------------------------------------------------------------------------
     def run_started(self, thread: str, previous_prompt: dict[str, Any] | None) -> None:
@@ -306,7 +348,7 @@ class SidebarChannel:
             return
         try:
             message = build()
-        except Exception as exc:  # noqa: BLE001 - a view that fails must not stop the run
+        except Exception as exc:
             message = error_message(f"the sidebar update failed: {type(exc).__name__}: {exc}")
         for comm in comms:
             self._send(comm, message)
@@ -314,7 +356,7 @@ class SidebarChannel:
     def _send(self, comm: Any, message: dict[str, Any]) -> None:
         try:
             comm.send(message)
-        except Exception:  # noqa: BLE001 - a closed or broken comm is dropped
+        except Exception:
             self._forget(comm)
 
     def _forget(self, comm: Any) -> None:

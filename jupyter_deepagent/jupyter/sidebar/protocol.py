@@ -63,8 +63,23 @@ _MAX_THREAD = 200
 _MAX_RUN = 10_000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _EVENT_TEXT = 200
-_EVENT_KEYS = ("type", "step", "agent", "task_id", "tool", "tool_call_id", "skill", "path",
-               "tokens", "tokens_in", "tokens_out", "status", "message", "subagent", "kind")
+_EVENT_KEYS = (
+    "type",
+    "step",
+    "agent",
+    "task_id",
+    "tool",
+    "tool_call_id",
+    "skill",
+    "path",
+    "tokens",
+    "tokens_in",
+    "tokens_out",
+    "status",
+    "message",
+    "subagent",
+    "kind",
+)
 
 
 class ProtocolError(ValueError):
@@ -76,8 +91,14 @@ class Request:
 
     __slots__ = ("id", "path", "run", "thread", "want")
 
-    def __init__(self, id: str, want: str, thread: str | None, run: int,  # noqa: A002
-                 path: str | None = None) -> None:
+    def __init__(
+        self,
+        id: str,
+        want: str,
+        thread: str | None,
+        run: int,
+        path: str | None = None,
+    ) -> None:
         self.id = id
         self.want = want
         self.thread = thread
@@ -105,9 +126,11 @@ def read_request(data: Any) -> Request:
         raise ProtocolError(msg)
     version = data.get("protocol")
     if version != PROTOCOL_VERSION or isinstance(version, bool):
-        msg = (f"protocol {version!r} is not spoken here (this kernel speaks "
-               f"{PROTOCOL_VERSION}): reinstall jupyter-deepagent so the sidebar and the "
-               "kernel match, then reload the page")
+        msg = (
+            f"protocol {version!r} is not spoken here (this kernel speaks "
+            f"{PROTOCOL_VERSION}): reinstall jupyter-deepagent so the sidebar and the "
+            "kernel match, then reload the page"
+        )
         raise ProtocolError(msg)
     if data.get("type") != "request":
         msg = f"the kernel takes only requests, not {str(data.get('type'))[:40]!r}"
@@ -121,8 +144,12 @@ def read_request(data: Any) -> Request:
         msg = f"want is one of {', '.join(_WANTS)}, not {str(want)[:40]!r}"
         raise ProtocolError(msg)
     thread = data.get("thread")
-    if thread is not None and (not isinstance(thread, str) or not thread
-                               or len(thread) > _MAX_THREAD or _CONTROL.search(thread)):
+    if thread is not None and (
+        not isinstance(thread, str)
+        or not thread
+        or len(thread) > _MAX_THREAD
+        or _CONTROL.search(thread)
+    ):
         msg = f"thread is null or a thread name (at most {_MAX_THREAD} characters)"
         raise ProtocolError(msg)
     run = data.get("run", -1)
@@ -130,8 +157,12 @@ def read_request(data: Any) -> Request:
         msg = "run is a whole number: 1 for a thread's first run, -1 for its last"
         raise ProtocolError(msg)
     path = data.get("path")
-    if want == "file" and (not isinstance(path, str) or not path.startswith("/")
-                           or len(path) > _MAX_PATH or _CONTROL.search(path)):
+    if want == "file" and (
+        not isinstance(path, str)
+        or not path.startswith("/")
+        or len(path) > _MAX_PATH
+        or _CONTROL.search(path)
+    ):
         msg = "a file request's path is a virtual path such as /large_tool_results/x.txt"
         raise ProtocolError(msg)
     return Request(ident, want, thread, run, path if want == "file" else None)
@@ -148,7 +179,7 @@ def event_message(thread: str, event: dict[str, Any]) -> dict[str, Any]:
     for key in _EVENT_KEYS:
         value = event.get(key)
         if isinstance(value, str):
-            fields[key] = value if len(value) <= _EVENT_TEXT else value[:_EVENT_TEXT - 1] + "…"
+            fields[key] = value if len(value) <= _EVENT_TEXT else value[: _EVENT_TEXT - 1] + "…"
         elif isinstance(value, (int, float)) or value is None:
             if key in event:
                 fields[key] = value

@@ -20,7 +20,7 @@ _RETRY_SECONDS = 0.5
 _RETRIES = 20
 
 
-class TimeLimitExceeded(BaseException):  # noqa: N818 - named like KeyboardInterrupt
+class TimeLimitExceeded(BaseException):
     """Raised inside code that ran past its time limit."""
 
 

@@ -122,8 +122,8 @@ def as_agent_tool(obj: Any, name: str | None = None) -> Any:
     if not (inspect.getdoc(obj) or "").strip():
         msg = (
             f"{label}() has no docstring, and the model reads it to decide when to call the "
-            f"tool. Add one under the def line, e.g. \"\"\"What {obj.__name__} does, in one "
-            "line.\"\"\" (Google-style Args: lines describe the parameters)."
+            f'tool. Add one under the def line, e.g. """What {obj.__name__} does, in one '
+            'line.""" (Google-style Args: lines describe the parameters).'
         )
         raise ValueError(msg)
     _check_parameters(obj, label)
@@ -137,7 +137,7 @@ def as_agent_tool(obj: Any, name: str | None = None) -> Any:
             "notebook before the def, or write the hint without quotes."
         )
         raise ValueError(msg) from None
-    except Exception as exc:  # noqa: BLE001 - LangChain's own reasons, reported with the name
+    except Exception as exc:
         msg = f"{label}() cannot be offered as a tool: {type(exc).__name__}: {exc}"
         raise ValueError(msg) from None
     _check_schema(tool, label)
@@ -202,9 +202,7 @@ def run_tools(
                 "--python adds: rename the function"
             )
             raise ValueError(msg)
-        tools.append(
-            python_tool(shell, backend, seconds=settings.python_timeout, redact=redact)
-        )
+        tools.append(python_tool(shell, backend, seconds=settings.python_timeout, redact=redact))
         approvals[PYTHON_TOOL_NAME] = bool(settings.python_approval)
     return tools, approvals
 
@@ -243,7 +241,7 @@ def _check_schema(tool: Any, label: str) -> None:
     for field_name, info in fields.items():
         try:
             TypeAdapter(info.annotation).json_schema()
-        except Exception:  # noqa: BLE001 - pydantic raises several kinds for the same reason
+        except Exception:
             kind = getattr(info.annotation, "__name__", str(info.annotation))
             msg = (
                 f"{label}(): parameter {field_name!r} is a {kind}, which the model cannot send "
@@ -253,7 +251,7 @@ def _check_schema(tool: Any, label: str) -> None:
             raise ValueError(msg) from None
     try:
         tool.tool_call_schema.model_json_schema() if fields else None
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         msg = f"{label}() cannot be offered as a tool: its argument schema fails: {exc}"
         raise ValueError(msg) from None
 

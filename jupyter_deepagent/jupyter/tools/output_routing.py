@@ -56,10 +56,10 @@ class CapturedOutput:
         """Everything printed, stdout and stderr interleaved as written."""
         return "".join(text for _, text in self.parts)
 
-    def stream(self, name: str, text: str) -> None:  # noqa: D102 - OutputSink
+    def stream(self, name: str, text: str) -> None:
         self.parts.append((name, text))
 
-    def display(  # noqa: D102 - OutputSink
+    def display(
         self,
         data: dict[str, Any],
         metadata: dict[str, Any],
@@ -68,7 +68,7 @@ class CapturedOutput:
     ) -> None:
         self.displays.append((dict(data), dict(metadata or {})))
 
-    def clear(self, wait: bool) -> None:  # noqa: D102 - OutputSink
+    def clear(self, wait: bool) -> None:
         self.displays.clear()
 
 

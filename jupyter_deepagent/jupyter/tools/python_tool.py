@@ -124,15 +124,15 @@ def run_python(
     with capture_thread_output() as captured:
         try:
             with time_limit(seconds):
-                exec(body, namespace)  # noqa: S102 - running the approved code is the point
+                exec(body, namespace)
                 if tail is not None:
-                    value = eval(tail, namespace)  # noqa: S307
+                    value = eval(tail, namespace)
         except TimeLimitExceeded:
             error = (
                 f"TimeLimitExceeded: the code was stopped after {seconds:g} s (python_timeout). "
                 "Variables it set before that stay. Try a smaller or faster step."
             )
-        except Exception as exc:  # noqa: BLE001 - the model is told what went wrong
+        except Exception as exc:
             error = _short_traceback(exc, filename)
     files = _save_figures(figures_before, backend) + _save_displays(captured, backend)
     parts = []
@@ -162,7 +162,7 @@ def short_repr(value: Any) -> str:
         return f"{kind} ({shape}):\n{head}{more}"
     try:
         text = repr(value)
-    except Exception as exc:  # noqa: BLE001 - a broken __repr__ must not fail the call
+    except Exception as exc:
         text = f"<{kind} whose repr failed: {exc}>"
     if len(text) > _REPR_LIMIT:
         text = text[:_REPR_LIMIT] + f"… ({len(text):,} characters)"
@@ -182,7 +182,7 @@ def _short_traceback(exc: BaseException, filename: str) -> str:
     summary = traceback.extract_tb(exc.__traceback__)
     frames = [frame for frame in summary if frame.filename == filename]
     lines = ["Traceback (most recent call last):"]
-    lines += [f'  line {f.lineno}, in {f.name}\n    {(f.line or "").strip()}' for f in frames[-5:]]
+    lines += [f"  line {f.lineno}, in {f.name}\n    {(f.line or '').strip()}" for f in frames[-5:]]
     lines += traceback.format_exception_only(type(exc), exc)
     text = "\n".join(line.rstrip("\n") for line in lines)
     head = traceback.format_exception_only(type(exc), exc)[-1].strip()

@@ -86,7 +86,10 @@ class ApprovalPrompt:
     """
 
     def __init__(
-        self, pending: Sequence[Mapping[str, Any]], thread: str, decide: Decide,
+        self,
+        pending: Sequence[Mapping[str, Any]],
+        thread: str,
+        decide: Decide,
         code_id: str | None = None,
     ) -> None:
         import ipywidgets as widgets
@@ -97,21 +100,26 @@ class ApprovalPrompt:
         self._decide = decide
         self._busy = threading.Lock()
         self.done = False
-        allowed = set.intersection(*(set(r.get("allowed", [])) for r in self.pending)) if (
-            self.pending
-        ) else set()
+        allowed = (
+            set.intersection(*(set(r.get("allowed", [])) for r in self.pending))
+            if (self.pending)
+            else set()
+        )
         self.approve = widgets.Button(description="Approve", button_style="success", icon="check")
         self.edit = widgets.Button(description="Edit", icon="pencil")
         self.reject = widgets.Button(description="Reject", button_style="danger", icon="times")
-        self.reason = widgets.Text(placeholder="why (sent to the agent with Reject)",
-                                   layout=widgets.Layout(width="22em"))
-        self.editor = widgets.Textarea(value=self._editable(),
-                                       layout=widgets.Layout(width="100%", height="10em"))
+        self.reason = widgets.Text(
+            placeholder="why (sent to the agent with Reject)", layout=widgets.Layout(width="22em")
+        )
+        self.editor = widgets.Textarea(
+            value=self._editable(), layout=widgets.Layout(width="100%", height="10em")
+        )
         self.run_edited = widgets.Button(description="Run edited", button_style="success")
         self.cancel_edit = widgets.Button(description="Cancel")
         edit_buttons = widgets.HBox([self.run_edited, self.cancel_edit])
-        self.editing = widgets.VBox([self.editor, edit_buttons],
-                                    layout=widgets.Layout(display="none"))
+        self.editing = widgets.VBox(
+            [self.editor, edit_buttons], layout=widgets.Layout(display="none")
+        )
         self.status = widgets.HTML("")
         self.output = widgets.Output()
         self.approve.disabled = "approve" not in allowed
@@ -207,7 +215,7 @@ class ApprovalPrompt:
         try:
             with route_output(OutputWidgetSink(self.output)):
                 self._decide(decision, message, edits or {})
-        except BaseException as exc:  # noqa: BLE001 - a button has nowhere else to report
+        except BaseException as exc:
             if isinstance(exc, SystemExit):
                 raise
             lines = getattr(exc, "_render_traceback_", None)
@@ -225,7 +233,7 @@ class OutputWidgetSink:
         self._ids: dict[str, list[int]] = {}
         self._lock = threading.Lock()
 
-    def stream(self, name: str, text: str) -> None:  # noqa: D102 - OutputSink
+    def stream(self, name: str, text: str) -> None:
         with self._lock:
             last = self._outputs[-1] if self._outputs else None
             if last and last.get("output_type") == "stream" and last.get("name") == name:
@@ -234,7 +242,7 @@ class OutputWidgetSink:
                 self._outputs.append({"output_type": "stream", "name": name, "text": text})
             self._push()
 
-    def display(  # noqa: D102 - OutputSink
+    def display(
         self,
         data: dict[str, Any],
         metadata: dict[str, Any],
@@ -253,7 +261,7 @@ class OutputWidgetSink:
                 self._outputs.append(output)
             self._push()
 
-    def clear(self, wait: bool) -> None:  # noqa: D102 - OutputSink
+    def clear(self, wait: bool) -> None:
         with self._lock:
             self._outputs = []
             self._ids = {}
@@ -261,4 +269,3 @@ class OutputWidgetSink:
 
     def _push(self) -> None:
         self.widget.outputs = tuple(self._outputs)
-

@@ -19,7 +19,7 @@ __all__ = ["FAR_RIGHT_BLANKS", "shown_code"]
 FAR_RIGHT_BLANKS = 40
 """Blanks inside a line after which code counts as pushed out of sight."""
 
-_PUSHED = re.compile(r"\S([ \t\u00a0]{%d,})\S" % FAR_RIGHT_BLANKS)
+_PUSHED = re.compile(rf"\S([ \t\u00a0]{{{FAR_RIGHT_BLANKS},}})\S")
 
 
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
@@ -31,15 +31,26 @@ def _hides(char: str) -> bool:
     if char in "\n\t":
         return False
     return char in _BLANK_LETTERS or unicodedata.category(char) in (
-        "Cc", "Cf", "Zl", "Zp", "Co", "Cn")
+        "Cc",
+        "Cf",
+        "Zl",
+        "Zp",
+        "Co",
+        "Cn",
+    )
 
 
 def _escape(char: str) -> str:
     if char == "\r":
         return "\\r"
     point = ord(char)
-    return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}" if point < 0x10000 else (
-        f"\\U{point:08x}")
+    return (
+        f"\\x{point:02x}"
+        if point < 0x100
+        else f"\\u{point:04x}"
+        if point < 0x10000
+        else (f"\\U{point:08x}")
+    )
 
 
 def shown_code(code: str) -> tuple[str, list[str]]:

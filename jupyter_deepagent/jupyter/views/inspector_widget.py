@@ -22,8 +22,8 @@ from typing import Any
 import ipywidgets as widgets
 
 from jupyter_deepagent.harness.run_events.event_stream import RunEvent
-from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
 from jupyter_deepagent.trace.inspector.html import PANELS, STYLE, static_html, summary_html
+from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
 from jupyter_deepagent.trace.inspector.text import snapshot_text, summary_text
 from jupyter_deepagent.trace.safe_html import clean_view_html
 
@@ -58,20 +58,30 @@ class Inspector(widgets.VBox):
         self._raw: dict[int, str] = {}  # pane -> the HTML it shows, before cleaning
         self._summary = widgets.HTML(layout=widgets.Layout(flex="1 1 auto"))
         self._toggle = widgets.ToggleButton(
-            value=expanded, icon="chevron-down" if expanded else "chevron-right",
+            value=expanded,
+            icon="chevron-down" if expanded else "chevron-right",
             tooltip="Show or hide the prompt, skills, files, context and subagents",
             layout=widgets.Layout(width="32px", height="24px", padding="0"),
         )
         self._panes = [widgets.HTML() for _ in PANELS]
-        self._tabs = widgets.Tab(children=self._panes, titles=[title for title, _ in PANELS],
-                                 layout=widgets.Layout(display="" if expanded else "none"))
-        header = widgets.HBox([self._toggle, self._summary],
-                              layout=widgets.Layout(align_items="center"))
+        self._tabs = widgets.Tab(
+            children=self._panes,
+            titles=[title for title, _ in PANELS],
+            layout=widgets.Layout(display="" if expanded else "none"),
+        )
+        header = widgets.HBox(
+            [self._toggle, self._summary], layout=widgets.Layout(align_items="center")
+        )
         header.add_class("jdi")
         style = widgets.HTML(f"<style>{STYLE}</style>", layout=widgets.Layout(display="none"))
-        super().__init__([style, header, self._tabs],
-                         layout=widgets.Layout(border="1px solid var(--jp-border-color2, #dadce0)",
-                                               padding="2px 6px", margin="4px 0"))
+        super().__init__(
+            [style, header, self._tabs],
+            layout=widgets.Layout(
+                border="1px solid var(--jp-border-color2, #dadce0)",
+                padding="2px 6px",
+                margin="4px 0",
+            ),
+        )
         self.add_class("jdi-inspector")
         self._tabs.add_class("jdi")
         self._toggle.observe(self._toggled, "value")

@@ -27,12 +27,14 @@ class _Caption:
 
         html = (  # the agent chose the name: escaped, and cleaned inside the caption's own box
             '<div style="font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; '
-            'color: var(--jp-ui-font-color2, #5f6368); border-top: 1px solid '
+            "color: var(--jp-ui-font-color2, #5f6368); border-top: 1px solid "
             'var(--jp-border-color2, #dadce0); padding-top: 4px; margin-top: 4px">'
-            f'{clean_html(f"<code>{escape(self.path)}</code>")}</div>'
+            f"{clean_html(f'<code>{escape(self.path)}</code>')}</div>"
         )
-        return ({"text/html": html, "text/plain": f"── {self.path} ──"},
-                {"jupyter_deepagent": {"caption": self.path}})
+        return (
+            {"text/html": html, "text/plain": f"── {self.path} ──"},
+            {"jupyter_deepagent": {"caption": self.path}},
+        )
 
 
 def written_order(events: Iterable[dict[str, Any]], mount: str = "/outputs/") -> list[str]:
@@ -47,9 +49,11 @@ def written_order(events: Iterable[dict[str, Any]], mount: str = "/outputs/") ->
         if event.get("type") != "model_call":
             continue
         data = (event.get("reply") or {}).get("data") or {}
-        called += [(call.get("args") or {}).get("file_path")
-                   for call in data.get("tool_calls") or []
-                   if call.get("name") in ("write_file", "edit_file")]
+        called += [
+            (call.get("args") or {}).get("file_path")
+            for call in data.get("tool_calls") or []
+            if call.get("name") in ("write_file", "edit_file")
+        ]
     done = set(written) if written else set(called)
     order: list[str] = []
     for path in [*called, *written]:

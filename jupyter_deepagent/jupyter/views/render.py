@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from html import escape
 from typing import Any
 
+from jupyter_deepagent.jupyter.magic.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.views.event_text import (
     compression_line,
     duration,
@@ -27,7 +28,6 @@ from jupyter_deepagent.jupyter.views.event_text import (
     short_text,
     token_count,
 )
-from jupyter_deepagent.jupyter.magic.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.views.output_files import show_files, written_order
 from jupyter_deepagent.jupyter.views.safe_display import FrameDisplay, SafeHTML, code_span, markdown
 from jupyter_deepagent.trace.markdown_stream import MarkdownStream
@@ -300,8 +300,9 @@ class CellView:
         else:
             self._stream_handle.update(shown)
         spent = _clock() - now
-        pause = max(_STREAM_SECONDS, _STREAM_COST_SHARE * spent,
-                    len(shown.html) / _STREAM_CHARS_PER_SECOND)
+        pause = max(
+            _STREAM_SECONDS, _STREAM_COST_SHARE * spent, len(shown.html) / _STREAM_CHARS_PER_SECOND
+        )
         self._stream_due = now + spent + pause
 
     def answer(self, text: str, provenance: dict[str, Any] | None = None) -> None:
@@ -360,7 +361,9 @@ class CellView:
 
 
 def show_pending(
-    pending: list[dict[str, Any]], thread: str, place: Callable[[Any], None] | None = None,
+    pending: list[dict[str, Any]],
+    thread: str,
+    place: Callable[[Any], None] | None = None,
     code_id: str | None = None,
 ) -> None:
     """The tool calls waiting for approval, and how to answer them (where there are no buttons:
@@ -387,13 +390,17 @@ def prompt_markdown(assembly: Any, label: str, thread: str, size: tuple[int, int
         '<th style="text-align:right">tokens</th></tr></thead><tbody>',
     ]
     for index, section in enumerate(assembly.sections, 1):
-        parts.append(f"<tr><td>{index}</td><td>{escape(section.name)}</td>"
-                     f"<td>{escape(section.source)}</td>"
-                     f'<td style="text-align:right">{section.tokens:,}</td></tr>')
+        parts.append(
+            f"<tr><td>{index}</td><td>{escape(section.name)}</td>"
+            f"<td>{escape(section.source)}</td>"
+            f'<td style="text-align:right">{section.tokens:,}</td></tr>'
+        )
     parts.append("</tbody></table>")
     for index, section in enumerate(assembly.sections, 1):
-        parts.append(f"<details><summary>{index}. {escape(section.name)} "
-                     f"({section.tokens:,} tokens)</summary>"
-                     f"<pre>{escape(section.text)}</pre></details>")
+        parts.append(
+            f"<details><summary>{index}. {escape(section.name)} "
+            f"({section.tokens:,} tokens)</summary>"
+            f"<pre>{escape(section.text)}</pre></details>"
+        )
     plain = f"Thread {thread} ({label}); conversation: {messages} messages, ~{tokens:,} tokens.\n"
     return SafeHTML(clean_html("".join(parts)), plain + assembly.to_markdown())

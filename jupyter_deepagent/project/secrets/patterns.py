@@ -77,13 +77,15 @@ _SHAPES = (
     ),
     _shape(
         r"(?i:bearer)[ \t]+([A-Za-z0-9\-._~+/]{8,4096}+=*)",
-        "earer", "EARER",
+        "earer",
+        "EARER",
         group=1,
     ),
     _shape(
         r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?i:basic|digest|token|bearer)[ \t]+)?"
         r"([^\s\"',;:=]{6,4096}+=*)",
-        "uthorization", "UTHORIZATION",
+        "uthorization",
+        "UTHORIZATION",
         group=1,
     ),
     _shape(
@@ -100,7 +102,9 @@ _CONTEXTS = (
             r"(?:%|!)?(?:set_)?env:?[ \t]+([A-Za-z_][A-Za-z0-9_]*+)(?:[ \t]*=[ \t]*|[ \t]+)"
             r"""([^\s'"]\S{0,4096}+|'[^'\r\n]{0,4096}+'|"[^"\r\n]{0,4096}+")"""
         ),
-        2, ("env",), name_group=1,
+        2,
+        ("env",),
+        name_group=1,
     ),
     # os.environ["NAME"] = "value", os.environ.setdefault("NAME", "value")
     _Rule(
@@ -108,7 +112,9 @@ _CONTEXTS = (
             r"""environ(?:\.setdefault\(|\[)[ \t]*["']([A-Za-z_][A-Za-z0-9_]*+)["'][ \t]*"""
             r"""(?:\][ \t]*=|,)[ \t]*(["'])([^"'\r\n]{1,4096}+)\2"""
         ),
-        3, ("environ",), name_group=1,
+        3,
+        ("environ",),
+        name_group=1,
     ),
     # --context key=value (every --context value is for tools only)
     _Rule(
@@ -116,7 +122,8 @@ _CONTEXTS = (
             r"""--context(?:[ \t]+|=)["']?[^\s="']{1,256}+="""
             r"""([^\s'"]\S{0,4096}+|'[^'\r\n]{0,4096}+'|"[^"\r\n]{0,4096}+")"""
         ),
-        1, ("--context",),
+        1,
+        ("--context",),
     ),
 )
 

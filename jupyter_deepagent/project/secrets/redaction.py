@@ -108,9 +108,22 @@ def masks_by_value(value: str) -> bool:
         and value_bits(stripped) >= MIN_SECRET_BITS
     )
 
+
 _SECRET_WORDS = frozenset(
-    {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL",
-     "CREDENTIALS", "AUTH", "PRIVATEKEY", "PASSPHRASE"}
+    {
+        "KEY",
+        "APIKEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "AUTH",
+        "PRIVATEKEY",
+        "PASSPHRASE",
+    }
 )
 _SECRET_ENDINGS = ("APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
 _WORD_BOUNDARY = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
@@ -156,11 +169,8 @@ def _mostly_environment(value: dict[Any, Any]) -> bool:
 
 def _environment_secrets(environ: Mapping[str, str]) -> set[str]:
     return {
-        value
-        for name, value in environ.items()
-        if looks_secret(name) and masks_by_value(value)
+        value for name, value in environ.items() if looks_secret(name) and masks_by_value(value)
     }
-
 
 
 def escaped_forms(value: str) -> set[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_deepagent.project.names import check_variable_name
 from jupyter_deepagent.project.storage.database_url import (
     DATABASE_URL_VARIABLE,
     check_database_url,
@@ -38,7 +39,6 @@ from jupyter_deepagent.project.storage.database_url import (
     environment_database_url,
     mask_database_url,
 )
-from jupyter_deepagent.project.names import check_variable_name
 
 __all__ = [
     "CONFIG_FILE_NAMES",
@@ -120,8 +120,18 @@ IMPORTABLE = "<importable>"
 standard library and installed packages)."""
 
 DEFAULT_PROTECTED_MODULES = (
-    "ipykernel_launcher", "jupyter_deepagent", "storemagic", "autoreload", "langchain_*",
-    "numexpr", "bottleneck", "pyarrow", "numba", "colorama", "msgpack", "appnope",
+    "ipykernel_launcher",
+    "jupyter_deepagent",
+    "storemagic",
+    "autoreload",
+    "langchain_*",
+    "numexpr",
+    "bottleneck",
+    "pyarrow",
+    "numba",
+    "colorama",
+    "msgpack",
+    "appnope",
     IMPORTABLE,
 )
 """Module names whose files the agent may not write where a kernel starts: what starts a kernel
@@ -246,7 +256,7 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
             return value.strip()
         if not isinstance(value, str) and source == "%agent config":
             return value  # a chat model object, given from Python
-        msg = f"{source}: model must be \"provider:model\" text, got {value!r}"
+        msg = f'{source}: model must be "provider:model" text, got {value!r}'
         raise ValueError(msg)
     if name == "replay" and isinstance(value, str) and value.strip() in ("auto", "strict", "off"):
         return value.strip()
@@ -268,8 +278,9 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
         return check_variable_name(value.strip(), f"{source}: into")
     if kind == "list":
         if isinstance(value, str):
-            return _checked_list(name, tuple(p.strip() for p in value.split(",") if p.strip()),
-                                 source)
+            return _checked_list(
+                name, tuple(p.strip() for p in value.split(",") if p.strip()), source
+            )
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return _checked_list(name, tuple(value), source)
     elif kind == "bool":
@@ -301,7 +312,8 @@ def coerce_setting(name: str, value: Any, source: str) -> Any:
         "list": "a list of strings (or comma-separated text)",
         "bool": "true or false",
         "int": "a positive whole number (or none)",
-        "seconds": "a positive number of seconds (or none)" if name == "model_timeout"
+        "seconds": "a positive number of seconds (or none)"
+        if name == "model_timeout"
         else "a number of seconds, 0 or more",
         "count": "a whole number, 0 or more",
         "str": "text",
@@ -368,8 +380,10 @@ def _number(value: Any) -> float | None:
             value = float(value.strip())
         except ValueError:
             return None
-    if isinstance(value, (int, float)) and value == value and value not in (
-        float("inf"), float("-inf")
+    if (
+        isinstance(value, (int, float))
+        and value == value
+        and value not in (float("inf"), float("-inf"))
     ):
         return float(value)
     return None

@@ -28,8 +28,14 @@ from typing import Any
 
 __all__ = ["SUBAGENT_KEYS", "check_subagents", "subagent_specs"]
 
-SUBAGENT_KEYS = ("name", "description", "system_prompt", "skills", "interrupt_on",
-                 "response_format")
+SUBAGENT_KEYS = (
+    "name",
+    "description",
+    "system_prompt",
+    "skills",
+    "interrupt_on",
+    "response_format",
+)
 """The keys a configured subagent may have (`name` and `description` are required)."""
 
 _TEXT_KEYS = ("name", "description", "system_prompt")
@@ -48,8 +54,10 @@ def check_subagents(value: Any, source: str) -> tuple[dict[str, Any], ...]:
         try:
             value = json.loads(value) if value.strip() else []
         except json.JSONDecodeError as exc:
-            msg = (f"{source}: subagents must be a JSON list of objects, e.g. "
-                   f'[{{"name": "judge", "description": "..."}}]; {exc}')
+            msg = (
+                f"{source}: subagents must be a JSON list of objects, e.g. "
+                f'[{{"name": "judge", "description": "..."}}]; {exc}'
+            )
             raise ValueError(msg) from None
     if not isinstance(value, Sequence) or isinstance(value, str):
         msg = f"{source}: subagents must be a list of tables ([[subagents]]), got {value!r}"
@@ -72,9 +80,11 @@ def _check_one(raw: Any, where: str) -> dict[str, Any]:
         raise ValueError(msg)
     unknown = sorted(set(raw) - set(SUBAGENT_KEYS))
     if unknown:
-        extra = (" A subagent uses the agent's model." if "model" in unknown else "")
-        msg = (f"{where} has unknown key {unknown[0]!r}; known keys: "
-               f"{', '.join(SUBAGENT_KEYS)}.{extra}")
+        extra = " A subagent uses the agent's model." if "model" in unknown else ""
+        msg = (
+            f"{where} has unknown key {unknown[0]!r}; known keys: "
+            f"{', '.join(SUBAGENT_KEYS)}.{extra}"
+        )
         raise ValueError(msg)
     for key in _TEXT_KEYS:
         if key in raw and not isinstance(raw[key], str):
@@ -85,14 +95,18 @@ def _check_one(raw: Any, where: str) -> dict[str, Any]:
             msg = f"{where} needs a {key}"
             raise ValueError(msg)
     for key in _LIST_KEYS:
-        if key in raw and not (isinstance(raw[key], Sequence) and not isinstance(raw[key], str)
-                               and all(isinstance(item, str) for item in raw[key])):
+        if key in raw and not (
+            isinstance(raw[key], Sequence)
+            and not isinstance(raw[key], str)
+            and all(isinstance(item, str) for item in raw[key])
+        ):
             msg = f"{where}: {key} must be a list of strings, got {raw[key]!r}"
             raise ValueError(msg)
     schema = raw.get("response_format")
     if schema is not None and not (isinstance(schema, Mapping) and schema.get("properties")):
-        msg = (f"{where}: response_format must be a JSON schema table with properties, got "
-               f"{schema!r}")
+        msg = (
+            f"{where}: response_format must be a JSON schema table with properties, got {schema!r}"
+        )
         raise ValueError(msg)
     spec = {key: raw[key] for key in SUBAGENT_KEYS if key in raw}
     spec["name"] = spec["name"].strip()
@@ -113,8 +127,7 @@ def subagent_specs(configured: Sequence[Mapping[str, Any]]) -> list[dict[str, An
 
     specs = []
     for raw in configured:
-        spec = {key: raw[key] for key in ("name", "description", "system_prompt")
-                if raw.get(key)}
+        spec = {key: raw[key] for key in ("name", "description", "system_prompt") if raw.get(key)}
         if "skills" in raw:
             spec["skills"] = [virtual_path(path) for path in raw["skills"]]
         if "interrupt_on" in raw:
@@ -123,4 +136,3 @@ def subagent_specs(configured: Sequence[Mapping[str, Any]]) -> list[dict[str, An
             spec["response_format"] = dict(raw["response_format"])
         specs.append(spec)
     return specs
-

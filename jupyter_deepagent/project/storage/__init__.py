@@ -70,8 +70,9 @@ class Storage(Protocol):
         """The latest checkpoint of thread id `key`, or None."""
 
 
-def open_storage(folder: Path, setting: str, database_url: str = "",
-                 source: str = "database_url") -> Storage:
+def open_storage(
+    folder: Path, setting: str, database_url: str = "", source: str = "database_url"
+) -> Storage:
     """The SQLite files in `folder`, or the PostgreSQL database of `database_url` when set.
 
     Args:
@@ -161,13 +162,17 @@ class OwnedStorage:
                 info = self._info(key, found[1], found[0])
                 if info is not None:
                     infos.append(info)
-        return sorted(infos, key=lambda info: (info.owner != self.owner.user, info.owner,
-                                               info.name))
+        return sorted(
+            infos, key=lambda info: (info.owner != self.owner.user, info.owner, info.name)
+        )
 
     def owner_of(self, name: str) -> list[str]:
         """The other users of the project who have a thread called `name`."""
-        return [info.owner for info in self.project_threads()
-                if info.name == name and info.owner != self.owner.user]
+        return [
+            info.owner
+            for info in self.project_threads()
+            if info.name == name and info.owner != self.owner.user
+        ]
 
     def _info(self, key: str, name: str, user: str) -> ThreadInfo | None:
         saved = self.raw.latest(key)

@@ -121,8 +121,9 @@ class AdvisoryLock:
         pid = int(match.group("pid")) if match else None
         host = match.group("host") if match else None
         since = float(since) if since is not None else None
-        return thread_busy(self.thread, pid=pid, host=host, since=since,
-                           holder=f"PostgreSQL backend {backend}")
+        return thread_busy(
+            self.thread, pid=pid, host=host, since=since, holder=f"PostgreSQL backend {backend}"
+        )
 
 
 def _first(row: Any) -> Any:

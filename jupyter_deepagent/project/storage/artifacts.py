@@ -31,8 +31,11 @@ def adopt_earlier_transcripts(state_dir: Path, user: str) -> None:
     a transcript the user has already is left where it is."""
     shared = state_dir / "artifacts" / _PER_USER_MOUNT
     try:
-        earlier = [entry for entry in shared.iterdir()
-                   if entry.suffix == ".md" and entry.is_file() and not entry.is_symlink()]
+        earlier = [
+            entry
+            for entry in shared.iterdir()
+            if entry.suffix == ".md" and entry.is_file() and not entry.is_symlink()
+        ]
     except OSError:
         return
     if not earlier:

@@ -34,8 +34,7 @@ _SCHEMES = ("postgresql", "postgres")
 _PASSWORD = re.compile(
     r"(?P<head>\b(?:postgres(?:ql)?)://[^:/@\s]*:)(?P<secret>\S*)(?=@[^@\s]*)", re.IGNORECASE
 )
-_QUERY_PASSWORD = re.compile(r"(?P<head>[?&](?:ssl)?password=)(?P<secret>[^&\s]*)",
-                             re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&](?:ssl)?password=)(?P<secret>[^&\s]*)", re.IGNORECASE)
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
@@ -49,8 +48,10 @@ class DatabaseAddress:
     user: str
 
     def __str__(self) -> str:
-        return f"{self.host}:{self.port}" if not self.host.startswith("/") else (
-            f"the unix socket in {self.host} (port {self.port})"
+        return (
+            f"{self.host}:{self.port}"
+            if not self.host.startswith("/")
+            else (f"the unix socket in {self.host} (port {self.port})")
         )
 
 
@@ -69,10 +70,10 @@ def database_password(url: str) -> str | None:
 def database_secrets(url: str) -> list[str]:
     """Every spelling of the URL's passwords (as written and decoded, `?password=` and
     `?sslpassword=` too), longest first, so a message can be cleaned of each."""
-    found = [m.group("secret") for pattern in (_PASSWORD, _QUERY_PASSWORD)
-             for m in pattern.finditer(url)]
-    spellings = {spelling for secret in found if secret
-                 for spelling in (secret, unquote(secret))}
+    found = [
+        m.group("secret") for pattern in (_PASSWORD, _QUERY_PASSWORD) for m in pattern.finditer(url)
+    ]
+    spellings = {spelling for secret in found if secret for spelling in (secret, unquote(secret))}
     return sorted(spellings, key=len, reverse=True)
 
 
@@ -93,7 +94,7 @@ def check_database_url(value: str, source: str) -> str:
             f"notebook; got {mask_database_url(value)!r}"
         )
         raise ValueError(msg)
-    value = scheme + value[len(scheme):]  # libpq reads "postgresql://" in lower case only
+    value = scheme + value[len(scheme) :]  # libpq reads "postgresql://" in lower case only
     try:
         urlsplit(value).port  # noqa: B018 - a malformed port raises here
     except ValueError as exc:

@@ -122,7 +122,11 @@ class ThreadLock:
 
 
 def thread_busy(
-    thread: str, *, pid: int | None, host: str | None = None, since: float | None = None,
+    thread: str,
+    *,
+    pid: int | None,
+    host: str | None = None,
+    since: float | None = None,
     holder: str = "",
 ) -> ThreadBusy:
     """The `ThreadBusy` error for `thread`, run by process `pid` on `host` since `since`.

@@ -72,12 +72,17 @@ class OwnedCheckpointer(BaseCheckpointSaver):
         return self._out(self.inner.get_tuple(self._in(config)))
 
     def list(
-        self, config: Any, *, filter: dict[str, Any] | None = None,  # noqa: A002
-        before: Any = None, limit: int | None = None,
+        self,
+        config: Any,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Any = None,
+        limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """The checkpoints of `config`'s thread, newest first (only this user's without one)."""
-        found = self.inner.list(self._in(config), filter=filter, before=self._in(before),
-                                limit=limit)
+        found = self.inner.list(
+            self._in(config), filter=filter, before=self._in(before), limit=limit
+        )
         for saved in found:
             mine = self._out(saved)
             if mine is not None:
@@ -113,12 +118,17 @@ class OwnedCheckpointer(BaseCheckpointSaver):
         return self._out(await self.inner.aget_tuple(self._in(config)))
 
     async def alist(
-        self, config: Any, *, filter: dict[str, Any] | None = None,  # noqa: A002
-        before: Any = None, limit: int | None = None,
+        self,
+        config: Any,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Any = None,
+        limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Async `list`."""
-        async for saved in self.inner.alist(self._in(config), filter=filter,
-                                            before=self._in(before), limit=limit):
+        async for saved in self.inner.alist(
+            self._in(config), filter=filter, before=self._in(before), limit=limit
+        ):
             mine = self._out(saved)
             if mine is not None:
                 yield mine

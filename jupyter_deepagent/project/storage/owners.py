@@ -72,7 +72,7 @@ class ThreadOwner:
     def thread_of(self, key: str) -> str | None:
         """The plain name of a key of this user's (None for anybody else's key)."""
         prefix = self.key("")
-        return key[len(prefix):] if key.startswith(prefix) and len(key) > len(prefix) else None
+        return key[len(prefix) :] if key.startswith(prefix) and len(key) > len(prefix) else None
 
     def project_thread(self, key: str) -> tuple[str, str] | None:
         """(user, thread) of a key in this project, whoever's it is; None for other projects."""

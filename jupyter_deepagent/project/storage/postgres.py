@@ -49,8 +49,9 @@ class PostgresStorage:
             schema).
     """
 
-    def __init__(self, url: str, source: str = "database_url", *,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
+    def __init__(
+        self, url: str, source: str = "database_url", *, connect_timeout: float = CONNECT_TIMEOUT
+    ) -> None:
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
         from langgraph.store.postgres import PostgresStore
@@ -68,7 +69,11 @@ class PostgresStorage:
         }
         self.connect().close()  # fails fast, with the server's own reason
         self._pool = ConnectionPool(
-            url, min_size=1, max_size=_POOL_SIZE, open=False, timeout=connect_timeout,
+            url,
+            min_size=1,
+            max_size=_POOL_SIZE,
+            open=False,
+            timeout=connect_timeout,
             kwargs={**self._options, "prepare_threshold": 0, "row_factory": dict_row},
             check=ConnectionPool.check_connection,  # a server restart costs no failed cell
         )
@@ -240,8 +245,10 @@ def _advice(reason: str) -> str:
     """What to check, from the server's or the driver's reason."""
     lowered = reason.lower()
     if "password authentication failed" in lowered or "no password supplied" in lowered:
-        return ("Check the user and the password libpq is given (~/.pgpass, PGPASSWORD, or the "
-                "URL in JUPYTER_DEEPAGENT_DATABASE_URL) and the URL")
+        return (
+            "Check the user and the password libpq is given (~/.pgpass, PGPASSWORD, or the "
+            "URL in JUPYTER_DEEPAGENT_DATABASE_URL) and the URL"
+        )
     if "does not exist" in lowered:
         return "Create the database (createdb) or correct its name in the URL"
     if "no pg_hba.conf entry" in lowered or "permission denied" in lowered:

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_deepagent._exceptions import StateDamaged
-from jupyter_deepagent.project.storage.sqlite_health import check_database, damage_of, damaged
-from jupyter_deepagent.project.storage.state_folder import claim_state_folder
 from jupyter_deepagent.project.storage.file_lock import ThreadLock
 from jupyter_deepagent.project.storage.owners import ThreadOwner
+from jupyter_deepagent.project.storage.sqlite_health import check_database, damage_of, damaged
+from jupyter_deepagent.project.storage.state_folder import claim_state_folder
 
 __all__ = ["SqliteStorage", "open_sqlite_storage"]
 
@@ -146,7 +146,7 @@ class SqliteStorage:
                 ).fetchall():
                     for table in ("checkpoints", "writes"):
                         self._checkpoints.execute(
-                            f"UPDATE {table} SET thread_id = ? WHERE thread_id = ?",  # noqa: S608
+                            f"UPDATE {table} SET thread_id = ? WHERE thread_id = ?",
                             (owner.key(thread), thread),
                         )
             earlier = self._store.execute("SELECT key FROM store WHERE prefix = 'memories'")

@@ -71,8 +71,13 @@ class ContextTracker:
         step = int(event.get("step") or 0)
         tokens = int(event.get("tokens") or 0)
         self.last = event
-        self.steps[step] = {"step": step, "tokens": tokens, "attempt": event.get("attempt", 1),
-                            "messages": event.get("messages"), "pointers": event.get("pointers")}
+        self.steps[step] = {
+            "step": step,
+            "tokens": tokens,
+            "attempt": event.get("attempt", 1),
+            "messages": event.get("messages"),
+            "pointers": event.get("pointers"),
+        }
         self.peak = max(self.peak, tokens)
         self._sorted = self._sorted and (len(self.steps) < 2 or step >= self._last_step)
         self._last_step = step
@@ -125,8 +130,9 @@ class ContextTracker:
             "summaries": last.get("summaries", 0),
             "pointers": last.get("pointers", 0),
             "breakdown": self._breakdown(last, tokens),
-            "steps": list(self.steps.values()) if self._sorted else [
-                self.steps[step] for step in sorted(self.steps)],
+            "steps": list(self.steps.values())
+            if self._sorted
+            else [self.steps[step] for step in sorted(self.steps)],
             "marks": list(self.marks),
         }
 
@@ -139,10 +145,13 @@ class ContextTracker:
             return {"parts": {}, "estimated": True}
         system = min(self.system_tokens, tokens)
         schemas = min(self.schema_tokens or 0, tokens - system)
-        results = min(sum(sizes[0] for sizes in self._results.values()),
-                      tokens - system - schemas)
-        parts = {"system prompt": system, "tool schemas": schemas,
-                 "messages": tokens - system - schemas - results, "tool results": results}
+        results = min(sum(sizes[0] for sizes in self._results.values()), tokens - system - schemas)
+        parts = {
+            "system prompt": system,
+            "tool schemas": schemas,
+            "messages": tokens - system - schemas - results,
+            "tool results": results,
+        }
         if self.schema_tokens is None:
             parts.pop("tool schemas")
             parts["messages + tool schemas"] = parts.pop("messages")
@@ -154,13 +163,19 @@ def _mark(event: RunEvent) -> dict[str, Any]:
     """A compression event as a chart mark: its step, kind and a short label."""
     kind = str(event.get("type"))
     if kind == "summarized":
-        label = (f"summarized ({event.get('reason', 'trigger')}): "
-                 f"{event.get('tokens_before', 0):,} → {event.get('tokens_after', 0):,} tokens")
+        label = (
+            f"summarized ({event.get('reason', 'trigger')}): "
+            f"{event.get('tokens_before', 0):,} → {event.get('tokens_after', 0):,} tokens"
+        )
     elif kind == "context_overflow":
         label = f"context overflow at {event.get('tokens', 0):,} tokens ({event.get('action')})"
     elif kind == "input_offloaded":
         label = f"{event.get('kind', 'input')} input moved to {event.get('path')}"
     else:
         label = f"{event.get('tool', 'result')} result {kind} to {event.get('path')}"
-    return {"step": int(event.get("step") or 0), "kind": kind, "label": label,
-            "tokens": event.get("tokens") or event.get("tokens_before")}
+    return {
+        "step": int(event.get("step") or 0),
+        "kind": kind,
+        "label": label,
+        "tokens": event.get("tokens") or event.get("tokens_before"),
+    }

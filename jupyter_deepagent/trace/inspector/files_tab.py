@@ -15,8 +15,15 @@ from jupyter_deepagent.harness.run_events.event_stream import RunEvent
 
 __all__ = ["MOUNT_ORDER", "FileTracker", "preview_text"]
 
-MOUNT_ORDER = ("/outputs/", "/workspace/", "/memories/", "/large_tool_results/",
-               "/conversation_history/", "/subagents/", "/notebook/")
+MOUNT_ORDER = (
+    "/outputs/",
+    "/workspace/",
+    "/memories/",
+    "/large_tool_results/",
+    "/conversation_history/",
+    "/subagents/",
+    "/notebook/",
+)
 """Mounts in the order the Files tab lists them; other folders (thread scratch) come last."""
 
 PREVIEW_LINES = 12
@@ -68,36 +75,64 @@ class FileTracker:
         elif kind == "tool_call":
             if event.get("tool") in _WRITERS:
                 self._calls[str(event.get("tool_call_id"))] = {
-                    "tool": event.get("tool"), "args": event.get("args") or {},
-                    "agent": event.get("agent"), "step": event.get("step")}
+                    "tool": event.get("tool"),
+                    "args": event.get("args") or {},
+                    "agent": event.get("agent"),
+                    "step": event.get("step"),
+                }
         elif kind == "tool_result":
             self._take_result(event)
         elif kind in ("offloaded", "aged"):
             self._artifact(event, kind)
         elif kind == "input_offloaded" and event.get("path"):
-            self._put(str(event["path"]), kind="input", tool=event.get("tool"),
-                      tokens=event.get("tokens"), step=event.get("step"),
-                      preview="", agent=event.get("agent"),
-                      note=f"{event.get('kind', 'input')} input moved out of the conversation")
+            self._put(
+                str(event["path"]),
+                kind="input",
+                tool=event.get("tool"),
+                tokens=event.get("tokens"),
+                step=event.get("step"),
+                preview="",
+                agent=event.get("agent"),
+                note=f"{event.get('kind', 'input')} input moved out of the conversation",
+            )
         elif kind == "summarized" and event.get("transcript_path"):
-            self._put(str(event["transcript_path"]), kind="transcript", tool=None,
-                      tokens=None, step=event.get("step"), agent=event.get("agent"),
-                      preview="", note=f"{event.get('messages_folded', 0)} messages folded "
-                                       f"into summary {event.get('count', 1)}")
+            self._put(
+                str(event["transcript_path"]),
+                kind="transcript",
+                tool=None,
+                tokens=None,
+                step=event.get("step"),
+                agent=event.get("agent"),
+                preview="",
+                note=f"{event.get('messages_folded', 0)} messages folded "
+                f"into summary {event.get('count', 1)}",
+            )
         elif kind == "subagent_finished":
             self._subagent(event)
         elif kind == "memory_loaded" and event.get("path"):
-            self._put(str(event["path"]), kind="memory", tool=None, tokens=event.get("tokens"),
-                      step=event.get("step"), agent=event.get("agent"), preview="",
-                      note="memory: always in the prompt")
+            self._put(
+                str(event["path"]),
+                kind="memory",
+                tool=None,
+                tokens=event.get("tokens"),
+                step=event.get("step"),
+                agent=event.get("agent"),
+                preview="",
+                note="memory: always in the prompt",
+            )
         elif kind == "file_written" and event.get("path"):
             path = str(event["path"])
             preview = _arg_text(event.get("preview") or event.get("content") or "")
             self.written[path] = {
-                "path": path, "kind": "written", "tool": event.get("tool"),
-                "tokens": event.get("tokens"), "step": event.get("step"),
-                "agent": event.get("agent"), "preview": preview_text(preview),
-                "note": f"{event.get('chars'):,} characters" if event.get("chars") else ""}
+                "path": path,
+                "kind": "written",
+                "tool": event.get("tool"),
+                "tokens": event.get("tokens"),
+                "step": event.get("step"),
+                "agent": event.get("agent"),
+                "preview": preview_text(preview),
+                "note": f"{event.get('chars'):,} characters" if event.get("chars") else "",
+            }
 
     def _take_result(self, event: RunEvent) -> None:
         call_id = str(event.get("tool_call_id"))
@@ -120,25 +155,47 @@ class FileTracker:
             old, new = _arg_text(args.get("old_string")), _arg_text(args.get("new_string"))
             preview = preview_text(f"- {old}\n+ {new}")
             note = "edited"
-        self.derived[path] = {"path": path, "kind": "written", "tool": call["tool"],
-                              "tokens": None, "step": call["step"], "agent": call["agent"],
-                              "preview": preview, "note": note}
+        self.derived[path] = {
+            "path": path,
+            "kind": "written",
+            "tool": call["tool"],
+            "tokens": None,
+            "step": call["step"],
+            "agent": call["agent"],
+            "preview": preview,
+            "note": note,
+        }
 
     def _artifact(self, event: RunEvent, kind: str) -> None:
         call_id = str(event.get("tool_call_id"))
         path = str(event.get("path"))
-        note = (f"{event.get('lines', 0):,} lines, sent as a pointer"
-                + (f" after {event.get('replies')} replies" if kind == "aged" else ""))
-        self._put(path, kind=kind, tool=event.get("tool"), tokens=event.get("tokens"),
-                  step=event.get("step"), agent=event.get("agent"),
-                  preview=self._results.get(call_id, ""), note=note, tool_call_id=call_id)
+        note = f"{event.get('lines', 0):,} lines, sent as a pointer" + (
+            f" after {event.get('replies')} replies" if kind == "aged" else ""
+        )
+        self._put(
+            path,
+            kind=kind,
+            tool=event.get("tool"),
+            tokens=event.get("tokens"),
+            step=event.get("step"),
+            agent=event.get("agent"),
+            preview=self._results.get(call_id, ""),
+            note=note,
+            tool_call_id=call_id,
+        )
 
     def _subagent(self, event: RunEvent) -> None:
         if event.get("transcript_path"):
-            self._put(str(event["transcript_path"]), kind="transcript", tool="task",
-                      tokens=None, step=event.get("step"), agent=event.get("agent"),
-                      preview=preview_text(str(event.get("result") or "")),
-                      note=f"transcript of task {event.get('task_id')}")
+            self._put(
+                str(event["transcript_path"]),
+                kind="transcript",
+                tool="task",
+                tokens=None,
+                step=event.get("step"),
+                agent=event.get("agent"),
+                preview=preview_text(str(event.get("result") or "")),
+                note=f"transcript of task {event.get('task_id')}",
+            )
 
     def _put(self, path: str, **entry: Any) -> None:
         old = self.files.get(path)
@@ -150,15 +207,23 @@ class FileTracker:
     def view(self) -> dict[str, Any]:
         """The Files tab's data: `mounts` in `MOUNT_ORDER`, each with its files in order."""
         # `file_written` says what was written; the call's own arguments give its first lines
-        written = {path: {**entry, "preview": entry["preview"]
-                          or self.derived.get(path, {}).get("preview", "")}
-                   for path, entry in self.written.items()} or self.derived
+        written = {
+            path: {
+                **entry,
+                "preview": entry["preview"] or self.derived.get(path, {}).get("preview", ""),
+            }
+            for path, entry in self.written.items()
+        } or self.derived
         entries = [*written.values(), *(e for p, e in self.files.items() if p not in written)]
         groups: dict[str, list[dict[str, Any]]] = {}
         for entry in entries:
             groups.setdefault(mount_of(entry["path"]), []).append(
-                {k: v for k, v in entry.items() if k != "tool_call_id"})
+                {k: v for k, v in entry.items() if k != "tool_call_id"}
+            )
         order = [m for m in MOUNT_ORDER if m in groups] + sorted(
-            m for m in groups if m not in MOUNT_ORDER)
-        return {"mounts": [{"mount": mount, "files": groups[mount]} for mount in order],
-                "count": len(entries)}
+            m for m in groups if m not in MOUNT_ORDER
+        )
+        return {
+            "mounts": [{"mount": mount, "files": groups[mount]} for mount in order],
+            "count": len(entries),
+        }

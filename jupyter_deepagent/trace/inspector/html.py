@@ -48,10 +48,14 @@ def summary_html(snap: dict[str, Any]) -> str:
     """The one-line summary: model, model calls, tokens, a small gauge, status."""
     run, context = snap["run"], snap["context"]
     status = run.get("status")
-    status_badge = badge(status or "running", {"ok": "ok", "error": "error", "stopped": "warn",
-                                                "interrupted": "warn"}.get(status or "", "live"))
+    status_badge = badge(
+        status or "running",
+        {"ok": "ok", "error": "error", "stopped": "warn", "interrupted": "warn"}.get(
+            status or "", "live"
+        ),
+    )
     window = context.get("window")
-    used = (f"{context['share']:.1%} of {tokens(window)}" if window else "no request yet")
+    used = f"{context['share']:.1%} of {tokens(window)}" if window else "no request yet"
     seconds = run.get("seconds")
     items = [
         '<span class="jdi-title">Inspector</span>',
@@ -78,26 +82,34 @@ def prompt_panel(snap: dict[str, Any]) -> str:
     changed = [s for s in sections if s["change"]]
     note = ""
     if compared:
-        note = (f" · {len(changed)} changed since the {escape(compared)}" if changed
-                else f" · unchanged since the {escape(compared)}")
+        note = (
+            f" · {len(changed)} changed since the {escape(compared)}"
+            if changed
+            else f" · unchanged since the {escape(compared)}"
+        )
     if prompt.get("removed"):
         note += " · removed: " + ", ".join(escape(n) for n in prompt["removed"])
-    rows = [f'<div class="jdi-head">{len(sections)} sections · {prompt["tokens"]:,} tokens · '
-            f'sent {prompt.get("calls", 0)} times in this run{note}</div>',
-            '<div class="jdi-cols jdi-colhead jdi-prompt-cols"><span>#</span><span>section</span>'
-            "<span>source</span><span class='jdi-num'>tokens</span><span>share</span>"
-            "<span></span></div>"]
+    rows = [
+        f'<div class="jdi-head">{len(sections)} sections · {prompt["tokens"]:,} tokens · '
+        f"sent {prompt.get('calls', 0)} times in this run{note}</div>",
+        '<div class="jdi-cols jdi-colhead jdi-prompt-cols"><span>#</span><span>section</span>'
+        "<span>source</span><span class='jdi-num'>tokens</span><span>share</span>"
+        "<span></span></div>",
+    ]
     for index, section in enumerate(sections, 1):
         change = badge(section["change"], "warn") if section["change"] else ""
-        bar = (f'<span class="jdi-share"><span style="width:{section["share"] * 100:.1f}%">'
-               f'</span></span><span class="jdi-muted">{section["share"]:.0%}</span>')
+        bar = (
+            f'<span class="jdi-share"><span style="width:{section["share"] * 100:.1f}%">'
+            f'</span></span><span class="jdi-muted">{section["share"]:.0%}</span>'
+        )
         rows.append(
             f'<details class="jdi-row jdi-section" data-section="{escape(section["name"])}">'
             f'<summary class="jdi-cols jdi-prompt-cols"><span class="jdi-muted">{index}</span>'
             f'<b>{escape(section["name"])}</b><span class="jdi-muted jdi-ellipsis">'
             f'{escape(section["source"])}</span><span class="jdi-num">{section["tokens"]:,}</span>'
             f'<span class="jdi-sharecell">{bar}</span><span>{change}</span></summary>'
-            f'<pre class="jdi-pre">{escape(section["text"])}</pre></details>')
+            f'<pre class="jdi-pre">{escape(section["text"])}</pre></details>'
+        )
     return "".join(rows)
 
 
@@ -107,32 +119,47 @@ def context_panel(snap: dict[str, Any]) -> str:
     if not context.get("window"):
         return '<div class="jdi-muted">No model request yet.</div>'
     source = context.get("window_source")
-    head = (f'<div class="jdi-head"><b>{context["tokens"]:,}</b> tokens in the last request '
-            f'(step {context.get("step")}) · {context["share"]:.1%} of the '
-            f'{context["window"]:,}-token window{f" (from {escape(str(source))})" if source else ""}'
-            f' · summarization at {context["trigger"]:,} · peak {context["peak"]:,}</div>')
+    head = (
+        f'<div class="jdi-head"><b>{context["tokens"]:,}</b> tokens in the last request '
+        f"(step {context.get('step')}) · {context['share']:.1%} of the "
+        f"{context['window']:,}-token window{f' (from {escape(str(source))})' if source else ''}"
+        f" · summarization at {context['trigger']:,} · peak {context['peak']:,}</div>"
+    )
     breakdown = context["breakdown"]
     parts = breakdown["parts"]
     legend = "".join(
         f'<span class="jdi-legend"><i style="background:{PART_COLORS.get(name, "#888")}"></i>'
         f"{escape(name)} {'≈' if breakdown['estimated'] else ''}{count:,}</span>"
-        for name, count in parts.items())
+        for name, count in parts.items()
+    )
     marks = context.get("marks") or []
     kinds = sorted({m["kind"] for m in marks})
     mark_legend = "".join(
         f'<span class="jdi-legend"><i style="background:{MARK_COLORS.get(k, "#888")}"></i>'
-        f"{escape(k.replace('_', ' '))}</span>" for k in kinds)
-    mark_rows = "".join(f'<li><span class="jdi-muted">step {m["step"]}</span> '
-                        f"{escape(m['label'])}</li>" for m in marks[-50:])
-    events = (f'<details class="jdi-row"><summary>{len(marks)} compression event'
-              f'{"s" if len(marks) != 1 else ""}</summary>'
-              f'<ul class="jdi-list">{mark_rows}</ul></details>') if marks else ""
-    return (f"{head}<div class='jdi-gaugebox'>{gauge_svg(context, 520, 16)}</div>"
-            f'<div class="jdi-sub">What the last request held'
-            f'{" (estimated from the events)" if breakdown["estimated"] else ""}</div>'
-            f"{breakdown_svg(parts, 520)}<div class='jdi-legends'>{legend}</div>"
-            f'<div class="jdi-sub">Tokens sent at each step</div>{steps_svg(context)}'
-            f"<div class='jdi-legends'>{mark_legend}</div>{events}")
+        f"{escape(k.replace('_', ' '))}</span>"
+        for k in kinds
+    )
+    mark_rows = "".join(
+        f'<li><span class="jdi-muted">step {m["step"]}</span> {escape(m["label"])}</li>'
+        for m in marks[-50:]
+    )
+    events = (
+        (
+            f'<details class="jdi-row"><summary>{len(marks)} compression event'
+            f"{'s' if len(marks) != 1 else ''}</summary>"
+            f'<ul class="jdi-list">{mark_rows}</ul></details>'
+        )
+        if marks
+        else ""
+    )
+    return (
+        f"{head}<div class='jdi-gaugebox'>{gauge_svg(context, 520, 16)}</div>"
+        f'<div class="jdi-sub">What the last request held'
+        f"{' (estimated from the events)' if breakdown['estimated'] else ''}</div>"
+        f"{breakdown_svg(parts, 520)}<div class='jdi-legends'>{legend}</div>"
+        f'<div class="jdi-sub">Tokens sent at each step</div>{steps_svg(context)}'
+        f"<div class='jdi-legends'>{mark_legend}</div>{events}"
+    )
 
 
 PANELS = (
@@ -159,11 +186,15 @@ def static_html(snap: dict[str, Any], *, open_: bool = False) -> str:
     tabs = []
     for index, (title, _) in enumerate(PANELS):
         checked = " checked" if index == 0 else ""
-        tabs.append(f'<input type="radio" name="jdi-{uid}" id="jdi-{uid}-{index}"{checked}>'
-                    f'<label for="jdi-{uid}-{index}">{title}</label>')
-    body = (f'<details class="jdi jdi-static"{" open" if open_ else ""}>'
-            f"<summary>{summary_html(snap)}</summary>"
-            f'<div class="jdi-tabs">{"".join(tabs)}{"".join(panels)}</div></details>')
+        tabs.append(
+            f'<input type="radio" name="jdi-{uid}" id="jdi-{uid}-{index}"{checked}>'
+            f'<label for="jdi-{uid}-{index}">{title}</label>'
+        )
+    body = (
+        f'<details class="jdi jdi-static"{" open" if open_ else ""}>'
+        f"<summary>{summary_html(snap)}</summary>"
+        f'<div class="jdi-tabs">{"".join(tabs)}{"".join(panels)}</div></details>'
+    )
     return f"<style>{STYLE}</style>{clean_view_html(body)}"
 
 

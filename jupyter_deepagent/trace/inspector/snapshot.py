@@ -37,7 +37,9 @@ __all__ = ["SNAPSHOT_VERSION", "InspectorBuilder", "build_snapshot"]
 SNAPSHOT_VERSION = 1
 """Bumped when a field of the snapshot changes meaning."""
 
-_SKILL_LINE = re.compile(r"^- \*\*(?P<name>[^*]+)\*\*: (?P<description>.*) \(read `(?P<path>[^`]+)`\)$")
+_SKILL_LINE = re.compile(
+    r"^- \*\*(?P<name>[^*]+)\*\*: (?P<description>.*) \(read `(?P<path>[^`]+)`\)$"
+)
 _SKIPPED = re.compile(r"^skill (folder )?\S+ skipped|^skill name ")
 
 
@@ -50,9 +52,19 @@ class InspectorBuilder:
     """
 
     def __init__(self, previous_prompt: dict[str, Any] | None = None) -> None:
-        self.run: dict[str, Any] = {"model": None, "thread": None, "input": "", "status": None,
-                                    "error": None, "model_calls": 0, "tool_calls": 0,
-                                    "tokens_in": 0, "tokens_out": 0, "seconds": None, "steps": 0}
+        self.run: dict[str, Any] = {
+            "model": None,
+            "thread": None,
+            "input": "",
+            "status": None,
+            "error": None,
+            "model_calls": 0,
+            "tool_calls": 0,
+            "tokens_in": 0,
+            "tokens_out": 0,
+            "seconds": None,
+            "steps": 0,
+        }
         self._assemblies: dict[str, dict[str, Any]] = {}  # hash -> assembly
         self._prompt: dict[str, Any] | None = None
         self._before: dict[str, Any] | None = previous_prompt
@@ -79,11 +91,21 @@ class InspectorBuilder:
         if main:
             self.context.add(event)
         if kind == "run_started":
-            self.run.update(model=event.get("model"), thread=event.get("thread_id"),
-                            input=event.get("input") or "")
+            self.run.update(
+                model=event.get("model"),
+                thread=event.get("thread_id"),
+                input=event.get("input") or "",
+            )
         elif kind == "run_finished":
-            for key in ("status", "error", "tokens_in", "tokens_out", "model_calls",
-                        "tool_calls", "seconds"):
+            for key in (
+                "status",
+                "error",
+                "tokens_in",
+                "tokens_out",
+                "model_calls",
+                "tool_calls",
+                "seconds",
+            ):
                 self.run[key] = event.get(key, self.run.get(key))
         elif kind == "model_call":
             self.run["model_calls"] += 1
@@ -97,12 +119,23 @@ class InspectorBuilder:
         elif kind == "prompt" and main:
             self._take_prompt(event)
         elif kind == "skill_loaded":
-            self.skills_loaded.append({"skill": event.get("skill"), "path": event.get("path"),
-                                       "step": event.get("step"), "agent": event.get("agent"),
-                                       "task_id": event.get("task_id")})
+            self.skills_loaded.append(
+                {
+                    "skill": event.get("skill"),
+                    "path": event.get("path"),
+                    "step": event.get("step"),
+                    "agent": event.get("agent"),
+                    "task_id": event.get("task_id"),
+                }
+            )
         elif kind == "warning":
-            self.warnings.append({"message": event.get("message", ""),
-                                  "source": event.get("source"), "agent": event.get("agent")})
+            self.warnings.append(
+                {
+                    "message": event.get("message", ""),
+                    "source": event.get("source"),
+                    "agent": event.get("agent"),
+                }
+            )
         elif kind == "todos" and main:
             self.todos = list(event.get("todos") or [])
 
@@ -145,8 +178,13 @@ class InspectorBuilder:
     def _prompt_view(self) -> dict[str, Any]:
         assembly = self._prompt
         if assembly is None:
-            return {"sections": [], "tokens": 0, "calls": self._prompt_calls, "removed": [],
-                    "compared_with": None}
+            return {
+                "sections": [],
+                "tokens": 0,
+                "calls": self._prompt_calls,
+                "removed": [],
+                "compared_with": None,
+            }
         before = {s["name"]: s for s in (self._before or {}).get("sections", [])}
         sections = assembly.get("sections", [])
         total = sum(int(s.get("tokens") or 0) for s in sections) or 1
@@ -155,20 +193,38 @@ class InspectorBuilder:
             old = before.get(section["name"])
             change = None
             if self._before is not None:
-                change = "new" if old is None else (
-                    "changed" if old.get("text") != section.get("text") else None)
+                change = (
+                    "new"
+                    if old is None
+                    else ("changed" if old.get("text") != section.get("text") else None)
+                )
             tokens = int(section.get("tokens") or 0)
-            rows.append({"name": section["name"], "source": section.get("source", ""),
-                         "tokens": tokens, "share": round(tokens / total, 4),
-                         "text": section.get("text", ""), "change": change})
+            rows.append(
+                {
+                    "name": section["name"],
+                    "source": section.get("source", ""),
+                    "tokens": tokens,
+                    "share": round(tokens / total, 4),
+                    "text": section.get("text", ""),
+                    "change": change,
+                }
+            )
         names = {s["name"] for s in sections}
         compared = None
         if self._before is not None:
-            compared = "previous model call" if self._prompt_calls > 1 and any(
-                a is self._before for a in self._assemblies.values()) else "previous run"
-        return {"sections": rows, "tokens": int(assembly.get("tokens") or total),
-                "calls": self._prompt_calls, "compared_with": compared,
-                "removed": [name for name in before if name not in names]}
+            compared = (
+                "previous model call"
+                if self._prompt_calls > 1
+                and any(a is self._before for a in self._assemblies.values())
+                else "previous run"
+            )
+        return {
+            "sections": rows,
+            "tokens": int(assembly.get("tokens") or total),
+            "calls": self._prompt_calls,
+            "compared_with": compared,
+            "removed": [name for name in before if name not in names],
+        }
 
     def _skills_view(self, prompt: dict[str, Any]) -> dict[str, Any]:
         loaded: dict[str, dict[str, Any]] = {}
@@ -181,19 +237,38 @@ class InspectorBuilder:
             if match is None:
                 continue
             hit = loaded.get(match["path"])
-            available.append({"name": match["name"], "description": match["description"],
-                              "path": match["path"],
-                              "loaded_step": hit["step"] if hit else None,
-                              "loaded_by": hit["agent"] if hit else None})
+            available.append(
+                {
+                    "name": match["name"],
+                    "description": match["description"],
+                    "path": match["path"],
+                    "loaded_step": hit["step"] if hit else None,
+                    "loaded_by": hit["agent"] if hit else None,
+                }
+            )
         listed = {item["path"] for item in available}
         for path, hit in loaded.items():  # a subagent's own skills are not in the main prompt
             if path not in listed:
-                available.append({"name": hit["skill"], "description": "", "path": path,
-                                  "loaded_step": hit["step"], "loaded_by": hit["agent"]})
-        skipped = [{"path": w["source"], "message": w["message"]} for w in self.warnings
-                   if _SKIPPED.match(str(w["message"]))]
-        return {"available": available, "loaded": list(self.skills_loaded), "skipped": skipped,
-                "sources": (skills or {}).get("source", "")}
+                available.append(
+                    {
+                        "name": hit["skill"],
+                        "description": "",
+                        "path": path,
+                        "loaded_step": hit["step"],
+                        "loaded_by": hit["agent"],
+                    }
+                )
+        skipped = [
+            {"path": w["source"], "message": w["message"]}
+            for w in self.warnings
+            if _SKIPPED.match(str(w["message"]))
+        ]
+        return {
+            "available": available,
+            "loaded": list(self.skills_loaded),
+            "skipped": skipped,
+            "sources": (skills or {}).get("source", ""),
+        }
 
 
 def build_snapshot(
@@ -210,4 +285,3 @@ def build_snapshot(
         A JSON-ready dict (see the module docstring).
     """
     return InspectorBuilder(previous_prompt).extend(events).snapshot()
-

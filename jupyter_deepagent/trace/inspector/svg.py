@@ -49,8 +49,9 @@ def _fill_color(share: float, trigger_share: float) -> str:
     return WARN if trigger_share and share >= trigger_share else FILL
 
 
-def gauge_svg(context: dict[str, Any], width: int = 360, height: int = 14,
-              *, mini: bool = False) -> str:
+def gauge_svg(
+    context: dict[str, Any], width: int = 360, height: int = 14, *, mini: bool = False
+) -> str:
     """The last request against the window: a bar with marks at the summarization trigger and at
     the window's end. `mini` draws the summary line's small version, without labels."""
     window = context.get("window") or 0
@@ -58,8 +59,11 @@ def gauge_svg(context: dict[str, Any], width: int = 360, height: int = 14,
     trigger = context.get("trigger") or 0
     share = min(used / window, 1.0) if window else 0.0
     trigger_share = trigger / window if window else 0.0
-    label = (f"{used:,} of {window:,} tokens ({share:.1%}); summarization at {trigger:,}"
-             if window else "no request yet")
+    label = (
+        f"{used:,} of {window:,} tokens ({share:.1%}); summarization at {trigger:,}"
+        if window
+        else "no request yet"
+    )
     top = 0 if mini else 18
     bar = height
     total_height = bar if mini else bar + 36
@@ -72,30 +76,42 @@ def gauge_svg(context: dict[str, Any], width: int = 360, height: int = 14,
     if share > 0:
         filled = max(share * width, bar)  # a sliver still shows as a dot
         color = _fill_color(share, trigger_share)
-        parts.append(f'<rect class="jdi-gauge-fill" x="0" y="{top}" width="{filled:.1f}" '
-                     f'height="{bar}" rx="{bar / 2}" fill="{color}"/>')
+        parts.append(
+            f'<rect class="jdi-gauge-fill" x="0" y="{top}" width="{filled:.1f}" '
+            f'height="{bar}" rx="{bar / 2}" fill="{color}"/>'
+        )
     if trigger_share:
         x = trigger_share * width
-        parts.append(f'<line class="jdi-mark-trigger" x1="{x:.1f}" x2="{x:.1f}" y1="{top - 2}" '
-                     f'y2="{top + bar + 2}" stroke="{TEXT}" stroke-width="2" '
-                     f'stroke-dasharray="3 2"/>')
+        parts.append(
+            f'<line class="jdi-mark-trigger" x1="{x:.1f}" x2="{x:.1f}" y1="{top - 2}" '
+            f'y2="{top + bar + 2}" stroke="{TEXT}" stroke-width="2" '
+            f'stroke-dasharray="3 2"/>'
+        )
     if not mini:
         y = top + bar + 16
         if trigger_share:
             x = trigger_share * width
             anchor = "end" if trigger_share > 0.75 else "middle"
-            parts.append(f'<text x="{x + (4 if anchor == "end" else 0):.1f}" y="{top - 5}" '
-                         f'font-size="11" fill="{MUTED}" text-anchor="{anchor}">'
-                         f"summarization at {tokens(trigger)}</text>")
+            parts.append(
+                f'<text x="{x + (4 if anchor == "end" else 0):.1f}" y="{top - 5}" '
+                f'font-size="11" fill="{MUTED}" text-anchor="{anchor}">'
+                f"summarization at {tokens(trigger)}</text>"
+            )
         if share > 0:
-            parts.append(f'<text x="{min(max(share * width, 2), width - 2):.1f}" y="{y}" '
-                         f'font-size="11" font-weight="600" fill="{TEXT}" '
-                         f'text-anchor="{"start" if share < 0.5 else "end"}">'
-                         f"{tokens(used)} ({share:.1%})</text>")
-        parts.append(f'<text x="{width}" y="{y}" font-size="11" fill="{MUTED}" '
-                     f'text-anchor="end">window {tokens(window)}</text>')
-        parts.append(f'<line class="jdi-mark-window" x1="{width - 1}" x2="{width - 1}" '
-                     f'y1="{top - 2}" y2="{top + bar + 2}" stroke="{TEXT}" stroke-width="2"/>')
+            parts.append(
+                f'<text x="{min(max(share * width, 2), width - 2):.1f}" y="{y}" '
+                f'font-size="11" font-weight="600" fill="{TEXT}" '
+                f'text-anchor="{"start" if share < 0.5 else "end"}">'
+                f"{tokens(used)} ({share:.1%})</text>"
+            )
+        parts.append(
+            f'<text x="{width}" y="{y}" font-size="11" fill="{MUTED}" '
+            f'text-anchor="end">window {tokens(window)}</text>'
+        )
+        parts.append(
+            f'<line class="jdi-mark-window" x1="{width - 1}" x2="{width - 1}" '
+            f'y1="{top - 2}" y2="{top + bar + 2}" stroke="{TEXT}" stroke-width="2"/>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -103,17 +119,21 @@ def gauge_svg(context: dict[str, Any], width: int = 360, height: int = 14,
 def breakdown_svg(parts: dict[str, int], width: int = 360, height: int = 12) -> str:
     """What the last request was made of, as one stacked bar."""
     total = sum(parts.values())
-    svg = [f'<svg class="jdi-breakdown" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
-           f'<rect x="0" y="0" width="{width}" height="{height}" rx="3" fill="{TRACK}"/>']
+    svg = [
+        f'<svg class="jdi-breakdown" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" rx="3" fill="{TRACK}"/>',
+    ]
     x = 0.0
     for name, count in parts.items():
         if not total or count <= 0:
             continue
         w = count / total * width
-        svg.append(f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="{height}" '
-                   f'fill="{PART_COLORS.get(name, FILL)}"><title>{escape(name)}: {count:,} tokens'
-                   f"</title></rect>")
+        svg.append(
+            f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="{height}" '
+            f'fill="{PART_COLORS.get(name, FILL)}"><title>{escape(name)}: {count:,} tokens'
+            f"</title></rect>"
+        )
         x += w
     svg.append("</svg>")
     return "".join(svg)
@@ -147,40 +167,52 @@ def steps_svg(context: dict[str, Any], width: int = 720, height: int = 150) -> s
     def y_of(value: float) -> float:
         return top + plot_h - value / scale * plot_h
 
-    svg = [f'<svg class="jdi-steps" width="100%" viewBox="0 0 {width} {height}" '
-           f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg" '
-           f'style="max-width:{width}px">',
-           f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" '
-           f'stroke="{MUTED}" stroke-width="0.5"/>',
-           f'<text x="{left - 6}" y="{top + 4}" font-size="10" fill="{MUTED}" '
-           f'text-anchor="end">{tokens(scale)}</text>',
-           f'<text x="{left - 6}" y="{top + plot_h}" font-size="10" fill="{MUTED}" '
-           f'text-anchor="end">0</text>']
+    svg = [
+        f'<svg class="jdi-steps" width="100%" viewBox="0 0 {width} {height}" '
+        f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg" '
+        f'style="max-width:{width}px">',
+        f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" '
+        f'stroke="{MUTED}" stroke-width="0.5"/>',
+        f'<text x="{left - 6}" y="{top + 4}" font-size="10" fill="{MUTED}" '
+        f'text-anchor="end">{tokens(scale)}</text>',
+        f'<text x="{left - 6}" y="{top + plot_h}" font-size="10" fill="{MUTED}" '
+        f'text-anchor="end">0</text>',
+    ]
     for mark in marks:
         if first <= mark["step"] <= last:
             x = x_of(mark["step"])
             color = MARK_COLORS.get(mark["kind"], MUTED)
-            svg.append(f'<line class="jdi-step-mark jdi-mark-{mark["kind"]}" x1="{x:.1f}" '
-                       f'x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" stroke="{color}" '
-                       f'stroke-width="1.5" stroke-dasharray="2 2"><title>step {mark["step"]}: '
-                       f'{escape(mark["label"])}</title></line>')
-            svg.append(f'<circle cx="{x:.1f}" cy="{top}" r="3.5" fill="{color}">'
-                       f'<title>step {mark["step"]}: {escape(mark["label"])}</title></circle>')
+            svg.append(
+                f'<line class="jdi-step-mark jdi-mark-{mark["kind"]}" x1="{x:.1f}" '
+                f'x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" stroke="{color}" '
+                f'stroke-width="1.5" stroke-dasharray="2 2"><title>step {mark["step"]}: '
+                f"{escape(mark['label'])}</title></line>"
+            )
+            svg.append(
+                f'<circle cx="{x:.1f}" cy="{top}" r="3.5" fill="{color}">'
+                f"<title>step {mark['step']}: {escape(mark['label'])}</title></circle>"
+            )
     for step in steps:
         y = y_of(step["tokens"])
-        svg.append(f'<rect class="jdi-step-bar" x="{x_of(step["step"]) - bar_w / 2:.1f}" '
-                   f'y="{y:.1f}" width="{bar_w:.1f}" height="{top + plot_h - y:.1f}" rx="1" '
-                   f'fill="{FILL}" opacity="0.85"><title>step {step["step"]}: '
-                   f'{step["tokens"]:,} tokens sent</title></rect>')
+        svg.append(
+            f'<rect class="jdi-step-bar" x="{x_of(step["step"]) - bar_w / 2:.1f}" '
+            f'y="{y:.1f}" width="{bar_w:.1f}" height="{top + plot_h - y:.1f}" rx="1" '
+            f'fill="{FILL}" opacity="0.85"><title>step {step["step"]}: '
+            f"{step['tokens']:,} tokens sent</title></rect>"
+        )
     if trigger and trigger <= scale:
         y = y_of(trigger)
-        svg.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
-                   f'stroke="{WARN}" stroke-dasharray="4 3"/><text x="{width - right}" '
-                   f'y="{y - 3:.1f}" font-size="10" fill="{WARN}" text-anchor="end">'
-                   f"summarize at {tokens(trigger)}</text>")
+        svg.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
+            f'stroke="{WARN}" stroke-dasharray="4 3"/><text x="{width - right}" '
+            f'y="{y - 3:.1f}" font-size="10" fill="{WARN}" text-anchor="end">'
+            f"summarize at {tokens(trigger)}</text>"
+        )
     labelled = range(first, last + 1) if count <= 24 else {first, last}
     for step in labelled:
-        svg.append(f'<text x="{x_of(step):.1f}" y="{height - 6}" font-size="10" '
-                   f'fill="{MUTED}" text-anchor="middle">{step}</text>')
+        svg.append(
+            f'<text x="{x_of(step):.1f}" y="{height - 6}" font-size="10" '
+            f'fill="{MUTED}" text-anchor="middle">{step}</text>'
+        )
     svg.append("</svg>")
     return "".join(svg)

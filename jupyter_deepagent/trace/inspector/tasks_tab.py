@@ -82,10 +82,19 @@ class TaskTracker:
         else:
             table = self._table()
             self._cached = (len(self.events), table)
-        running = [{"task_id": e.get("task_id"), "subagent": e.get("agent"),
-                    "description": e.get("description")} for e in self._running()]
-        return {**table, "running": running,
-                "transcripts": {task: list(lines) for task, lines in self.transcripts.items()}}
+        running = [
+            {
+                "task_id": e.get("task_id"),
+                "subagent": e.get("agent"),
+                "description": e.get("description"),
+            }
+            for e in self._running()
+        ]
+        return {
+            **table,
+            "running": running,
+            "transcripts": {task: list(lines) for task, lines in self.transcripts.items()},
+        }
 
     def _running(self) -> list[RunEvent]:
         started: dict[str, RunEvent] = {}
@@ -128,12 +137,19 @@ def _transcript_entry(event: RunEvent) -> dict[str, Any] | None:
             return None
         return {"step": step, "kind": "says", "text": text}
     if kind == "tool_call":
-        return {"step": step, "kind": "calls", "text": f"{event.get('tool')} "
-                f"{_short(event.get('args'), 200)}"}
+        return {
+            "step": step,
+            "kind": "calls",
+            "text": f"{event.get('tool')} {_short(event.get('args'), 200)}",
+        }
     if kind == "tool_result":
         mark = "✗" if event.get("error") else "✓"
-        return {"step": step, "kind": "result", "text": f"{mark} {event.get('tool')}: "
-                f"{_short(event.get('error') or event.get('content'), 300)}"}
+        return {
+            "step": step,
+            "kind": "result",
+            "text": f"{mark} {event.get('tool')}: "
+            f"{_short(event.get('error') or event.get('content'), 300)}",
+        }
     if kind == "subagent_finished":
         return {"step": step, "kind": "report", "text": _short(event.get("result"), 2_000)}
     return None

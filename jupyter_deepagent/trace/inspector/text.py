@@ -12,12 +12,17 @@ __all__ = ["snapshot_text", "summary_text", "trace_line"]
 def summary_text(snap: dict[str, Any]) -> str:
     """One line: model, status, model calls, tokens, how full the window was."""
     run, context = snap["run"], snap["context"]
-    parts = [str(run.get("model") or "model ?"), str(run.get("status") or "running"),
-             f"{run.get('model_calls', 0)} model calls",
-             f"{tokens(run.get('tokens_in') or 0)} tokens in"]
+    parts = [
+        str(run.get("model") or "model ?"),
+        str(run.get("status") or "running"),
+        f"{run.get('model_calls', 0)} model calls",
+        f"{tokens(run.get('tokens_in') or 0)} tokens in",
+    ]
     if context.get("window"):
-        parts.append(f"last request {context['tokens']:,} of {context['window']:,} tokens "
-                     f"({context['share']:.1%})")
+        parts.append(
+            f"last request {context['tokens']:,} of {context['window']:,} tokens "
+            f"({context['share']:.1%})"
+        )
     return " · ".join(parts)
 
 
@@ -32,22 +37,31 @@ def snapshot_text(snap: dict[str, Any]) -> str:
         bar = ["█" if i < filled else "·" for i in range(width)]
         if 0 <= mark < width:
             bar[mark] = "|"
-        lines.append(f"Context: [{''.join(bar)}] summarization at {context['trigger']:,}, "
-                     f"{len(context['marks'])} compression events")
+        lines.append(
+            f"Context: [{''.join(bar)}] summarization at {context['trigger']:,}, "
+            f"{len(context['marks'])} compression events"
+        )
     prompt = snap["prompt"]
     if prompt["sections"]:
-        names = ", ".join(f"{s['name']} {s['tokens']:,}" + (f" ({s['change']})" if s["change"]
-                                                            else "")
-                          for s in prompt["sections"])
-        lines.append(f"Prompt: {len(prompt['sections'])} sections, {prompt['tokens']:,} tokens: "
-                     f"{names}")
+        names = ", ".join(
+            f"{s['name']} {s['tokens']:,}" + (f" ({s['change']})" if s["change"] else "")
+            for s in prompt["sections"]
+        )
+        lines.append(
+            f"Prompt: {len(prompt['sections'])} sections, {prompt['tokens']:,} tokens: {names}"
+        )
     skills = snap["skills"]
     if skills["available"] or skills["skipped"]:
-        loaded = [f"{s['name']} (step {s['loaded_step']})" for s in skills["available"]
-                  if s["loaded_step"] is not None]
-        lines.append(f"Skills: {len(skills['available'])} available; loaded: "
-                     f"{', '.join(loaded) or 'none'}"
-                     + (f"; {len(skills['skipped'])} skipped" if skills["skipped"] else ""))
+        loaded = [
+            f"{s['name']} (step {s['loaded_step']})"
+            for s in skills["available"]
+            if s["loaded_step"] is not None
+        ]
+        lines.append(
+            f"Skills: {len(skills['available'])} available; loaded: "
+            f"{', '.join(loaded) or 'none'}"
+            + (f"; {len(skills['skipped'])} skipped" if skills["skipped"] else "")
+        )
     files = [f for group in snap["files"]["mounts"] for f in group["files"]]
     if files:
         shown = ", ".join(f"{f['path']} ({f['kind']})" for f in files[:6])
@@ -70,5 +84,7 @@ def trace_line(events: list[dict[str, Any]], messages: int) -> str:
     else:
         status, count = finished.get("status"), finished.get("model_calls", 0)
         tokens_in = int(finished.get("tokens_in") or 0)
-    return (f"<RunTrace {status} · {count} model calls · {tokens(tokens_in)} tokens in · "
-            f"{len(events)} events · {messages} messages>")
+    return (
+        f"<RunTrace {status} · {count} model calls · {tokens(tokens_in)} tokens in · "
+        f"{len(events)} events · {messages} messages>"
+    )

@@ -73,7 +73,11 @@ def canonical_message(message: Any, redact: Callable[[str], str] = str) -> dict[
     calls = getattr(message, "tool_calls", None) or []
     if calls:
         out["tool_calls"] = [
-            {"name": c.get("name"), "args": masked_strings(c.get("args", {}), redact), "id": c.get("id")}
+            {
+                "name": c.get("name"),
+                "args": masked_strings(c.get("args", {}), redact),
+                "id": c.get("id"),
+            }
             for c in calls
         ]
     return out
@@ -130,8 +134,10 @@ def describe_difference(recorded: dict[str, Any] | None, current: dict[str, Any]
     if recorded.get("params") != current.get("params"):
         parts.append(f"parameters: recorded {recorded.get('params')}, now {current.get('params')}")
     if recorded.get("tools") != current.get("tools"):
-        names = [sorted(t.get("function", t).get("name", "") for t in r.get("tools", []))
-                 for r in (recorded, current)]
+        names = [
+            sorted(t.get("function", t).get("name", "") for t in r.get("tools", []))
+            for r in (recorded, current)
+        ]
         if names[0] != names[1]:
             parts.append(f"tools: recorded {names[0]}, now {names[1]}")
         else:
@@ -145,7 +151,10 @@ def describe_difference(recorded: dict[str, Any] | None, current: dict[str, Any]
         diff = difflib.unified_diff(
             _message_lines(before) if before else [],
             _message_lines(after) if after else [],
-            "recorded", "now", lineterm="", n=1,
+            "recorded",
+            "now",
+            lineterm="",
+            n=1,
         )
         shown = list(diff)[2:40]
         parts.append(f"message {index + 1} of {len(new)} differs:\n" + "\n".join(shown))

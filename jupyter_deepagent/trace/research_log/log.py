@@ -68,8 +68,10 @@ def _decoded(raw: bytes) -> tuple[Any, str]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, (f"not UTF-8 text at byte {exc.start + 1} (a character cut in the middle: "
-                      "the line was not written completely)")
+        return None, (
+            f"not UTF-8 text at byte {exc.start + 1} (a character cut in the middle: "
+            "the line was not written completely)"
+        )
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -134,9 +136,14 @@ class ResearchLog:
             if glued is not None:
                 records.append((number, glued))
                 why += "; the complete record glued after it was recovered"
-            damaged.append(LogProblem(number, f"damaged, skipped: {why}; an incomplete or "
-                                              "corrupted record (the writer was stopped "
-                                              "mid-append, or the disk was full)"))
+            damaged.append(
+                LogProblem(
+                    number,
+                    f"damaged, skipped: {why}; an incomplete or "
+                    "corrupted record (the writer was stopped "
+                    "mid-append, or the disk was full)",
+                )
+            )
         return _Scan(records, damaged, ends_open=bool(data) and not data.endswith(b"\n"))
 
     def records(self) -> list[dict[str, Any]]:
@@ -220,12 +227,16 @@ class ResearchLog:
             if record.get("prev") != previous:
                 broken.add(number)
                 why = "the chain is broken: it does not follow the line before "
-                why += (f"(the damaged line {skipped[-1]} held the record it follows)" if skipped
-                        else "(a line was removed, inserted or reordered)")
+                why += (
+                    f"(the damaged line {skipped[-1]} held the record it follows)"
+                    if skipped
+                    else "(a line was removed, inserted or reordered)"
+                )
                 problems.append(LogProblem(number, why))
             if record.get("hash") != _line_hash(record):
-                problems.append(LogProblem(number, "its content does not match its hash "
-                                           "(the line was edited)"))
+                problems.append(
+                    LogProblem(number, "its content does not match its hash (the line was edited)")
+                )
             previous, previous_line = str(record.get("hash", "")), number
         for problem in scan.damaged:
             after = next((n for n, _ in scan.records if n >= problem.line), None)

@@ -22,19 +22,24 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel, generate_from_stream
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.messages import message_to_dict, messages_from_dict
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    message_to_dict,
+    messages_from_dict,
+)
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ReplayMismatch
 from jupyter_deepagent.harness.run_events.event_stream import current_agent
 from jupyter_deepagent.trace.research_log.fingerprint import (
-    masked_strings,
     canonical_request,
     describe_difference,
     fingerprint,
+    masked_strings,
 )
 
 __all__ = ["REPLAY_MODES", "SERVED_FROM_LOG", "CallLedger", "ReplayChatModel"]
@@ -82,7 +87,7 @@ class CallLedger:
 
     @property
     def outcome(self) -> str:
-        """"replayed" (every call served from the log), "live", "mixed", or "none" (no call)."""
+        """ "replayed" (every call served from the log), "live", "mixed", or "none" (no call)."""
         kinds = {call["replayed"] for call in self.calls}
         if not kinds:
             return "none"
@@ -123,14 +128,28 @@ class CallLedger:
         with self._lock:
             self._append(fingerprint(request), request, stored, replayed=False, seconds=seconds)
 
-    def _append(self, digest: str, request: dict[str, Any], response: dict[str, Any], *,
-                replayed: bool, seconds: float = 0.0) -> None:
+    def _append(
+        self,
+        digest: str,
+        request: dict[str, Any],
+        response: dict[str, Any],
+        *,
+        replayed: bool,
+        seconds: float = 0.0,
+    ) -> None:
         agent, task_id = current_agent()
-        self.calls.append({
-            "step": len(self.calls) + 1, "fingerprint": digest, "request": request,
-            "response": response, "replayed": replayed, "agent": agent, "task_id": task_id,
-            "seconds": round(seconds, 6),
-        })
+        self.calls.append(
+            {
+                "step": len(self.calls) + 1,
+                "fingerprint": digest,
+                "request": request,
+                "response": response,
+                "replayed": replayed,
+                "agent": agent,
+                "task_id": task_id,
+                "seconds": round(seconds, 6),
+            }
+        )
 
     def _mismatch(self, step: int, request: dict[str, Any], live: bool) -> ReplayMismatch:
         served = {c["fingerprint"] for c in self.calls if c["replayed"]}
@@ -150,7 +169,7 @@ class CallLedger:
 def _tool_schema(tool: Any) -> dict[str, Any]:
     try:
         return convert_to_openai_tool(tool)
-    except Exception:  # noqa: BLE001 - a provider-specific tool: fingerprint what it says
+    except Exception:
         return {"name": str(getattr(tool, "name", tool))}
 
 
@@ -171,7 +190,7 @@ class ReplayChatModel(BaseChatModel):
     inner: Any = None
     ledger: Any = None
     label: str = "unknown"
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = Field(default_factory=dict)
     redact: Any = None
     on_served: Any = None
     """Called with each response the research log serves (as the message the agent gets)."""
@@ -184,8 +203,7 @@ class ReplayChatModel(BaseChatModel):
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
         provider, _, name = self.label.partition(":")
-        return {"ls_provider": provider, "ls_model_name": name or provider,
-                "ls_model_type": "chat"}
+        return {"ls_provider": provider, "ls_model_name": name or provider, "ls_model_type": "chat"}
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         """Bind tools as given; they are converted for the live model only when it is called."""
@@ -198,11 +216,18 @@ class ReplayChatModel(BaseChatModel):
         if stop:
             params["stop"] = list(stop)
         redact = self.redact or str
-        params = masked_strings({k: repr(v) if not isinstance(v, (str, int, float, bool, type(None),
-                                                              list, dict)) else v
-                          for k, v in params.items()}, redact)
-        return canonical_request(messages, [_tool_schema(t) for t in tools], self.label,
-                                 params, redact)
+        params = masked_strings(
+            {
+                k: repr(v)
+                if not isinstance(v, (str, int, float, bool, type(None), list, dict))
+                else v
+                for k, v in params.items()
+            },
+            redact,
+        )
+        return canonical_request(
+            messages, [_tool_schema(t) for t in tools], self.label, params, redact
+        )
 
     def _inner_call(self, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """The live model and the keyword arguments its own `_generate`/`_stream` expect."""
@@ -286,8 +311,9 @@ def _as_chunk(message: BaseMessage) -> AIMessageChunk:
             {"name": c["name"], "args": json.dumps(c["args"]), "id": c.get("id"), "index": i}
             for i, c in enumerate(calls)
         ],
-        usage_metadata=getattr(message, "usage_metadata", None) if isinstance(
-            message, AIMessage) else None,
+        usage_metadata=getattr(message, "usage_metadata", None)
+        if isinstance(message, AIMessage)
+        else None,
         response_metadata=dict(message.response_metadata),
         additional_kwargs=dict(message.additional_kwargs),
         chunk_position="last",
