@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo record-quickstart test bench clean labextension
+.PHONY: demo record-quickstart test lint bench clean labextension
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,8 +47,17 @@ labextension: $(VENV)/.installed
 # JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 (set by .ci/run) makes a missing browser a failure.
 # The storage tests start their own PostgreSQL server from the system's binaries and skip without
 # them (apt-get install postgresql); JUPYTER_DEEPAGENT_REQUIRE_POSTGRES=1 (.ci/run) fails instead.
-test: $(VENV)/.installed labextension
+test: $(VENV)/.installed labextension lint
 	$(PY) -m pytest -rs
+
+# ruff (format and lint) and mypy on the package; eslint and prettier on the sidebar's sources
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff format --check --quiet jupyter_deepagent
+	$(VENV)/bin/ruff check --quiet jupyter_deepagent
+	$(VENV)/bin/mypy
+	@if command -v npm >/dev/null && [ -d labextension/node_modules ]; then \
+		cd labextension && npm run --silent lint; \
+	else echo "Node.js not found: the sidebar's sources are not linted"; fi
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'   # deepagents, to compare against

@@ -14,7 +14,6 @@ from jupyter_deepagent import _exceptions
 __version__ = "0.1.0"
 
 __all__ = [
-    "RUNS_CODE",
     "BackendError",
     "BackendProtocol",
     "BinaryFile",
@@ -36,6 +35,7 @@ __all__ = [
     "PermissionDenied",
     "PromptAssembly",
     "PromptSection",
+    "RUNS_CODE",
     "RecordedCodeNotApproved",
     "ReplayMismatch",
     "ResearchAssistantError",
