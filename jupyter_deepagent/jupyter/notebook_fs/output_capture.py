@@ -112,7 +112,7 @@ class OutputCapture:
         self._lock = threading.Lock()
         self._live: dict[int, _LiveCell] = {}
         self._requests: dict[str, int] = {}
-        self._session: Any = None  # the kernel's jupyter_client Session, its `send` wrapped
+        self._kernel_session: Any = None  # the kernel's jupyter_client Session, its `send` wrapped
         self._original_send: Callable[..., object] | None = None
         self._wrapped_send: Callable[..., object] | None = None
         self._texts: PagedTextStore | None = None
@@ -149,7 +149,7 @@ class OutputCapture:
     @property
     def captures_kernel_messages(self) -> bool:
         """True when the kernel's `Session.send` is wrapped (outputs seen as they are sent)."""
-        return self._session is not None
+        return self._kernel_session is not None
 
     def uninstall(self) -> None:
         """Stop capturing: restore the kernel's `Session.send`, forget this shell's capture, and
@@ -159,7 +159,7 @@ class OutputCapture:
         if texts is not None:
             texts.close()
         with self._install_lock:
-            session, self._session = self._session, None
+            session, self._kernel_session = self._kernel_session, None
             if session is not None and vars(session).get("send") is self._wrapped_send:
                 if self._original_send is None:
                     del session.send
@@ -189,7 +189,7 @@ class OutputCapture:
             **kwargs: object,
         ) -> object:
             sent = send(stream, msg_or_type, content, parent, *args, **kwargs)
-            if capture._session is None:  # uninstalled while another wrapper sat on top
+            if capture._kernel_session is None:  # uninstalled while another wrapper sat on top
                 return sent
             try:
                 capture.observe(msg_or_type, content, parent)
@@ -199,7 +199,7 @@ class OutputCapture:
 
         self._wrapped_send = send_and_record
         session.send = send_and_record
-        self._session = session
+        self._kernel_session = session
         self._map_running_cell(kernel)
 
     def _map_running_cell(self, kernel: Kernel) -> None:

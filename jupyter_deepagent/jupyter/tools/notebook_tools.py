@@ -40,8 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "agent_tool",
     "as_agent_tool",
-    "notebook_tools",
-    "run_tools",
+    "tools_for_run",
 ]
 
 _AGENT_TOOL_MARK = "__agent_tool__"
@@ -153,7 +152,7 @@ def as_agent_tool(obj: object, name: str | None = None) -> BaseTool:
     return tool
 
 
-def notebook_tools(namespace: Mapping[str, object], names: Iterable[str]) -> list[BaseTool]:
+def _notebook_tools(namespace: Mapping[str, object], names: Iterable[str]) -> list[BaseTool]:
     """The tools of a run: the functions marked with `@agent_tool`, then those in `names`.
 
     Raises:
@@ -182,7 +181,7 @@ def notebook_tools(namespace: Mapping[str, object], names: Iterable[str]) -> lis
     return list(tools.values())
 
 
-def run_tools(
+def tools_for_run(
     shell: InteractiveShell,
     settings: AgentConfig,
     backend: BackendProtocol,
@@ -202,7 +201,7 @@ def run_tools(
     """
     from jupyter_deepagent.jupyter.tools.python_tool import PYTHON_TOOL_NAME, python_tool
 
-    tools = notebook_tools(getattr(shell, "user_ns", {}), settings.tools)
+    tools = _notebook_tools(getattr(shell, "user_ns", {}), settings.tools)
     approvals: dict[str, bool] = {}
     if settings.python:
         if any(tool.name == PYTHON_TOOL_NAME for tool in tools):

@@ -204,7 +204,7 @@ def _figure_numbers() -> set[int]:
     return set(pyplot.get_fignums()) if pyplot is not None else set()
 
 
-def _free_name(backend: BackendProtocol, stem: str, suffix: str) -> str:
+def _unused_path(backend: BackendProtocol, stem: str, suffix: str) -> str:
     from jupyter_deepagent._exceptions import ResearchAssistantError
 
     try:
@@ -241,7 +241,7 @@ def _save_figures(before: set[int], backend: BackendProtocol | None) -> list[str
         if backend is not None:
             buffer = io.BytesIO()
             figure.savefig(buffer, format="png", bbox_inches="tight")
-            path = _free_name(backend, "figure", ".png")
+            path = _unused_path(backend, "figure", ".png")
             _save(backend, path, base64.b64encode(buffer.getvalue()).decode("ascii"))
             saved.append(path)
         pyplot.close(figure)
@@ -260,7 +260,7 @@ def _save_displays(captured: CapturedOutput, backend: BackendProtocol | None) ->
                     import json
 
                     content = json.dumps(content, ensure_ascii=False, default=str)
-                path = _free_name(backend, "display", suffix)
+                path = _unused_path(backend, "display", suffix)
                 _save(backend, path, content)
                 saved.append(path)
                 break

@@ -29,7 +29,7 @@ from jupyter_deepagent.trace.safe_html import clean_page_html, markdown_html
 
 __all__ = ["fitted_height", "output_displays", "show_files", "written_order"]
 
-MimeBundle = dict[str, object]
+_MimeBundle = dict[str, object]
 """A display's data (MIME type -> content) or metadata, as `_repr_mimebundle_` returns them."""
 
 _IMAGE_SIGNATURES = {
@@ -47,12 +47,12 @@ _WRITING_TOOLS = ("write_file", "edit_file")
 class _Bundle:
     """A ready-made MIME bundle for `display()`; its text/plain is what a terminal shows."""
 
-    data: MimeBundle
-    metadata: MimeBundle
+    data: _MimeBundle
+    metadata: _MimeBundle
 
     def _repr_mimebundle_(
         self, include: object = None, exclude: object = None
-    ) -> tuple[MimeBundle, MimeBundle]:
+    ) -> tuple[_MimeBundle, _MimeBundle]:
         return self.data, self.metadata
 
 
@@ -61,7 +61,7 @@ def _suffix(path: str) -> str:
     return "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
-def _image(path: str, text: str, mime: str, meta: MimeBundle) -> _Bundle:
+def _image(path: str, text: str, mime: str, meta: _MimeBundle) -> _Bundle:
     encoded = "".join(text.split())
     if encoded.startswith("data:") and "," in encoded:
         encoded = encoded.split(",", 1)[1]
@@ -76,7 +76,7 @@ def _image(path: str, text: str, mime: str, meta: MimeBundle) -> _Bundle:
     return _Bundle({mime: base64.b64encode(raw).decode("ascii"), "text/plain": label}, meta)
 
 
-def _table(path: str, text: str, meta: MimeBundle) -> FrameDisplay | _Bundle:
+def _table(path: str, text: str, meta: _MimeBundle) -> FrameDisplay | _Bundle:
     import io
 
     import pandas as pd
@@ -87,7 +87,7 @@ def _table(path: str, text: str, meta: MimeBundle) -> FrameDisplay | _Bundle:
         return _Bundle({"text/plain": f"[{path}: not readable as CSV ({exc})]\n{text}"}, meta)
 
 
-def _json(path: str, text: str, meta: MimeBundle) -> _Bundle:
+def _json(path: str, text: str, meta: _MimeBundle) -> _Bundle:
     try:
         value = json.loads(text)
         pretty = json.dumps(value, indent=2, ensure_ascii=False)
@@ -96,7 +96,7 @@ def _json(path: str, text: str, meta: MimeBundle) -> _Bundle:
     except RecursionError:  # nested deeper than Python's parser goes: shown as the text it is
         note = f"[{path}: JSON nested too deeply to show as a tree; shown as text]"
         return _Bundle({"text/plain": f"{note}\n{text}"}, meta)
-    data: MimeBundle = {"text/plain": pretty}
+    data: _MimeBundle = {"text/plain": pretty}
     if isinstance(value, (dict, list)):
         data["application/json"] = value
     return _Bundle(data, meta)
@@ -112,7 +112,7 @@ def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tupl
     shown: list[tuple[str, object]] = []
     for inner, text in sorted(files.items()):
         path = mount.rstrip("/") + inner
-        meta: MimeBundle = {"jupyter_deepagent": {"path": path}}
+        meta: _MimeBundle = {"jupyter_deepagent": {"path": path}}
         suffix = _suffix(path)
         obj: FrameDisplay | _Bundle
         if suffix in (".md", ".markdown"):
@@ -192,7 +192,7 @@ class _Caption:
 
     def _repr_mimebundle_(
         self, include: object = None, exclude: object = None
-    ) -> tuple[MimeBundle, MimeBundle]:
+    ) -> tuple[_MimeBundle, _MimeBundle]:
         from jupyter_deepagent.trace.safe_html import clean_html
 
         caption = (  # the agent chose the name: escaped, and cleaned inside the caption's own box
