@@ -123,7 +123,7 @@ def _remote(value: str) -> bool:
 FRAME_POLICY = {"http-equiv": "Content-Security-Policy",
                 "content": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
                            "font-src data:"}
-"""The attributes of the `<meta>` a sandboxed frame starts with (see `sandboxed_html`)."""
+"""The attributes of the `<meta>` a sandboxed frame starts with (see `output_files._sandboxed_html`)."""
 
 
 def problems(

@@ -17,7 +17,7 @@ from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
 from jupyter_deepagent.jupyter.views import inspector_widget
 from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
-from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import fitted_height
+from jupyter_deepagent.jupyter.views.output_files import fitted_height
 from jupyter_deepagent.jupyter.views.render import CellView
 
 WIDGET = "application/vnd.jupyter.widget-view+json"

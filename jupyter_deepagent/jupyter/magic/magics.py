@@ -269,7 +269,7 @@ class AgentMagics(Magics):
         return outcome
 
     def _show_outcome(self, view: CellView, outcome: RunOutcome) -> None:
-        from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import output_displays
+        from jupyter_deepagent.jupyter.views.output_files import output_displays
 
         pending = outcome.pending
         into = outcome.plan.settings.into

@@ -16,36 +16,39 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from IPython.core.history import HistoryManager
 
 __all__ = [
+    "OutputContent",
     "OutputKind",
     "OutputRecord",
-    "bundle_text",
     "clean_stream_text",
-    "error_text",
     "format_outputs",
     "history_outputs",
-    "human_bytes",
-    "image_note",
     "joined",
     "output_pieces",
     "output_record",
     "outputs_key",
-    "strip_ansi",
 ]
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _OVERWRITTEN = re.compile(r"[^\n]*\r(?=[^\r\n])")
 _TEXT_FALLBACKS = ("text/markdown", "text/latex", "application/json")
 _HISTORY_KINDS = {"out_stream": "stdout", "err_stream": "stderr"}
-_STREAM_TEXTS: OrderedDict[int, tuple[list[Any], int, str]] = OrderedDict()
+_STREAM_TEXTS: OrderedDict[int, tuple[list[object], int, str]] = OrderedDict()
 """IPython's latest stream outputs joined from their writes (by the list of writes, with how
 many it had): reading a big output again neither joins it again nor hashes a new copy."""
 _STREAM_TEXTS_KEPT = 32
 _STREAM_TEXTS_CHARS = 200_000_000
 _STREAM_TEXTS_LOCK = threading.Lock()
 _IMAGE_PREFIX_CHARS = 87_384  # base64 of the first 64 KB: enough to find any header's size
+
+OutputContent = Mapping[str, Any]
+"""A kernel message's content or an nbformat output: JSON, its fields (`name`, `text`, `data`,
+`metadata`, `ename`, `traceback`...) read one by one, each checked where it is used."""
 
 OutputKind = Literal["stdout", "stderr", "result", "display", "error", "note"]
 """What an output is: a stream, the cell's result (`Out[n]`), a display, an error, or a note."""
@@ -59,7 +62,7 @@ class OutputRecord:
     text: str
 
 
-def joined(value: Any) -> str:
+def joined(value: object) -> str:
     """Return nbformat's multiline value (a str or a list of str) as one str."""
     if isinstance(value, str):
         return value
@@ -68,7 +71,7 @@ def joined(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def strip_ansi(text: str) -> str:
+def _strip_ansi(text: str) -> str:
     """Remove terminal colour and cursor escape codes (tracebacks and logs are full of them)."""
     return _ANSI.sub("", text) if "\x1b" in text else text
 
@@ -78,13 +81,13 @@ def clean_stream_text(text: str) -> str:
 
     A progress bar that rewrites its line a thousand times leaves only its last state.
     """
-    text = strip_ansi(text)
+    text = _strip_ansi(text)
     if "\r" not in text:
         return text
     return _OVERWRITTEN.sub("", text.replace("\r\n", "\n"))
 
 
-def human_bytes(size: int) -> str:
+def _human_bytes(size: int) -> str:
     """Format a byte count the way the notes show it: `512 B`, `12 KB`, `1.4 MB`."""
     if size < 1024:
         return f"{size} B"
@@ -124,7 +127,7 @@ def _pixel_size(mime: str, raw: bytes) -> tuple[int, int] | None:
     return None
 
 
-def image_note(mime: str, data: Any, metadata: Mapping[str, Any] | None = None) -> str:
+def _image_note(mime: str, data: object, metadata: Mapping[str, object] | None = None) -> str:
     """Describe an image output in one line, e.g. `[image/png 640x480, 12 KB]`.
 
     Args:
@@ -156,10 +159,10 @@ def image_note(mime: str, data: Any, metadata: Mapping[str, Any] | None = None) 
         if isinstance(width, int) and isinstance(height, int):
             size_px = (width, height)
     dims = f" {size_px[0]}x{size_px[1]}" if size_px else ""
-    return f"[{mime}{dims}, {human_bytes(max(size, 0))}]"
+    return f"[{mime}{dims}, {_human_bytes(max(size, 0))}]"
 
 
-def bundle_text(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> str:
+def _bundle_text(data: Mapping[str, object], metadata: Mapping[str, object] | None = None) -> str:
     """Render a MIME bundle as text: `text/plain` (or Markdown, LaTeX, JSON) plus image notes.
 
     A bundle with neither text nor images (say, HTML only) is described by a note per type.
@@ -167,7 +170,7 @@ def bundle_text(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = No
     parts: list[str] = []
     plain = data.get("text/plain")
     if plain is not None:
-        parts.append(strip_ansi(joined(plain)))
+        parts.append(_strip_ansi(joined(plain)))
     else:
         for mime in _TEXT_FALLBACKS:
             if mime in data:
@@ -176,17 +179,17 @@ def bundle_text(data: Mapping[str, Any], metadata: Mapping[str, Any] | None = No
                 parts.append(joined(value) if is_text else json.dumps(value, default=str))
                 break
     images = [mime for mime in data if mime.startswith("image/")]
-    parts.extend(image_note(mime, data[mime], metadata) for mime in images)
+    parts.extend(_image_note(mime, data[mime], metadata) for mime in images)
     if not parts:
-        parts.extend(image_note(mime, data[mime]) for mime in data)
+        parts.extend(_image_note(mime, data[mime]) for mime in data)
     return "\n".join(part for part in parts if part)
 
 
-def error_text(content: Mapping[str, Any]) -> str:
+def _error_text(content: OutputContent) -> str:
     """Render an error output: `Name: value`, then the traceback without escape codes."""
     head = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
     frames = content.get("traceback") or []
-    body = strip_ansi("\n".join(joined(frame) for frame in frames)).strip("\n")
+    body = _strip_ansi("\n".join(joined(frame) for frame in frames)).strip("\n")
     return f"{head}\n{body}" if body else head
 
 
@@ -237,7 +240,7 @@ def outputs_key(outputs: list[OutputRecord]) -> tuple[tuple[str, int, int], ...]
     return tuple((output.kind, len(output.text), hash(output.text)) for output in outputs)
 
 
-def output_record(output_type: str, content: Mapping[str, Any]) -> OutputRecord | None:
+def output_record(output_type: str, content: OutputContent) -> OutputRecord | None:
     """Turn a kernel message or nbformat output (`stream`, `execute_result`...) into a record.
 
     Args:
@@ -251,14 +254,14 @@ def output_record(output_type: str, content: Mapping[str, Any]) -> OutputRecord 
         kind: OutputKind = "stderr" if content.get("name") == "stderr" else "stdout"
         return OutputRecord(kind, clean_stream_text(joined(content.get("text"))))
     if output_type in ("execute_result", "display_data", "update_display_data"):
-        text = bundle_text(content.get("data") or {}, content.get("metadata") or {})
+        text = _bundle_text(content.get("data") or {}, content.get("metadata") or {})
         return OutputRecord("result" if output_type == "execute_result" else "display", text)
     if output_type == "error":
-        return OutputRecord("error", error_text(content))
+        return OutputRecord("error", _error_text(content))
     return None
 
 
-def _stream_text(writes: Any) -> str:
+def _stream_text(writes: object) -> str:
     """The text of one of IPython's stream outputs (a list of writes), cleaned, without a copy
     when one write holds it all (`print(text)` writes the text, then a line break that the
     outputs file drops anyway), else joined once and kept for the next calls."""
@@ -285,7 +288,7 @@ def _stream_text(writes: Any) -> str:
     return text
 
 
-def history_outputs(history: Any, count: int) -> list[OutputRecord]:
+def history_outputs(history: HistoryManager, count: int) -> list[OutputRecord]:
     """A cell's outputs as IPython's history manager kept them (no kernel needed).
 
     IPython 9 keeps streams, results and displays in `outputs` and errors in `exceptions`;
@@ -299,6 +302,7 @@ def history_outputs(history: Any, count: int) -> list[OutputRecord]:
         The records, in the order the cell produced them, the error last.
     """
     records: list[OutputRecord] = []
+    record: OutputRecord | None
     by_count = getattr(history, "outputs", None)
     if isinstance(by_count, Mapping):
         for item in list(by_count.get(count) or ()):
@@ -316,5 +320,5 @@ def history_outputs(history: Any, count: int) -> list[OutputRecord]:
             records.append(OutputRecord("result", str(result)))
     error = (getattr(history, "exceptions", None) or {}).get(count)
     if isinstance(error, Mapping):
-        records.append(OutputRecord("error", error_text(error)))
+        records.append(OutputRecord("error", _error_text(error)))
     return records

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +19,11 @@ from jupyter_deepagent.jupyter.notebook_fs._output_text import (
     OutputRecord,
     format_outputs,
     joined,
+    output_pieces,
     output_record,
+    outputs_key,
 )
+from jupyter_deepagent.jupyter.notebook_fs.paged_text import Piece
 
 __all__ = ["SavedCell", "SavedNotebook", "saved_index"]
 
@@ -58,6 +62,14 @@ class SavedCell:
     def outputs_text(self, notebook_name: str) -> str:
         """The outputs file: a line naming the cell and its execution count, then the outputs."""
         return f"{self.header(notebook_name)}\n{format_outputs(self.outputs)}"
+
+    def outputs_pieces(self, notebook_name: str) -> tuple[list[Piece], int]:
+        """The outputs file as `output_pieces` gives it: slices of the outputs' own strings."""
+        return output_pieces(self.outputs, self.header(notebook_name))
+
+    def outputs_key(self, notebook_name: str) -> Hashable:
+        """Changes when the outputs file changes (see `outputs_key`)."""
+        return self.header(notebook_name), outputs_key(self.outputs)
 
 
 def saved_index(cells: list[SavedCell], notebook_name: str, mount: str) -> str:

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
-from jupyter_deepagent.backends.protocol import (
-    BackendProtocol,
-)
+from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import StateBackend
 from jupyter_deepagent.backends.store import StoreBackend
 from jupyter_deepagent.project.secrets.masked_folder import MaskedFolder
@@ -33,17 +31,22 @@ from jupyter_deepagent.project.settings.agent_config import (
 from jupyter_deepagent.project.storage.artifacts import ARTIFACT_MOUNTS, artifact_folder
 from jupyter_deepagent.project.workspace import GuardedFolder, kernel_folders_below
 
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
+
+    from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
+
 __all__ = ["notebook_filesystem", "notebook_prompt"]
 
 
 def notebook_filesystem(
     *,
     notebook: BackendProtocol,
-    outputs: BackendProtocol,
+    outputs: OutputsBackend,
     workspace: Path,
     workspace_read_only: bool,
     state_dir: Path,
-    store: Any,
+    store: BaseStore,
     memory_namespace: tuple[str, ...] = ("memories",),
     user: str = "user",
     env_file: Path | None = None,

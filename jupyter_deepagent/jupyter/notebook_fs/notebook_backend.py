@@ -28,7 +28,8 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound, InvalidPath, PermissionDenied
 from jupyter_deepagent.backends import (
@@ -75,10 +76,18 @@ from jupyter_deepagent.project.secrets.redaction import (
     is_secret_variable,
 )
 
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
 __all__ = ["NotebookBackend"]
 
 _LIVE_FOLDERS = ("/", "/cells", "/outputs", "/vars")
 _SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
+
+
+def _known(text: str) -> Callable[[], str]:
+    """A file's text that is known already (a cell's source)."""
+    return lambda: text
 
 
 class NotebookBackend(AsyncBackendMixin):
@@ -96,7 +105,7 @@ class NotebookBackend(AsyncBackendMixin):
 
     def __init__(
         self,
-        shell: Any,
+        shell: InteractiveShell,
         capture: OutputCapture | None = None,
         notebook_path: str | os.PathLike[str] | None = None,
         *,
@@ -146,13 +155,13 @@ class NotebookBackend(AsyncBackendMixin):
         if group in ("", "cells", "outputs"):
             for cell in self.capture.cells():
                 n = cell.execution_count
-                files[f"/cells/{n}.py"] = NotebookFile(f"/cells/{n}.py", lambda c=cell: c.source)
+                files[f"/cells/{n}.py"] = NotebookFile(f"/cells/{n}.py", _known(cell.source))
                 if cell.outputs:
                     files[f"/outputs/{n}.txt"] = NotebookFile(
                         f"/outputs/{n}.txt",
                         cell.outputs_text,
-                        pieces=lambda c=cell: output_pieces(c.outputs),
-                        key=lambda c=cell: outputs_key(c.outputs),
+                        pieces=partial(output_pieces, cell.outputs),
+                        key=partial(outputs_key, cell.outputs),
                     )
         if group in ("", "vars"):
             files.update(self._variable_files())
@@ -174,11 +183,11 @@ class NotebookBackend(AsyncBackendMixin):
                 shown[path] = file
         return shown
 
-    def _all_variables(self) -> dict[str, Any]:
+    def _all_variables(self) -> dict[str, object]:
         hidden = getattr(self.shell, "user_ns_hidden", ())
         return user_variables(getattr(self.shell, "user_ns", {}), hidden)
 
-    def _variables(self) -> dict[str, Any]:
+    def _variables(self) -> dict[str, object]:
         variables = self._all_variables()
         return {n: v for n, v in variables.items() if not is_secret_variable(n, v)}
 
@@ -190,7 +199,7 @@ class NotebookBackend(AsyncBackendMixin):
                     values.append(value)
         return values
 
-    def _render(self, name: str, value: Any) -> str:
+    def _render(self, name: str, value: object) -> str:
         """A variable's text, kept until the next cell runs (paging does not re-render it)."""
         key = (name, id(value), getattr(self.shell, "execution_count", 0))
         with self._rendered_lock:
@@ -212,19 +221,16 @@ class NotebookBackend(AsyncBackendMixin):
         files = {index.path: index}
         for name, value in variables.items():
             path = f"/vars/{name}.{variable_extension(value)}"
-            table = is_table(value)
             files[path] = NotebookFile(
                 path,
-                lambda n=name, v=value: self._render(n, v),
-                size=lambda n=name, v=value: self._size(n, v),
-                pages=(lambda offset, limit, v=value: table_lines(v, offset, limit))
-                if table
-                else None,
-                chunks=(lambda v=value: iter_table_lines(v)) if table else None,
+                partial(self._render, name, value),
+                size=partial(self._size, name, value),
+                pages=partial(table_lines, value) if is_table(value) else None,
+                chunks=partial(iter_table_lines, value) if is_table(value) else None,
             )
         return files
 
-    def _size(self, name: str, value: Any) -> int | None:
+    def _size(self, name: str, value: object) -> int | None:
         if not renders_cheaply(value):
             return None
         return len(self._render(name, value).encode("utf-8", "surrogatepass"))
@@ -237,17 +243,17 @@ class NotebookBackend(AsyncBackendMixin):
         files: dict[str, NotebookFile] = {}
         for cell in cells:
             files[cell.source_path] = NotebookFile(
-                cell.source_path, lambda c=cell: c.source, modified_at=when
+                cell.source_path, _known(cell.source), modified_at=when
             )
             if cell.outputs:
                 files[cell.outputs_path] = NotebookFile(
                     cell.outputs_path,
-                    lambda c=cell: c.outputs_text(name),
+                    partial(cell.outputs_text, name),
                     modified_at=when,
-                    pieces=lambda c=cell: output_pieces(c.outputs, c.header(name)),
-                    key=lambda c=cell: (c.header(name), outputs_key(c.outputs)),
+                    pieces=partial(cell.outputs_pieces, name),
+                    key=partial(cell.outputs_key, name),
                 )
-        index = lambda: saved_index(cells, name, self.mount.rstrip("/"))  # noqa: E731
+        index = partial(saved_index, cells, name, self.mount.rstrip("/"))
         files["/saved/index.md"] = NotebookFile("/saved/index.md", index, modified_at=when)
         return files
 

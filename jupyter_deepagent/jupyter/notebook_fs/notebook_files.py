@@ -29,7 +29,7 @@ class FileMasking:
 
     store: PagedTextStore
     redact: Redactor
-    secrets: int
+    fingerprint: int
 
 
 @dataclass(slots=True)
@@ -60,7 +60,7 @@ class NotebookFile:
             text = self.text()
             pieces, key = (lambda: ([(text, 0, len(text))], 0)), (len(text), hash(text))
         masking = self.masking
-        return masking.store.get(self.path, key, pieces, masking.redact, masking.secrets)
+        return masking.store.get(self.path, key, pieces, masking.redact, masking.fingerprint)
 
     def may_hold(self, literal: str) -> bool:
         """False when the raw text does not hold `literal` (so no masked line can)."""

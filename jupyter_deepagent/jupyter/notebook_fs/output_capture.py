@@ -14,11 +14,12 @@ import functools
 import logging
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jupyter_deepagent.jupyter.notebook_fs._output_text import (
+    OutputContent,
     OutputKind,
     OutputRecord,
     clean_stream_text,
@@ -28,16 +29,13 @@ from jupyter_deepagent.jupyter.notebook_fs._output_text import (
     output_record,
 )
 
-__all__ = [
-    "CellRecord",
-    "OutputCapture",
-    "OutputKind",
-    "OutputRecord",
-    "format_outputs",
-    "output_record",
-]
+__all__ = ["CellRecord", "OutputCapture", "OutputRecord"]
 
 if TYPE_CHECKING:
+    from ipykernel.kernelbase import Kernel
+    from IPython.core.history import HistoryManager
+    from IPython.core.interactiveshell import InteractiveShell
+
     from jupyter_deepagent.jupyter.notebook_fs.paged_store import PagedTextStore
 
 _log = logging.getLogger(__name__)
@@ -103,20 +101,20 @@ class OutputCapture:
         max_chars_per_cell: Output characters kept per cell; the rest is counted, not kept.
     """
 
-    _installed: ClassVar[weakref.WeakKeyDictionary[Any, OutputCapture]] = (
+    _installed: ClassVar[weakref.WeakKeyDictionary[InteractiveShell, OutputCapture]] = (
         weakref.WeakKeyDictionary()
     )
     _install_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, shell: Any, max_chars_per_cell: int = 1_000_000) -> None:
+    def __init__(self, shell: InteractiveShell, max_chars_per_cell: int = 1_000_000) -> None:
         self._shell = weakref.ref(shell)
         self.max_chars_per_cell = max_chars_per_cell
         self._lock = threading.Lock()
         self._live: dict[int, _LiveCell] = {}
         self._requests: dict[str, int] = {}
-        self._session: Any = None
-        self._original_send: Any = None
-        self._wrapped_send: Any = None
+        self._kernel_session: Any = None  # the kernel's jupyter_client Session, its `send` wrapped
+        self._original_send: Callable[..., object] | None = None
+        self._wrapped_send: Callable[..., object] | None = None
         self._texts: PagedTextStore | None = None
 
     @property
@@ -131,7 +129,7 @@ class OutputCapture:
             return self._texts
 
     @classmethod
-    def install(cls, shell: Any) -> OutputCapture:
+    def install(cls, shell: InteractiveShell) -> OutputCapture:
         """Return the shell's capture, creating it (and wrapping its kernel's sends) once.
 
         Args:
@@ -151,7 +149,7 @@ class OutputCapture:
     @property
     def captures_kernel_messages(self) -> bool:
         """True when the kernel's `Session.send` is wrapped (outputs seen as they are sent)."""
-        return self._session is not None
+        return self._kernel_session is not None
 
     def uninstall(self) -> None:
         """Stop capturing: restore the kernel's `Session.send`, forget this shell's capture, and
@@ -161,7 +159,7 @@ class OutputCapture:
         if texts is not None:
             texts.close()
         with self._install_lock:
-            session, self._session = self._session, None
+            session, self._kernel_session = self._kernel_session, None
             if session is not None and vars(session).get("send") is self._wrapped_send:
                 if self._original_send is None:
                     del session.send
@@ -173,25 +171,25 @@ class OutputCapture:
 
     # -- kernel messages -----------------------------------------------------------------------
 
-    def _attach_kernel(self, kernel: Any) -> None:
+    def _attach_kernel(self, kernel: Kernel | None) -> None:
         session = getattr(kernel, "session", None)
         send = getattr(session, "send", None)
-        if not callable(send):
+        if kernel is None or session is None or not callable(send):
             return
         self._original_send = vars(session).get("send")
         capture = self
 
         @functools.wraps(send)
         def send_and_record(
-            stream: Any,
-            msg_or_type: Any,
-            content: Any = None,
-            parent: Any = None,
-            *args: Any,
-            **kwargs: Any,
-        ) -> Any:
+            stream: object,
+            msg_or_type: OutputContent | str,
+            content: object = None,
+            parent: object = None,
+            *args: object,
+            **kwargs: object,
+        ) -> object:
             sent = send(stream, msg_or_type, content, parent, *args, **kwargs)
-            if capture._session is None:  # uninstalled while another wrapper sat on top
+            if capture._kernel_session is None:  # uninstalled while another wrapper sat on top
                 return sent
             try:
                 capture.observe(msg_or_type, content, parent)
@@ -201,10 +199,10 @@ class OutputCapture:
 
         self._wrapped_send = send_and_record
         session.send = send_and_record
-        self._session = session
+        self._kernel_session = session
         self._map_running_cell(kernel)
 
-    def _map_running_cell(self, kernel: Any) -> None:
+    def _map_running_cell(self, kernel: Kernel) -> None:
         """Tie the cell running now (its execute_input was sent before we wrapped) to its count."""
         try:
             parent = kernel.get_parent()
@@ -217,7 +215,9 @@ class OutputCapture:
         if header.get("msg_type") == "execute_request" and msg_id and isinstance(count, int):
             self._requests[msg_id] = count
 
-    def observe(self, msg_or_type: Any, content: Any = None, parent: Any = None) -> None:
+    def observe(
+        self, msg_or_type: OutputContent | str, content: object = None, parent: object = None
+    ) -> None:
         """Record one message, given as `Session.send` receives it (a dict, or type + content).
 
         Args:
@@ -262,7 +262,7 @@ class OutputCapture:
                 return
             self._append(cell, msg_type, content)
 
-    def _append(self, cell: _LiveCell, msg_type: str, content: Mapping[str, Any]) -> None:
+    def _append(self, cell: _LiveCell, msg_type: str, content: OutputContent) -> None:
         if cell.clear_pending:
             cell.outputs.clear()
             cell.clear_pending = False
@@ -284,7 +284,7 @@ class OutputCapture:
         display_id = (content.get("transient") or {}).get("display_id")
         cell.outputs.append(_LiveOutput(record.kind, [text], display_id))
 
-    def _update_display(self, content: Mapping[str, Any]) -> None:
+    def _update_display(self, content: OutputContent) -> None:
         display_id = (content.get("transient") or {}).get("display_id")
         record = output_record("display_data", content)
         if display_id is None or record is None:
@@ -296,7 +296,7 @@ class OutputCapture:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _history(self) -> Any:
+    def _history(self) -> HistoryManager | None:
         return getattr(self._shell(), "history_manager", None)
 
     def _records(self, wanted: int | None = None) -> list[CellRecord]:

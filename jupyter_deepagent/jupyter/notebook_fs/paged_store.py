@@ -50,7 +50,7 @@ class PagedTextStore:
             return self._folder.name
 
     def get(
-        self, path: str, key: Hashable, pieces: PiecesOf, redact: Redactor, secrets: int
+        self, path: str, key: Hashable, pieces: PiecesOf, redact: Redactor, fingerprint: int
     ) -> PagedText:
         """The kept text of `path` if its `key` and the secrets are unchanged, else a new one.
 
@@ -59,9 +59,10 @@ class PagedTextStore:
             key: Changes whenever the content changes (lengths and hashes of its parts).
             pieces: Gives the text, called only when a new one is made.
             redact: The masking to use for a new text.
-            secrets: `redact.fingerprint()`, computed once by the caller for many files.
+            fingerprint: `redact.fingerprint()` (which secrets it masks), computed once by the
+                caller for many files.
         """
-        wanted = (key, secrets)
+        wanted = (key, fingerprint)
         with self._lock:
             found = self._texts.get(path)
             if found is not None and found[0] == wanted:

@@ -4,7 +4,7 @@ A cell that printed 50 MB must cost neither 50 MB of memory per call nor a maski
 `PagedText` never joins or copies the text: it reads it as `Piece`s (slices of strings that
 live anyway, such as the outputs IPython keeps), cut into blocks of about 1 MB of whole lines.
 One pass counts each block's lines. A block is masked the first time a page or a search needs
-it, and its masked lines are written once to a `Spill` with their byte offsets (an `array`),
+it, and its masked lines are written once to a `_Spill` with their byte offsets (an `array`),
 so a read seeks to the lines it asks for, and a search streams block by block. Texts under
 `IN_MEMORY_BYTES` keep their masked bytes in memory instead of a file.
 
@@ -35,7 +35,7 @@ from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends import BlockSearch
 from jupyter_deepagent.project.secrets.redaction import Redactor, apply_masks
 
-__all__ = ["IN_MEMORY_BYTES", "VIEW_LINE_CHARS", "PagedText", "Piece", "Spill"]
+__all__ = ["IN_MEMORY_BYTES", "VIEW_LINE_CHARS", "PagedText", "Piece"]
 
 Piece = tuple[str, int, int]
 """`(text, start, end)`: the slice `text[start:end]`, made of whole lines, never copied."""
@@ -53,7 +53,7 @@ _RARE_BREAKS = re.compile(r"[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CHANGED = "This notebook file changed while it was read (its cell ran again); read it again."
 
 
-class Spill:
+class _Spill:
     """Bytes appended once and read back by position: in memory, or in an unnamed temporary
     file inside `folder` (gone from the disk's names the moment it is made; freed on close).
 
@@ -202,7 +202,7 @@ class PagedText:
         self.size = separators + sum(_byte_size(*piece) for piece in pieces)
         self._keyed = any(text.find("PRIVATE KEY", a, b) != -1 for text, a, b in pieces)
         big = self.size >= IN_MEMORY_BYTES and folder is not None
-        self._spill = Spill(folder if big else None)
+        self._spill = _Spill(folder if big else None)
         self._lock = threading.Lock()
         self._closed = False
 

@@ -20,7 +20,11 @@ import re
 import sys
 from collections.abc import Container, Iterable, Iterator, Mapping
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, TypeGuard
+
+if TYPE_CHECKING:
+    from numpy import ndarray
+    from pandas import DataFrame, Series
 
 __all__ = [
     "describe_variable",
@@ -47,18 +51,30 @@ def _pandas_types() -> tuple[type, ...]:
     return (pandas.DataFrame, pandas.Series) if pandas is not None else ()
 
 
-def _is_array(value: Any) -> bool:
+def _is_array(value: object) -> TypeGuard[ndarray]:
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(value, numpy.ndarray)
 
 
-def is_table(value: Any) -> bool:
+def is_table(value: object) -> TypeGuard[DataFrame | Series]:
     """Tell whether `value` is a pandas DataFrame or Series (without importing pandas)."""
     types = _pandas_types()
     return bool(types) and isinstance(value, types)
 
 
-def user_variables(namespace: Mapping[str, Any], hidden: Container[str] = ()) -> dict[str, Any]:
+def _is_frame(value: object) -> TypeGuard[DataFrame]:
+    types = _pandas_types()
+    return bool(types) and isinstance(value, types[0])
+
+
+def _is_series(value: object) -> TypeGuard[Series]:
+    types = _pandas_types()
+    return bool(types) and isinstance(value, types[1])
+
+
+def user_variables(
+    namespace: Mapping[str, object], hidden: Container[str] = ()
+) -> dict[str, object]:
     """The user's data in a kernel namespace, by name, sorted.
 
     Left out: names starting with `_`, names in `hidden` (IPython's `user_ns_hidden`), IPython's
@@ -88,7 +104,7 @@ def user_variables(namespace: Mapping[str, Any], hidden: Container[str] = ()) ->
     return dict(sorted(found.items()))
 
 
-def variable_extension(value: Any) -> str:
+def variable_extension(value: object) -> str:
     """The file extension a variable is shown with: `csv`, `json` or `txt`."""
     if is_table(value):
         return "csv"
@@ -97,16 +113,15 @@ def variable_extension(value: Any) -> str:
     return "txt"
 
 
-def describe_variable(value: Any) -> str:
+def describe_variable(value: object) -> str:
     """Type and shape in a few words, e.g. `DataFrame, shape (2, 1), columns: a`."""
     kind = type(value).__name__
-    pandas_types = _pandas_types()
-    if pandas_types and isinstance(value, pandas_types[0]):
+    if _is_frame(value):
         names = [str(column) for column in value.columns[:_COLUMNS_SHOWN]]
         more = len(value.columns) - len(names)
         columns = ", ".join(names) + (f" (+{more} more)" if more > 0 else "")
         return f"{kind}, shape {value.shape}, columns: {columns or '(none)'}"
-    if pandas_types and isinstance(value, pandas_types[1]):
+    if _is_series(value):
         named = f" {value.name!r}" if value.name is not None else ""
         return f"{kind}{named}, length {len(value)}, dtype {value.dtype}"
     if _is_array(value):
@@ -119,13 +134,13 @@ def describe_variable(value: Any) -> str:
     return kind
 
 
-def _as_frame(value: Any) -> Any:
-    if isinstance(value, _pandas_types()[1]):
+def _as_frame(value: DataFrame | Series) -> DataFrame:
+    if _is_series(value):
         return value.to_frame(name=value.name if value.name is not None else "value")
     return value
 
 
-def _keeps_index(frame: Any) -> bool:
+def _keeps_index(frame: DataFrame) -> bool:
     pandas = sys.modules["pandas"]
     index = frame.index
     default = (
@@ -137,17 +152,17 @@ def _keeps_index(frame: Any) -> bool:
     return not default
 
 
-def _escape_breaks(value: Any) -> Any:
+def _escape_breaks(value: object) -> object:
     if isinstance(value, str):
         return _LINE_BREAKS.sub(lambda m: m.group().encode("unicode_escape").decode(), value)
     return value
 
 
-def _csv_lines(frame: Any, index: bool, header: bool) -> list[str]:
+def _csv_lines(frame: DataFrame, index: bool, header: bool) -> list[str]:
     return frame.to_csv(index=index, header=header, lineterminator="\n").splitlines()
 
 
-def _row_lines(frame: Any, start: int, stop: int, index: bool) -> list[str]:
+def _row_lines(frame: DataFrame, start: int, stop: int, index: bool) -> list[str]:
     part = frame.iloc[start:stop]
     lines = _csv_lines(part, index, header=False)
     if len(lines) != len(part):  # a value holds a line break: write it as `\n`
@@ -158,7 +173,7 @@ def _row_lines(frame: Any, start: int, stop: int, index: bool) -> list[str]:
     return lines
 
 
-def table_lines(value: Any, offset: int, limit: int) -> tuple[list[str], int]:
+def table_lines(value: DataFrame | Series, offset: int, limit: int) -> tuple[list[str], int]:
     """Render only lines `offset` to `offset + limit` of a table's CSV.
 
     Args:
@@ -179,7 +194,7 @@ def table_lines(value: Any, offset: int, limit: int) -> tuple[list[str], int]:
     return lines, len(header) + len(frame)
 
 
-def iter_table_lines(value: Any, rows: int = 5_000) -> Iterator[list[str]]:
+def iter_table_lines(value: DataFrame | Series, rows: int = 5_000) -> Iterator[list[str]]:
     """Yield a table's CSV lines in chunks of about `rows` lines, header first."""
     frame = _as_frame(value)
     index = _keeps_index(frame)
@@ -188,7 +203,7 @@ def iter_table_lines(value: Any, rows: int = 5_000) -> Iterator[list[str]]:
         yield _row_lines(frame, start, start + rows, index)
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: object) -> str:
     try:
         return json.dumps(value, indent=2, default=str, ensure_ascii=False)
     except TypeError:  # keys JSON cannot hold (tuples, objects): write them as text
@@ -197,7 +212,7 @@ def _json_text(value: Any) -> str:
         return json.dumps(_safe_repr(value), ensure_ascii=False)
 
 
-def _string_keys(value: Any) -> Any:
+def _string_keys(value: object) -> object:
     if isinstance(value, dict):
         return {str(key): _string_keys(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -205,14 +220,14 @@ def _string_keys(value: Any) -> Any:
     return value
 
 
-def _safe_repr(value: Any) -> str:
+def _safe_repr(value: object) -> str:
     try:
         return repr(value)
     except Exception as exc:  # a broken __repr__ must not break the listing
         return f"<{type(value).__name__} object; repr() failed: {type(exc).__name__}: {exc}>"
 
 
-def render_variable(name: str, value: Any) -> tuple[str, str]:
+def render_variable(name: str, value: object) -> tuple[str, str]:
     """Render a variable as the file the agent reads.
 
     Args:
@@ -226,7 +241,7 @@ def render_variable(name: str, value: Any) -> tuple[str, str]:
     """
     del name  # the file is named after it; the content does not repeat it
     extension = variable_extension(value)
-    if extension == "csv":
+    if is_table(value):  # extension "csv"
         text = "\n".join(line for chunk in iter_table_lines(value) for line in chunk)
     elif extension == "json":
         text = _json_text(value)
@@ -241,7 +256,7 @@ def render_variable(name: str, value: Any) -> tuple[str, str]:
     return extension, text
 
 
-def renders_cheaply(value: Any) -> bool:
+def renders_cheaply(value: object) -> bool:
     """Tell whether rendering `value` whole is cheap enough to do just to list its size.
 
     True for strings, scalars, tables up to 20,000 cells and containers up to 1,000 items.
@@ -254,7 +269,9 @@ def renders_cheaply(value: Any) -> bool:
     return True
 
 
-def variables_index(variables: Mapping[str, Any], folder: str, secret: Iterable[str] = ()) -> str:
+def variables_index(
+    variables: Mapping[str, object], folder: str, secret: Iterable[str] = ()
+) -> str:
     """The `index.md` of the variables: one line each with name, type and shape, and file.
 
     Args:

@@ -329,13 +329,13 @@ class Session(SessionRuns):
     def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:
         """The keyword arguments of `create_research_agent` (besides the model) for `settings`."""
         from jupyter_deepagent.jupyter.notebook_fs.mounts import notebook_prompt
-        from jupyter_deepagent.jupyter.tools.notebook_tools import run_tools
+        from jupyter_deepagent.jupyter.tools.notebook_tools import tools_for_run
         from jupyter_deepagent.project.settings.subagents import subagent_specs
 
         notebook = notebook_prompt(workspace_read_only=settings.workspace_read_only)
         from jupyter_deepagent.jupyter.session.recorded_code import gated_tools
 
-        tools, approvals = run_tools(self.shell, settings, backend, redact=self.redactor())
+        tools, approvals = tools_for_run(self.shell, settings, backend, redact=self.redactor())
         return {
             # code-running tools refuse code a research log served that was not approved here
             "tools": gated_tools([*self.tools, *tools], self.recorded_code),

@@ -28,23 +28,27 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar, overload
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from langchain_core.tools import BaseTool
+
+    from jupyter_deepagent.backends.protocol import BackendProtocol
+    from jupyter_deepagent.project.settings.agent_config import AgentConfig
 
 __all__ = [
-    "AGENT_TOOL_MARK",
-    "RUNS_CODE_MARK",
     "agent_tool",
     "as_agent_tool",
-    "notebook_tools",
-    "run_tools",
+    "tools_for_run",
 ]
 
-AGENT_TOOL_MARK = "__agent_tool__"
+_AGENT_TOOL_MARK = "__agent_tool__"
 """Attribute `@agent_tool` sets on a function: every run of this notebook's agent offers it."""
-RUNS_CODE_MARK = "__agent_tool_runs_code__"
+_RUNS_CODE_MARK = "__agent_tool_runs_code__"
 """Attribute `@agent_tool(runs_code=True)` sets: the function runs code the model sends."""
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=Callable[..., object])
 _JSON_TYPES = (
     "str, int, float, bool, None, a list or dict of those, a Literal[...], a TypedDict or a "
     "pydantic model"
@@ -59,7 +63,7 @@ def agent_tool(func: _F, /) -> _F: ...
 def agent_tool(*, runs_code: bool = False) -> Callable[[_F], _F]: ...
 
 
-def agent_tool(func: Any = None, /, *, runs_code: bool = False) -> Any:
+def agent_tool(func: _F | None = None, /, *, runs_code: bool = False) -> _F | Callable[[_F], _F]:
     """Offer a notebook function to this notebook's agent in every `%%agent` run.
 
     `@agent_tool`, or `@agent_tool(runs_code=True)` for a function that runs code the model
@@ -88,15 +92,15 @@ def agent_tool(func: Any = None, /, *, runs_code: bool = False) -> Any:
 
     def mark(function: _F) -> _F:
         if runs_code:
-            setattr(function, RUNS_CODE_MARK, True)
+            setattr(function, _RUNS_CODE_MARK, True)
         as_agent_tool(function)
-        setattr(function, AGENT_TOOL_MARK, True)
+        setattr(function, _AGENT_TOOL_MARK, True)
         return function
 
     return mark if func is None else mark(func)
 
 
-def as_agent_tool(obj: Any, name: str | None = None) -> Any:
+def as_agent_tool(obj: object, name: str | None = None) -> BaseTool:
     """A LangChain tool for `obj`: a LangChain tool is returned as it is, a function is wrapped.
 
     Args:
@@ -112,7 +116,7 @@ def as_agent_tool(obj: Any, name: str | None = None) -> Any:
 
     if isinstance(obj, BaseTool):
         return obj
-    label = name or getattr(obj, "__name__", repr(obj))
+    label = name or str(getattr(obj, "__name__", repr(obj)))
     if not (inspect.isfunction(obj) or inspect.ismethod(obj)):
         msg = (
             f"{label!r} is a {type(obj).__name__}, not a function: a tool must be a function "
@@ -141,14 +145,14 @@ def as_agent_tool(obj: Any, name: str | None = None) -> Any:
         msg = f"{label}() cannot be offered as a tool: {type(exc).__name__}: {exc}"
         raise ValueError(msg) from None
     _check_schema(tool, label)
-    if getattr(obj, RUNS_CODE_MARK, False) is True:
+    if getattr(obj, _RUNS_CODE_MARK, False) is True:
         from jupyter_deepagent.harness.approval_policy import RUNS_CODE
 
         tool.metadata = {**(tool.metadata or {}), RUNS_CODE: True}
     return tool
 
 
-def notebook_tools(namespace: Mapping[str, Any], names: Iterable[str]) -> list[Any]:
+def _notebook_tools(namespace: Mapping[str, object], names: Iterable[str]) -> list[BaseTool]:
     """The tools of a run: the functions marked with `@agent_tool`, then those in `names`.
 
     Raises:
@@ -156,11 +160,11 @@ def notebook_tools(namespace: Mapping[str, Any], names: Iterable[str]) -> list[A
             a tool; the message says what to do.
         TypeError: A name holds something that is neither a function nor a LangChain tool.
     """
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     for key, value in list(namespace.items()):
         if key.startswith("_") or not inspect.isfunction(value):
             continue
-        if getattr(value, AGENT_TOOL_MARK, False) is True:
+        if getattr(value, _AGENT_TOOL_MARK, False) is True:
             found[key] = value
     for name in names:
         if name not in namespace:
@@ -170,16 +174,20 @@ def notebook_tools(namespace: Mapping[str, Any], names: Iterable[str]) -> list[A
             )
             raise ValueError(msg)
         found[name] = namespace[name]
-    tools: dict[str, Any] = {}
+    tools: dict[str, BaseTool] = {}
     for key, value in found.items():
         tool = as_agent_tool(value, key)
         tools.setdefault(tool.name, tool)
     return list(tools.values())
 
 
-def run_tools(
-    shell: Any, settings: Any, backend: Any, *, redact: Callable[[str], str] = str
-) -> tuple[list[Any], dict[str, Any]]:
+def tools_for_run(
+    shell: InteractiveShell,
+    settings: AgentConfig,
+    backend: BackendProtocol,
+    *,
+    redact: Callable[[str], str] = str,
+) -> tuple[list[BaseTool], dict[str, bool]]:
     """The notebook's tools for a run with `settings`, and the approvals they need.
 
     The functions marked with `@agent_tool` and those named in `settings.tools`; with
@@ -193,8 +201,8 @@ def run_tools(
     """
     from jupyter_deepagent.jupyter.tools.python_tool import PYTHON_TOOL_NAME, python_tool
 
-    tools = notebook_tools(getattr(shell, "user_ns", {}), settings.tools)
-    approvals: dict[str, Any] = {}
+    tools = _notebook_tools(getattr(shell, "user_ns", {}), settings.tools)
+    approvals: dict[str, bool] = {}
     if settings.python:
         if any(tool.name == PYTHON_TOOL_NAME for tool in tools):
             msg = (
@@ -207,7 +215,7 @@ def run_tools(
     return tools, approvals
 
 
-def _check_parameters(func: Callable[..., Any], label: str) -> None:
+def _check_parameters(func: Callable[..., object], label: str) -> None:
     """Refuse untyped and variadic parameters (the model would get no schema for them)."""
     try:
         signature = inspect.signature(func)
@@ -232,9 +240,9 @@ def _check_parameters(func: Callable[..., Any], label: str) -> None:
             raise ValueError(msg)
 
 
-def _check_schema(tool: Any, label: str) -> None:
+def _check_schema(tool: BaseTool, label: str) -> None:
     """Refuse parameters whose type has no JSON schema (the model sends JSON)."""
-    from pydantic import TypeAdapter
+    from pydantic import BaseModel, TypeAdapter
 
     schema = tool.tool_call_schema
     fields = getattr(schema, "model_fields", None) or {}
@@ -250,18 +258,19 @@ def _check_schema(tool: Any, label: str) -> None:
             )
             raise ValueError(msg) from None
     try:
-        tool.tool_call_schema.model_json_schema() if fields else None
+        if fields and isinstance(schema, type) and issubclass(schema, BaseModel):
+            schema.model_json_schema()  # `model_fields` were found: a pydantic 2 model
     except Exception as exc:
         msg = f"{label}() cannot be offered as a tool: its argument schema fails: {exc}"
         raise ValueError(msg) from None
 
 
-def _printing_into_result(func: Callable[..., Any]) -> Callable[..., Any]:
+def _printing_into_result(func: Callable[..., object]) -> Callable[..., object]:
     """`func`, with what it prints or displays during a call added to its result."""
     from jupyter_deepagent.jupyter.tools.output_routing import capture_thread_output
 
     @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: object, **kwargs: object) -> object:
         with capture_thread_output() as captured:
             result = func(*args, **kwargs)
         shown = [data.get("text/plain", "") for data, _ in captured.displays]
@@ -273,7 +282,7 @@ def _printing_into_result(func: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _with_printed(result: Any, printed: str) -> str:
+def _with_printed(result: object, printed: str) -> str:
     if result is None:
         return printed.rstrip("\n")
     if isinstance(result, str):

@@ -17,12 +17,18 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-__all__ = ["CapturedOutput", "OutputSink", "capture_thread_output", "route_output"]
+if TYPE_CHECKING:
+    from IPython.core.displaypub import DisplayPublisher
+
+__all__ = ["CapturedOutput", "MimeBundle", "OutputSink", "capture_thread_output", "route_output"]
+
+MimeBundle = dict[str, object]
+"""A display's data (MIME type -> content), metadata or transient fields, as IPython sends them."""
 
 
 class OutputSink(Protocol):
@@ -33,9 +39,9 @@ class OutputSink(Protocol):
 
     def display(
         self,
-        data: dict[str, Any],
-        metadata: dict[str, Any],
-        transient: dict[str, Any],
+        data: MimeBundle,
+        metadata: MimeBundle,
+        transient: MimeBundle,
         update: bool,
     ) -> None:
         """A display (or, with `update`, a new version of the display `transient` names)."""
@@ -49,7 +55,7 @@ class CapturedOutput:
     """What one thread printed and displayed during a capture."""
 
     parts: list[tuple[str, str]] = field(default_factory=list)
-    displays: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    displays: list[tuple[MimeBundle, MimeBundle]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -61,9 +67,9 @@ class CapturedOutput:
 
     def display(
         self,
-        data: dict[str, Any],
-        metadata: dict[str, Any],
-        transient: dict[str, Any],
+        data: MimeBundle,
+        metadata: MimeBundle,
+        transient: MimeBundle,
         update: bool,
     ) -> None:
         self.displays.append((dict(data), dict(metadata or {})))
@@ -75,7 +81,7 @@ class CapturedOutput:
 class _Stream:
     """Stands in for sys.stdout/sys.stderr: sends a routed thread's text to its sink."""
 
-    def __init__(self, router: _Router, name: str, original: Any) -> None:
+    def __init__(self, router: _Router, name: str, original: TextIO) -> None:
         self._router = router
         self._name = name
         self._original = original
@@ -87,7 +93,7 @@ class _Stream:
         sink.stream(self._name, str(text))
         return len(text)
 
-    def writelines(self, lines: Any) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
@@ -106,7 +112,7 @@ class _Router:
         self.lock = threading.RLock()
         self.threads: dict[int, list[OutputSink]] = {}
         self.routes: list[OutputSink] = []
-        self._saved: tuple[Any, Any, Any] | None = None
+        self._saved: tuple[TextIO, TextIO, DisplayPublisher | None] | None = None
 
     def sink(self) -> OutputSink | None:
         own = self.threads.get(threading.get_ident())
@@ -117,12 +123,12 @@ class _Router:
     # -- the display publisher's methods, for a routed thread ---------------------------------
     def publish(
         self,
-        data: dict[str, Any],
-        metadata: dict[str, Any] | None = None,
-        *args: Any,
-        transient: dict[str, Any] | None = None,
+        data: MimeBundle,
+        metadata: MimeBundle | None = None,
+        *args: object,
+        transient: MimeBundle | None = None,
         update: bool = False,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         sink = self.sink()
         if sink is None:
@@ -151,9 +157,8 @@ class _Router:
         self._saved = (sys.stdout, sys.stderr, publisher)
         sys.stdout = _Stream(self, "stdout", sys.stdout)
         sys.stderr = _Stream(self, "stderr", sys.stderr)
-        if publisher is not None:
-            publisher.publish = self.publish
-            publisher.clear_output = self.clear_output
+        if publisher is not None:  # over the class's methods, on this instance: release pops them
+            vars(publisher).update(publish=self.publish, clear_output=self.clear_output)
 
     def release(self) -> None:
         if self.threads or self.routes or self._saved is None:
@@ -169,7 +174,7 @@ class _Router:
                 publisher.__dict__.pop(name, None)
 
 
-def _display_publisher() -> Any:
+def _display_publisher() -> DisplayPublisher | None:
     try:
         from IPython.core.interactiveshell import InteractiveShell
     except ImportError:  # pragma: no cover - IPython is a dependency

@@ -23,12 +23,18 @@ import linecache
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from jupyter_deepagent.jupyter.tools.call_time_limit import TimeLimitExceeded, time_limit
 from jupyter_deepagent.jupyter.tools.output_routing import CapturedOutput, capture_thread_output
 
-__all__ = ["PYTHON_TOOL_NAME", "python_tool", "run_python"]
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from langchain_core.tools import StructuredTool
+
+    from jupyter_deepagent.backends.protocol import BackendProtocol
+
+__all__ = ["PYTHON_TOOL_NAME", "python_tool"]
 
 PYTHON_TOOL_NAME: Final = "python"
 _OUTPUTS = "/outputs/"
@@ -54,12 +60,12 @@ whole large tables."""
 
 
 def python_tool(
-    shell: Any,
-    backend: Any,
+    shell: InteractiveShell,
+    backend: BackendProtocol,
     *,
     seconds: float | None = 60,
     redact: Callable[[str], str] = str,
-) -> Any:
+) -> StructuredTool:
     """The `python` tool for a run: code runs in `shell.user_ns`, files go to `backend`'s
     `/outputs/`.
 
@@ -77,7 +83,7 @@ def python_tool(
 
     def python(code: str) -> str:
         """Run Python code in the notebook's kernel."""
-        text, failed = run_python(
+        text, failed = _run_python(
             shell, code, backend=backend, seconds=seconds, redact=redact, call=next(calls)
         )
         if failed:
@@ -94,11 +100,11 @@ def python_tool(
     )
 
 
-def run_python(
-    shell: Any,
+def _run_python(
+    shell: InteractiveShell,
     code: str,
     *,
-    backend: Any = None,
+    backend: BackendProtocol | None = None,
     seconds: float | None = 60,
     redact: Callable[[str], str] = str,
     call: int = 1,
@@ -114,13 +120,17 @@ def run_python(
     except SyntaxError as exc:
         return redact(_syntax_error(exc)), True
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+    else:
+        last = None
     body = compile(tree, filename, "exec")
     tail = compile(ast.Expression(last.value), filename, "eval") if last is not None else None
     namespace = shell.user_ns
     figures_before = _figure_numbers()
     error: str | None = None
-    value: Any = None
+    value: object = None
     with capture_thread_output() as captured:
         try:
             with time_limit(seconds):
@@ -144,7 +154,7 @@ def run_python(
             printed = printed[:_PRINTED_LIMIT] + f"\n… ({len(captured.text):,} characters in all)"
         parts.append(f"printed:\n{printed.rstrip()}")
     if error is None and value is not None:
-        parts.append(f"value: {short_repr(value)}")
+        parts.append(f"value: {_short_repr(value)}")
     if files:
         parts.append("saved and shown under the cell: " + ", ".join(files))
     if not parts:
@@ -152,7 +162,7 @@ def run_python(
     return redact("\n\n".join(parts)), error is not None
 
 
-def short_repr(value: Any) -> str:
+def _short_repr(value: Any) -> str:
     """A short text for a value: a DataFrame or Series as its shape and first rows."""
     kind = type(value).__name__
     if kind in ("DataFrame", "Series") and hasattr(value, "head"):
@@ -194,7 +204,7 @@ def _figure_numbers() -> set[int]:
     return set(pyplot.get_fignums()) if pyplot is not None else set()
 
 
-def _free_name(backend: Any, stem: str, suffix: str) -> str:
+def _unused_path(backend: BackendProtocol, stem: str, suffix: str) -> str:
     from jupyter_deepagent._exceptions import ResearchAssistantError
 
     try:
@@ -208,7 +218,7 @@ def _free_name(backend: Any, stem: str, suffix: str) -> str:
     raise AssertionError  # pragma: no cover - count() never ends
 
 
-def _save(backend: Any, path: str, content: str) -> None:
+def _save(backend: BackendProtocol, path: str, content: str) -> None:
     """Write a file the kernel made: the agent reads it masked (`MaskedFolder.save_output`),
     since a display shows what the notebook's variables hold, keys included."""
     owner, inner = backend.backend_for(path) if hasattr(backend, "backend_for") else (backend, path)
@@ -219,7 +229,7 @@ def _save(backend: Any, path: str, content: str) -> None:
         backend.write(path, content)
 
 
-def _save_figures(before: set[int], backend: Any) -> list[str]:
+def _save_figures(before: set[int], backend: BackendProtocol | None) -> list[str]:
     """Save the figures the code opened as PNG files in /outputs/, and close them (so the
     notebook's inline backend does not show them a second time)."""
     pyplot = sys.modules.get("matplotlib.pyplot")
@@ -231,14 +241,14 @@ def _save_figures(before: set[int], backend: Any) -> list[str]:
         if backend is not None:
             buffer = io.BytesIO()
             figure.savefig(buffer, format="png", bbox_inches="tight")
-            path = _free_name(backend, "figure", ".png")
+            path = _unused_path(backend, "figure", ".png")
             _save(backend, path, base64.b64encode(buffer.getvalue()).decode("ascii"))
             saved.append(path)
         pyplot.close(figure)
     return saved
 
 
-def _save_displays(captured: CapturedOutput, backend: Any) -> list[str]:
+def _save_displays(captured: CapturedOutput, backend: BackendProtocol | None) -> list[str]:
     """Save what the code displayed: images, HTML, Markdown, JSON as /outputs/ files; plain
     text is added to what it printed."""
     saved = []
@@ -250,7 +260,7 @@ def _save_displays(captured: CapturedOutput, backend: Any) -> list[str]:
                     import json
 
                     content = json.dumps(content, ensure_ascii=False, default=str)
-                path = _free_name(backend, "display", suffix)
+                path = _unused_path(backend, "display", suffix)
                 _save(backend, path, content)
                 saved.append(path)
                 break
