@@ -32,8 +32,8 @@ from jupyter_deepagent.project.settings.agent_config import (
     AgentConfig,
     file_layers,
     resolve_config,
-    virtual_path,
 )
+from jupyter_deepagent.project.settings.paths import virtual_path
 from jupyter_deepagent.project.settings.subagents import subagent_specs
 from jupyter_deepagent.project.storage.database_url import libpq_credential_files
 from jupyter_deepagent.project.storage.owners import memory_namespace, project_name

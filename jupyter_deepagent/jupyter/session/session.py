@@ -35,8 +35,8 @@ from jupyter_deepagent.project.settings.agent_config import (
     environment_layers,
     file_layers,
     resolve_config,
-    virtual_path,
 )
+from jupyter_deepagent.project.settings.paths import virtual_path
 from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_storage
 from jupyter_deepagent.project.storage.owners import ThreadOwner, current_user, project_name
 
