@@ -29,7 +29,7 @@ from jupyter_deepagent.project.names import check_thread_name
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # the module is absent there; checked before use
 
 __all__ = ["ThreadLock", "thread_busy"]
 
@@ -47,7 +47,7 @@ class ThreadLock:
             when not given.
 
     Raises:
-        ValueError: `thread` is not a valid thread name (see `check_thread_name`).
+        InputError: `thread` is not a valid thread name (see `check_thread_name`).
     """
 
     def __init__(self, folder: Path, thread: str, *, key: str | None = None) -> None:
