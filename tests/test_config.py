@@ -117,3 +117,13 @@ def test_agent_config_takes_subagents_as_json(notebook: Notebook) -> None:
     assert "| model_timeout | `60` | default |" in cell.markdown[0]  # seconds, not "a float"
     bad = notebook.run("%agent config subagents=[{name:scout}]")
     assert isinstance(bad.error, UsageError) and "subagents must be a JSON list" in str(bad.error)
+
+
+def test_every_setting_names_a_check_that_accepts_its_default() -> None:
+    # a field added without its coercer, or with a default its own check refuses, fails here
+    from dataclasses import fields
+
+    from jupyter_deepagent.project.settings.agent_config import AgentConfig, coerce_setting
+
+    for setting in fields(AgentConfig):
+        assert coerce_setting(setting.name, setting.default, ".deepagent.toml") == setting.default

@@ -29,3 +29,24 @@ def test_a_missing_file_or_a_folder_is_empty(tmp_path: Path) -> None:
     assert read_env_file(tmp_path / "absent.env").values == {}
     (tmp_path / ".env").mkdir()
     assert read_env_file(tmp_path / ".env").malformed == []
+
+
+def test_quotes_comments_and_export_are_read_as_a_shell_would(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text(
+        "# keys for the notebook\n"
+        "\n"
+        "JDA_ONE=plain-value\n"
+        "export JDA_TWO='single quoted'\n"
+        'JDA_THREE="double # not a comment"\n'
+        "JDA_HASH=value # trailing comment\n"
+        "this line is broken sk-secret-in-bad-line\n",
+        encoding="utf-8",
+    )
+    entries = read_env_file(env)
+    assert entries.values == {
+        "JDA_ONE": "plain-value", "JDA_TWO": "single quoted",
+        "JDA_THREE": "double # not a comment", "JDA_HASH": "value",
+    }
+    assert entries.malformed == ["line 7"]
+    assert "sk-secret" not in repr(entries)

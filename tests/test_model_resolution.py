@@ -1,4 +1,4 @@
-"""resolve_model and load_env_file: from a model string (and a .env file) to a chat model."""
+"""resolve_model: from a model string to a chat model."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from jupyter_deepagent import (
     resolve_model,
 )
 from jupyter_deepagent.harness.models import resolution as model_resolution
-from jupyter_deepagent.project.secrets.env_file import load_env_file
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
 FAKE_KEY = "fake-gemini-key-7f3a9c1e55"
@@ -189,38 +188,3 @@ def test_importing_the_module_does_not_import_langchain() -> None:
 
     assert out.strip() == "False"
     assert model_resolution.DEFAULT_PROVIDER == "google_genai"
-
-
-def test_env_file_sets_missing_variables_and_returns_names_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name in ("JDA_ONE", "JDA_TWO", "JDA_THREE", "JDA_KEPT", "JDA_HASH"):
-        monkeypatch.setenv(name, "placeholder")  # so teardown restores the original state
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("JDA_KEPT", "from the shell")
-    env = tmp_path / ".env"
-    env.write_text(
-        "# keys for the notebook\n"
-        "\n"
-        "JDA_ONE=plain-value\n"
-        "export JDA_TWO='single quoted'\n"
-        'JDA_THREE="double # not a comment"\n'
-        "JDA_KEPT=from the file\n"
-        "JDA_HASH=value # trailing comment\n"
-        "this line is broken sk-secret-in-bad-line\n",
-        encoding="utf-8",
-    )
-
-    loaded = load_env_file(env)
-
-    assert loaded == ["JDA_ONE", "JDA_TWO", "JDA_THREE", "JDA_HASH"]
-    assert os.environ["JDA_ONE"] == "plain-value"
-    assert os.environ["JDA_TWO"] == "single quoted"
-    assert os.environ["JDA_THREE"] == "double # not a comment"
-    assert os.environ["JDA_KEPT"] == "from the shell"
-    assert os.environ["JDA_HASH"] == "value"
-    assert not any("sk-secret" in value for value in os.environ.values())
-
-
-def test_env_file_missing_returns_nothing(tmp_path: Path) -> None:
-    assert load_env_file(tmp_path / "absent.env") == []

@@ -17,7 +17,7 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph.store.memory import InMemoryStore
 from langgraph_sdk.schema import StreamPart
 
-from jupyter_deepagent import build_served_agent, trace_remote_run, trace_run
+from jupyter_deepagent import MissingAPIKey, build_served_agent, trace_remote_run, trace_run
 from jupyter_deepagent.cli import main as cli_main
 
 FAKE_KEY = "AIza" + "SyServedAgentTestKey000000000000000"
@@ -202,6 +202,44 @@ def test_the_served_agent_pauses_for_the_configured_approvals(tmp_path: Path) ->
     trace = trace_run(agent, _ask("Write."), config={"configurable": {"thread_id": "t"}})
     assert trace.status == "interrupted"
     assert not (folder / "a.md").exists()
+
+
+def test_a_served_agent_without_a_key_says_what_to_set_on_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / ".deepagent.toml").write_text('model = "google_genai:gemini-2.5-flash"\n')
+
+    with pytest.raises(MissingAPIKey) as info:
+        build_served_agent(folder)
+
+    message = str(info.value)
+    assert "set GOOGLE_API_KEY or GEMINI_API_KEY in the environment the LangGraph server" in message
+    assert f"`GOOGLE_API_KEY=<your key>` in .env in {folder.resolve()}" in message
+    assert "restart the server" in message and 'model = "scripted:' in message
+    assert "%agent" not in message and "%env" not in message and "notebook" not in message
+    assert info.value.variables == ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+
+
+def test_a_served_agent_names_an_env_line_it_could_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / ".deepagent.toml").write_text('model = "google_genai:gemini-2.5-flash"\n')
+    (folder / ".env").write_text('GOOGLE_API_KEY = "AIza-unclosed-quote\n')
+
+    with pytest.raises(MissingAPIKey) as info:
+        build_served_agent(folder)
+
+    message = str(info.value)
+    assert ".env has a line for GOOGLE_API_KEY, but it could not be read" in message
+    assert "AIza-unclosed-quote" not in message and "%agent" not in message
 
 
 def test_the_server_module_imports_no_notebook_stack() -> None:

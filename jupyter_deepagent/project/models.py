@@ -1,27 +1,43 @@
-"""The chat models of one kernel session: made from the configured `model`, kept across cells.
+"""The chat models a folder's agent uses: made from the configured `model`, kept across runs.
 
 A model is kept per spec, so a scripted model plays on from cell to cell, and made again when the
 environment changes, so a key added to `.env` takes effect at the next run, or when a `scripted:`
 file changes (its modification time or size), so an edited script plays from its first step at the
-next run. The env file is read (through `SessionKeys`) before each model is looked up. LangChain
+next run. The env file is read (through `ApiKeys`) before each model is looked up. LangChain
 loads with the first model. A script that sets no context window plays with the default one
-without a warning (it runs offline: there is no real window to guess), and errors advise the
-magic's options (`%%agent -m ...`), not Python arguments.
+without a warning (it runs offline: there is no real window to guess).
+
+Errors are the harness's, which advise Python arguments; a face that speaks otherwise (the
+notebook's magic options) passes its `wording`, and the server says its own (see
+`server.served_agent`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
-from jupyter_deepagent.jupyter.magic.notebook_words import notebook_words
-from jupyter_deepagent.project.secrets.keys import SessionKeys
+from jupyter_deepagent.project.secrets.keys import ApiKeys
 
-__all__ = ["SessionModels", "call_policy", "model_label"]
+if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
+
+    from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
+    from jupyter_deepagent.project.settings.agent_config import AgentConfig
+
+__all__ = ["ModelCache", "Wording", "call_policy", "model_label"]
 
 
-def model_label(model: Any) -> str:
+class Wording(Protocol):
+    """Rewrites an error's advice in a face's own words (see `jupyter.magic.notebook_words`)."""
+
+    def __call__(self, text: str, *, env_file: str) -> str:
+        """`text` in the face's words; `env_file` is the env file keys are read from."""
+        ...
+
+
+def model_label(model: object) -> str:
     """A short name for a model spec or chat model object (its model name, else its class)."""
     if isinstance(model, str):
         return model
@@ -32,7 +48,7 @@ def model_label(model: Any) -> str:
     return type(model).__name__
 
 
-def call_policy(settings: Any) -> Any:
+def call_policy(settings: AgentConfig) -> ModelCallPolicy:
     """The `ModelCallPolicy` of an `AgentConfig`'s model timeout and retry settings.
 
     Raises:
@@ -45,28 +61,40 @@ def call_policy(settings: Any) -> Any:
     )
 
 
-class SessionModels:
-    """Resolves and keeps the session's chat models.
+class ModelCache:
+    """Makes the chat models of a kernel session or a served agent, and keeps them.
 
     Args:
-        keys: The session's keys; the env file is loaded into them before each lookup.
+        keys: The keys; the env file is loaded into them before each lookup.
+        wording: Rewrites the advice of a missing key or a model that cannot be made, for the
+            face that shows it (None: the harness's words, as they are).
     """
 
-    def __init__(self, keys: SessionKeys) -> None:
+    def __init__(self, keys: ApiKeys, wording: Wording | None = None) -> None:
         self.keys = keys
-        self._models: dict[Any, Any] = {}
+        self._wording = wording
+        self._models: dict[tuple[object, ...], BaseChatModel] = {}
 
-    def get(self, spec: Any, notebook_dir: Path, env_file: str, call_policy: Any = None) -> Any:
+    def _words(self, text: str, env_file: str) -> str:
+        return self._wording(text, env_file=env_file) if self._wording is not None else text
+
+    def get(
+        self,
+        spec: str | BaseChatModel,
+        notebook_dir: Path,
+        env_file: str,
+        call_policy: ModelCallPolicy | None = None,
+    ) -> BaseChatModel:
         """The chat model for `spec`: "provider:model", "scripted:path.yaml" or a model object.
 
-        A relative scripted path and `env_file` are relative to `notebook_dir`. `call_policy` (a
-        `ModelCallPolicy`) gives a provider's client its timeout and turns its own retries off.
+        A relative scripted path and `env_file` are relative to `notebook_dir`. `call_policy`
+        gives a provider's client its timeout and turns its own retries off.
 
         Raises:
             MissingAPIKey: The provider's key is not set (the message points at an env file line
                 that could not be read, if there is one).
             ModelConfigurationError: The model cannot be created.
-            ValueError: The env file cannot be read.
+            InputError: The env file cannot be read.
         """
         from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
         from jupyter_deepagent.harness.models.resolution import resolve_model
@@ -81,7 +109,7 @@ class SessionModels:
             try:
                 self._models[key] = resolve_model(spec, call_policy=call_policy)
             except MissingAPIKey as exc:
-                msg = notebook_words(str(exc), env_file=env_file)
+                msg = self._words(str(exc), env_file)
                 broken = [name for name in self.keys.malformed if name in exc.variables]
                 if broken:
                     msg += (
@@ -90,10 +118,12 @@ class SessionModels:
                     )
                 raise MissingAPIKey(msg, variables=exc.variables) from None
             except ModelConfigurationError as exc:
-                raise ModelConfigurationError(notebook_words(str(exc), env_file=env_file)) from exc
+                if self._wording is None:
+                    raise
+                raise ModelConfigurationError(self._words(str(exc), env_file)) from exc
         return self._models[key]
 
-    def _scripted(self, spec: str, notebook_dir: Path) -> Any:
+    def _scripted(self, spec: str, notebook_dir: Path) -> BaseChatModel:
         """The scripted model for `spec`, loaded again when its file changed since last time.
 
         Raises:
@@ -115,7 +145,7 @@ class SessionModels:
             profile = dict(getattr(model, "profile", None) or {})
             if not profile.get("max_input_tokens"):  # no window to guess: no warning
                 model.profile = {**profile, "max_input_tokens": DEFAULT_CONTEXT_WINDOW}
-            stale = [k for k in self._models if isinstance(k, tuple) and k[0] == key[0]]
+            stale = [k for k in self._models if k[0] == key[0]]
             for old in stale:
                 del self._models[old]
             self._models[key] = model

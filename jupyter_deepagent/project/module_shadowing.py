@@ -23,9 +23,11 @@ import sys
 from collections.abc import Iterable, Sequence
 from importlib.machinery import PathFinder, all_suffixes
 
-from jupyter_deepagent.project.settings.agent_config import IMPORTABLE
+__all__ = ["IMPORTABLE", "ShadowedModules"]
 
-__all__ = ["ShadowedModules"]
+IMPORTABLE = "<importable>"
+"""In `protected_modules`: every top-level module Python finds outside the workspace (the
+standard library and installed packages)."""
 
 _SUFFIXES = tuple(sorted({suffix.casefold() for suffix in all_suffixes()}, key=len, reverse=True))
 

@@ -10,6 +10,8 @@ import builtins
 import keyword
 import re
 
+from jupyter_deepagent._exceptions import InputError
+
 __all__ = ["check_thread_name", "check_variable_name"]
 
 _RESERVED_VARIABLES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "_agent"})
@@ -22,7 +24,7 @@ def check_thread_name(name: str) -> str:
     optionally as `USER/NAME` (a user's thread, as `%agent threads --all` lists them).
 
     Raises:
-        ValueError: The name is empty or holds other characters.
+        InputError: The name is empty or holds other characters.
     """
     owner, slash, plain = name.rpartition("/")
     if slash and owner and len(owner) <= 100 and not re.search(r"[/\s]", owner):
@@ -34,7 +36,7 @@ def check_thread_name(name: str) -> str:
             f"thread name {name!r} is not allowed: use letters, digits, '_', '.' and '-', "
             "starting with a letter or digit"
         )
-        raise ValueError(msg)
+        raise InputError(msg)
     return name
 
 
@@ -45,11 +47,11 @@ def check_variable_name(name: str, source: str = "--into") -> str:
     not a name IPython or this extension keeps (`In`, `Out`, `get_ipython`, `_`, `_i3`, `_agent`).
 
     Raises:
-        ValueError: The name cannot be used; the message names `source` and says why.
+        InputError: The name cannot be used; the message names `source` and says why.
     """
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
         msg = f"{source} takes a Python variable name, got {name!r}"
-        raise ValueError(msg)
+        raise InputError(msg, source=source)
     if (
         name in _RESERVED_VARIABLES
         or hasattr(builtins, name)
@@ -60,5 +62,5 @@ def check_variable_name(name: str, source: str = "--into") -> str:
             f"{source}: {name!r} is a name IPython, Python or the extension itself uses; "
             "choose another variable name, e.g. agent_results"
         )
-        raise ValueError(msg)
+        raise InputError(msg, source=source)
     return name

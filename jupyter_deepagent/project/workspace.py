@@ -39,11 +39,11 @@ from jupyter_deepagent.project.settings.agent_config import (
 )
 from jupyter_deepagent.trace.research_log.log import LOG_SUFFIX
 
-__all__ = ["PROTECTED_NAMES", "GuardedFolder", "kernel_folders_below"]
+__all__ = ["GuardedFolder", "kernel_folders_below"]
 
 _Listed = TypeVar("_Listed", FileInfo, GrepMatch)
 
-PROTECTED_NAMES = CONFIG_FILE_NAMES
+_PROTECTED_NAMES = CONFIG_FILE_NAMES
 """Files the agent may read but never write, edit or delete: they hold the agent's settings."""
 
 
@@ -175,7 +175,7 @@ class GuardedFolder(AsyncBackendMixin):
             return PermissionDenied(msg, path=virtual)
         if not change:
             return None
-        if folded and folded[-1] in PROTECTED_NAMES:
+        if folded and folded[-1] in _PROTECTED_NAMES:
             msg = (
                 f"Cannot change {virtual}: it holds the notebook agent's settings, and only the "
                 "user can change settings (in the file, or with %agent config). Ask the user."

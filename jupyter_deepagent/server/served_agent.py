@@ -18,12 +18,11 @@ Nothing here imports IPython: a server has no kernel.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from jupyter_deepagent._exceptions import BackendError
+from jupyter_deepagent._exceptions import BackendError, InputError, MissingAPIKey
 from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.state import StateBackend
@@ -32,19 +31,25 @@ from jupyter_deepagent.project.settings.agent_config import (
     AgentConfig,
     file_layers,
     resolve_config,
-    virtual_path,
 )
+from jupyter_deepagent.project.settings.paths import virtual_path
 from jupyter_deepagent.project.settings.subagents import subagent_specs
 from jupyter_deepagent.project.storage.database_url import libpq_credential_files
 from jupyter_deepagent.project.storage.owners import memory_namespace, project_name
 
 if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.tools import BaseTool
+    from langgraph.graph.state import CompiledStateGraph
     from langgraph.store.base import BaseStore
+    from langgraph.types import Checkpointer
+
+    from jupyter_deepagent.project.secrets.keys import ApiKeys
 
 __all__ = [
     "GRAPH_MODULE",
     "SERVER_CONFIG_FILE",
-    "SERVER_STATE_FOLDERS",
     "ServerStoreBackend",
     "build_served_agent",
     "served_config",
@@ -54,7 +59,7 @@ SERVER_CONFIG_FILE = "langgraph.json"
 """The file LangGraph Server reads: which graph to serve, its dependencies, its env file."""
 GRAPH_MODULE = "deepagent_graph.py"
 """The module that builds the served graph; the server runs it, so the agent may not change it."""
-SERVER_STATE_FOLDERS = (".langgraph_api",)
+_SERVER_STATE_FOLDERS = (".langgraph_api",)
 """What `langgraph dev` keeps in the folder it runs in: every thread's checkpoints, as pickles it
 loads at start. Hidden from the agent, which could otherwise read other threads or plant code."""
 
@@ -104,7 +109,7 @@ def served_config(folder: str | Path) -> AgentConfig:
     `[tool.jupyter-deepagent]` and `.deepagent.toml`, over the defaults.
 
     Raises:
-        ValueError: A configuration file is invalid; the message names it.
+        InputError: A configuration file is invalid; the message names it.
     """
     return resolve_config(file_layers(Path(folder)))[0]
 
@@ -113,7 +118,7 @@ def _workspace(folder: Path, config: AgentConfig, workspace: str | Path | None) 
     """The folder mounted at /workspace/.
 
     Raises:
-        ValueError: It is not a folder.
+        InputError: It is not a folder.
     """
     chosen = Path(workspace if workspace is not None else config.workspace)
     path = (chosen if chosen.is_absolute() else folder / chosen).resolve()
@@ -123,7 +128,7 @@ def _workspace(folder: Path, config: AgentConfig, workspace: str | Path | None) 
             f"{source} {str(chosen)!r} is not a folder (looked for {path}). Create it, or "
             "choose another one."
         )
-        raise ValueError(msg)
+        raise InputError(msg, source=source)
     return path
 
 
@@ -131,9 +136,9 @@ def _filesystem(
     folder: Path,
     config: AgentConfig,
     workspace: Path,
-    store: Any,
+    store: BaseStore | None,
     namespace: tuple[str, ...],
-    redact: Any,
+    redact: Callable[[str], str],
 ) -> CompositeBackend:
     """/workspace/ guarded as in the notebook (the generated server files protected too, and
     module files in `folder`, where its notebooks' kernels start),
@@ -150,7 +155,7 @@ def _filesystem(
             *libpq_credential_files(),
         ),
         redact=redact,
-        hidden_paths=tuple(dict.fromkeys((*config.hidden_paths, *SERVER_STATE_FOLDERS))),
+        hidden_paths=tuple(dict.fromkeys((*config.hidden_paths, *_SERVER_STATE_FOLDERS))),
         protected_paths=protected,
         protected_modules=config.protected_modules,
         # the folder's notebooks start their kernels in it, also below a wider workspace
@@ -173,17 +178,58 @@ You run as a service. Your files are mounted like this:
 - Any other path is scratch space for this conversation."""
 
 
+def _served_model(config: AgentConfig, folder: Path, keys: ApiKeys) -> BaseChatModel:
+    """The configured chat model, its keys read from the server's environment and the env file.
+
+    Raises:
+        MissingAPIKey: No key is set; the message says where to set one on a server.
+        ModelConfigurationError: The model cannot be created.
+        InputError: The env file cannot be read.
+    """
+    from jupyter_deepagent.project.models import ModelCache, call_policy
+
+    try:
+        return ModelCache(keys).get(config.model, folder, config.env_file, call_policy(config))
+    except MissingAPIKey as exc:
+        raise _missing_key_on_server(exc, config, folder, keys) from None
+
+
+def _missing_key_on_server(
+    exc: MissingAPIKey, config: AgentConfig, folder: Path, keys: ApiKeys
+) -> MissingAPIKey:
+    """What to set on a server when the model's key is missing, in the server's words."""
+    names = " or ".join(exc.variables) if exc.variables else "its API key variable"
+    example = exc.variables[0] if exc.variables else "PROVIDER_API_KEY"
+    msg = (
+        f"The served agent has no API key for the model {config.model!r}: set {names} in the "
+        "environment the LangGraph server starts in (your deployment's secrets, or `export "
+        f"{example}=...` before `langgraph dev`), or put a line `{example}=<your key>` in "
+        f"{config.env_file} in {folder} (the env_file setting), then restart the server. To "
+        "serve without a model service, set "
+        '`model = "scripted:path/to/script.yaml"` (a scripted model that plays a script, '
+        'offline) or `model = "ollama:<model>"` in .deepagent.toml, or pass model= to '
+        f"build_served_agent in {GRAPH_MODULE}."
+    )
+    broken = [name for name in keys.malformed if name in exc.variables]
+    if broken:
+        msg += (
+            f" Note: {config.env_file} has a line for {', '.join(broken)}, but it could not be "
+            'read: check its quotes (KEY=value, or KEY="value").'
+        )
+    return MissingAPIKey(msg, variables=exc.variables)
+
+
 def build_served_agent(
     folder: str | Path,
     *,
     workspace: str | Path | None = None,
-    tools: Sequence[Any] = (),
-    subagents: Sequence[Any] = (),
-    middleware: Sequence[Any] = (),
-    checkpointer: Any = None,
-    store: Any = None,
-    **settings: Any,
-) -> Any:
+    tools: Sequence[BaseTool | Callable[..., object]] = (),
+    subagents: Sequence[object] = (),
+    middleware: Sequence[AgentMiddleware] = (),
+    checkpointer: Checkpointer = None,
+    store: BaseStore | None = None,
+    **settings: object,
+) -> CompiledStateGraph:
     """The research agent of `folder`'s configuration, as a graph for LangGraph Server.
 
     Args:
@@ -207,30 +253,33 @@ def build_served_agent(
         The compiled agent graph, without a checkpointer or store of its own unless given.
 
     Raises:
-        ValueError: A configuration file or setting is invalid, or the workspace is not a
+        ValueError: `folder` is not a folder.
+        InputError: A configuration file or setting is invalid, or the workspace is not a
             folder; the message names the file or setting.
-        MissingAPIKey: The model's provider needs a key that is not set (in the environment or
-            the env file).
+        MissingAPIKey: The model's provider needs a key that is not set (in the server's
+            environment or the env file); the message says where to set it on a server.
         ModelConfigurationError: The model cannot be created.
     """
     from jupyter_deepagent.harness.agent import create_research_agent
     from jupyter_deepagent.harness.approval_policy import code_running_tools
-    from jupyter_deepagent.project.models import SessionModels, call_policy
-    from jupyter_deepagent.project.secrets.keys import SessionKeys
+    from jupyter_deepagent.project.secrets.keys import ApiKeys
     from jupyter_deepagent.project.secrets.redaction import Redactor
-    from jupyter_deepagent.project.settings.agent_config import coerce_setting
+    from jupyter_deepagent.project.settings.agent_config import ConfigLayer, coerce_setting
 
     root = Path(folder).resolve()
     if not root.is_dir():
         msg = f"build_served_agent: {folder!s} is not a folder; give the notebook folder."
         raise ValueError(msg)
-    config = served_config(root)
-    checked = {
-        name: coerce_setting(name, value, "build_served_agent") for name, value in settings.items()
-    }
-    config = replace(config, **checked)
-    keys = SessionKeys()
-    model = SessionModels(keys).get(config.model, root, config.env_file, call_policy(config))
+    given = ConfigLayer(
+        "build_served_agent",
+        {
+            name: coerce_setting(name, value, "build_served_agent")
+            for name, value in settings.items()
+        },
+    )
+    config = resolve_config([*file_layers(root), given])[0]
+    keys = ApiKeys()
+    model = _served_model(config, root, keys)
     redact = Redactor(extra=keys.values)
     namespace = memory_namespace(project_name(config.project, root.name))
     backend = _filesystem(

@@ -147,10 +147,10 @@ class AgentMagics(Magics):
         try:
             session.rewind(plan)
             notes = session.settle(plan)
+        except ValueError as exc:  # InputError too: a setting, env file, state folder
+            raise UsageError(str(exc)) from None
         except ResearchAssistantError as exc:  # the database went away, or is damaged
             raise _brief(exc) from None
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
         view = self._view(plan, notes + _log_damage(plan))
         on_event = self._watch(view, plan)
         outcome = self._drive(
@@ -196,10 +196,10 @@ class AgentMagics(Magics):
             return self.session.plan(
                 options, cell_id=cell or cell_id(self.shell), cell=address, resume=resume
             )
+        except ValueError as exc:  # InputError too: a setting, env file, state folder
+            raise UsageError(str(exc)) from None
         except ResearchAssistantError as exc:
             raise _brief(exc) from None
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
 
     def _view(self, plan: RunPlan, notes: list[str], action: str = "") -> CellView:
         view = CellView(rich=not is_terminal(self.shell), quiet=plan.settings.quiet)
@@ -360,10 +360,10 @@ class AgentMagics(Magics):
         else:
             try:  # these only read the configuration and the state folder
                 self._inspect(command.name, command.thread, every_user=command.all)
+            except ValueError as exc:  # InputError too: a setting, env file, state folder
+                raise UsageError(str(exc)) from None
             except ResearchAssistantError as exc:  # a damaged database, a thread in use
                 raise _brief(exc) from None
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
 
     def _inspect(self, name: str, thread: str | None, *, every_user: bool = False) -> None:
         if name == "threads":

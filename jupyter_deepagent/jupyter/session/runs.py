@@ -18,7 +18,7 @@ from jupyter_deepagent.jupyter.magic.options import RunOptions
 from jupyter_deepagent.jupyter.session import execution
 from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY, CellAddress, rewind_to_turn
-from jupyter_deepagent.project.models import SessionModels, call_policy
+from jupyter_deepagent.project.models import ModelCache, call_policy
 from jupyter_deepagent.project.settings.agent_config import AgentConfig
 from jupyter_deepagent.project.storage import OwnedStorage
 
@@ -40,7 +40,7 @@ class SessionRuns:
     notebook_path: Path | None
     notebook_dir: Path
     thread: str
-    _models: SessionModels
+    _models: ModelCache
     redactor: Callable[[], Callable[[str], str]]
 
     def __init__(self) -> None:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from jupyter_deepagent.jupyter.magic.notebook_words import notebook_words
 from jupyter_deepagent.jupyter.magic.options import RunOptions
 from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
 from jupyter_deepagent.jupyter.session.runs import SessionRuns
@@ -25,9 +26,9 @@ from jupyter_deepagent.jupyter.session.turns import (
     CellAddress,
     new_turn_id,
 )
-from jupyter_deepagent.project.models import SessionModels, call_policy, model_label
+from jupyter_deepagent.project.models import ModelCache, call_policy, model_label
 from jupyter_deepagent.project.names import check_thread_name
-from jupyter_deepagent.project.secrets.keys import SessionKeys
+from jupyter_deepagent.project.secrets.keys import ApiKeys
 from jupyter_deepagent.project.settings.agent_config import (
     AgentConfig,
     ConfigLayer,
@@ -35,8 +36,8 @@ from jupyter_deepagent.project.settings.agent_config import (
     environment_layers,
     file_layers,
     resolve_config,
-    virtual_path,
 )
+from jupyter_deepagent.project.settings.paths import virtual_path
 from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_storage
 from jupyter_deepagent.project.storage.owners import ThreadOwner, current_user, project_name
 
@@ -64,8 +65,8 @@ class Session(SessionRuns):
         self._storage: OwnedStorage | None = None
         self._storage_identity: tuple[str, ThreadOwner] | None = None
         self._thread: str | None = None
-        self.keys = SessionKeys()
-        self._models = SessionModels(self.keys)
+        self.keys = ApiKeys()
+        self._models = ModelCache(self.keys, wording=notebook_words)
         self._agent_texts: Any = None  # what the agent wrote in /workspace/ (read unmasked)
         self.tools: list[Any] = []
         self._run_options: dict[str, RunOptions] = {}

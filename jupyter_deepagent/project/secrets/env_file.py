@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["EnvFileEntries", "load_env_file", "read_env_file"]
+__all__ = ["EnvFileEntries", "read_env_file"]
 
 _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
 
@@ -43,7 +43,9 @@ class EnvFileEntries:
 def read_env_file(path: str | os.PathLike[str]) -> EnvFileEntries:
     """Parse `KEY=value` lines without touching the environment.
 
-    The syntax is `load_env_file`'s. A later line for the same name wins.
+    Blank lines and `#` comments are skipped, a leading `export ` is allowed, single or double
+    quotes around a value are removed, and a bare value ends before ` #`. A later line for the
+    same name wins. A malformed line is never echoed, since it may hold a secret: it is named.
 
     Returns:
         The entries; empty if the file does not exist (or is a folder).
@@ -72,29 +74,3 @@ def read_env_file(path: str | os.PathLike[str]) -> EnvFileEntries:
             continue
         entries.values[name] = value
     return entries
-
-
-def load_env_file(path: str | os.PathLike[str]) -> list[str]:
-    """Set environment variables from `KEY=value` lines, without overriding ones already set.
-
-    Blank lines and `#` comments are skipped, a leading `export ` is allowed, and single or
-    double quotes around the value are removed. Malformed lines are skipped: they are never
-    echoed, since they may hold a secret (`read_env_file` names them).
-
-    Args:
-        path: The file to read, typically `.env` beside the notebook.
-
-    Returns:
-        The names of the variables this call set (never their values); `[]` if the file does
-        not exist.
-
-    Raises:
-        OSError: The file exists but cannot be read (for example, permission denied).
-    """
-    loaded: list[str] = []
-    for name, value in read_env_file(path).values.items():
-        if name in os.environ:
-            continue
-        os.environ[name] = value
-        loaded.append(name)
-    return loaded

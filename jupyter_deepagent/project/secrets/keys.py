@@ -1,6 +1,7 @@
-"""The secrets of one kernel session: the keys its env file set, and its `--context` values.
+"""The secrets a folder's agent has read: the keys its env file set, and a run's `--context`
+values (a kernel session's, or a served agent's).
 
-`SessionKeys.load` reads the env file again before every run, so fixing `.env` works without a
+`ApiKeys.load` reads the env file again before every run, so fixing `.env` works without a
 restart, while a variable set in the real environment (or with `%env`) is never overridden: only
 the names this session took from the file are updated, and removed when the file drops them.
 `values()` feeds the `Redactor` that keeps all of these out of what the model reads.
@@ -12,12 +13,14 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["SessionKeys"]
+from jupyter_deepagent._exceptions import InputError
+
+__all__ = ["ApiKeys"]
 
 _MIN_CONTEXT_SECRET = 4
 
 
-class SessionKeys:
+class ApiKeys:
     """What the env file set in `os.environ`, the notes about it, and the `--context` values."""
 
     def __init__(self) -> None:
@@ -32,7 +35,7 @@ class SessionKeys:
         """Read the env file at `path` (named `shown_as` in notes) into `os.environ`.
 
         Raises:
-            ValueError: The file exists but cannot be read; the message names it, never a value.
+            InputError: The file exists but cannot be read; the message names it, never a value.
         """
         from jupyter_deepagent.project.secrets.env_file import read_env_file
 
@@ -43,7 +46,7 @@ class SessionKeys:
                 f"env_file {shown_as!r}: cannot read it: {exc.strerror or type(exc).__name__}. "
                 "Fix the file, or set env_file to another one."
             )
-            raise ValueError(msg) from None
+            raise InputError(msg, source=shown_as) from None
         taken = [name for name, value in entries.values.items() if self._take(name, value)]
         for name in [n for n in self._from_file if n not in entries.values]:
             if os.environ.get(name) == self._from_file.pop(name):
@@ -57,7 +60,7 @@ class SessionKeys:
         ]
 
     def _take(self, name: str, value: str) -> bool:
-        """Set `name` unless the real environment has it; True if it is new to this session."""
+        """Set `name` unless the real environment has it; True if it is new to these keys."""
         ours = name in self._from_file and os.environ.get(name) == self._from_file[name]
         if name in os.environ and not ours:
             return False

@@ -139,6 +139,12 @@ _ASSIGNED = re.compile(
 )
 
 
+def _word_end(text: str, start: int, end: int) -> int:
+    """Where the name characters (`\\w` and `-`) that begin at `start` end (before `end`)."""
+    word = _WORD.match(text, start, end)
+    return word.end() if word is not None else start
+
+
 def _word_hits(lowered: str) -> list[Span]:
     """Where each secret word occurs in `lowered`, in order: one plain search per word (several
     times faster than one search for any of them, which tries every position), none for a word
@@ -188,11 +194,11 @@ def _assignment_spans(
     for hit_start, hit_end in hits:
         if hit_start < position:
             continue
-        word_end = _WORD.match(text, hit_start + shift, end).end()
+        word_end = _word_end(text, hit_start + shift, end)
         position = max(word_end - shift, hit_end)
         at = hit_start + shift
         before = text[max(start, at - _LONGEST_NAME - 1) : at][::-1]
-        word_start = at - _WORD.match(before).end()
+        word_start = at - _word_end(before, 0, len(before))
         if word_end - word_start > _LONGEST_NAME:
             continue
         name_end = word_end

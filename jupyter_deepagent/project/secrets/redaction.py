@@ -8,7 +8,7 @@ a key: `env = os.environ`, `%env OPENAI_API_KEY=...`, a cell that displayed the 
   the session adds: what `.env` set, `--context` values, secret-named kernel variables), also in
   their escaped spellings (JSON, CSV, Python `repr`, URL and HTML escaping), so a password with a
   quote or a backslash is caught in `/notebook/vars/*.json` and `.csv` too; but only values too
-  long and random to guess (`masks_by_value`);
+  long and random to guess (`_masks_by_value`);
 - values shown being **set** as secrets and credentials recognised by their **shape**
   (`%env NAME=value`, `password = "..."`, `Authorization: Bearer ...`, `AKIA...`, `AIza...`,
   `ghp_...`, private-key blocks...: see `secret_patterns`).
@@ -17,7 +17,7 @@ Why only values too long and random to guess: a mask that depends on the secret 
 question "is this text a secret?". The agent can write a word list and look where the `***`
 shows (or grep for it): a user name `admin` or a password `hunter2` is found in two calls. A
 value of 56 bits or more cannot be found that way (the agent would have to know it already),
-so `masks_by_value` keeps only those; a short password is still masked where it shows being
+so `_masks_by_value` keeps only those; a short password is still masked where it shows being
 set (`DB_PASSWORD=hunter2`), by its name, which tells nothing about the value. Texts the agent
 wrote itself are not masked at all (`masked_files.MaskedTexts.wrote`).
 
@@ -43,26 +43,22 @@ from jupyter_deepagent.project.secrets.patterns import Span, pattern_spans
 
 __all__ = [
     "MASK",
-    "MIN_SECRET_BITS",
     "MIN_SECRET_LENGTH",
     "Redactor",
     "Span",
     "apply_masks",
-    "escaped_forms",
     "is_secret_variable",
     "looks_secret",
     "masked_interpolation",
-    "masks_by_value",
     "merged",
-    "value_bits",
 ]
 
 MASK = "***"
 MIN_SECRET_LENGTH = 8
 """Shorter values are never masked by value (`AUTH_MODE=basic` would mangle every "basic" in the
 notebook, and a short value is found by guessing)."""
-MIN_SECRET_BITS = 56
-"""A value is masked by value only if `value_bits` gives it at least this many bits."""
+_MIN_SECRET_BITS = 56
+"""A value is masked by value only if `_value_bits` gives it at least this many bits."""
 _MIN_DISTINCT = 5
 _CLASS_SIZES = (
     (str.islower, 26),
@@ -72,7 +68,7 @@ _CLASS_SIZES = (
 _OTHER_CLASS_SIZE = 33  # punctuation and space in ASCII; any other character counts here too
 
 
-def value_bits(value: str) -> float:
+def _value_bits(value: str) -> float:
     """A rough strength of a secret value: its length times log2 of the size of the character
     classes it uses (26 lower-case letters, 26 upper-case, 10 digits, 33 others).
 
@@ -92,12 +88,12 @@ def value_bits(value: str) -> float:
 
 
 @lru_cache(maxsize=4096)
-def masks_by_value(value: str) -> bool:
+def _masks_by_value(value: str) -> bool:
     """Tell whether `value` is masked wherever it shows, by its value: only a value too long
     and random to guess, so that a mask never tells the agent which of its guesses is right.
 
     The rule: at least `MIN_SECRET_LENGTH` (8) characters, at least 5 different ones, and at
-    least `MIN_SECRET_BITS` (56) bits by `value_bits` (12 lower-case letters, 11 lower-case
+    least `_MIN_SECRET_BITS` (56) bits by `_value_bits` (12 lower-case letters, 11 lower-case
     letters and digits, 10 of mixed case and digits, or 9 with punctuation as well). `admin`,
     `hunter2` and `password1` are not masked by value; `hunter2-horse`, a UUID or an API key are.
     """
@@ -105,7 +101,7 @@ def masks_by_value(value: str) -> bool:
     return (
         len(stripped) >= MIN_SECRET_LENGTH
         and len(set(stripped)) >= _MIN_DISTINCT
-        and value_bits(stripped) >= MIN_SECRET_BITS
+        and _value_bits(stripped) >= _MIN_SECRET_BITS
     )
 
 
@@ -169,11 +165,11 @@ def _mostly_environment(value: dict[Any, Any]) -> bool:
 
 def _environment_secrets(environ: Mapping[str, str]) -> set[str]:
     return {
-        value for name, value in environ.items() if looks_secret(name) and masks_by_value(value)
+        value for name, value in environ.items() if looks_secret(name) and _masks_by_value(value)
     }
 
 
-def escaped_forms(value: str) -> set[str]:
+def _escaped_forms(value: str) -> set[str]:
     """`value` and the spellings it takes when written inside JSON, CSV, Python, a URL or HTML.
 
     A password `pa"ss\\word` is shown as `pa\\"ss\\\\word` in a JSON file and as `pa""ss\\word`
@@ -225,7 +221,7 @@ class Redactor:
 
     Args:
         extra: Returns more values to hide, asked at each call: values `.env` set, `--context`
-            values, secret-named variables of the kernel. Only values `masks_by_value` accepts
+            values, secret-named variables of the kernel. Only values `_masks_by_value` accepts
             are masked (the others could be found by guessing, see the module's docstring).
         environ: The environment whose secret-looking variables are hidden (default `os.environ`).
     """
@@ -244,13 +240,13 @@ class Redactor:
         found = _environment_secrets(self.environ)
         if self.extra is not None:
             found.update(value for value in self.extra() if isinstance(value, str))
-        return sorted((v for v in found if masks_by_value(v)), key=len, reverse=True)
+        return sorted((v for v in found if _masks_by_value(v)), key=len, reverse=True)
 
     def _searched(self) -> tuple[str, ...]:
         """Every spelling of every value hidden now (computed again only when the values change)."""
         values = tuple(self.values())
         if values != self._forms[0]:
-            forms = {form for value in values for form in escaped_forms(value)}
+            forms = {form for value in values for form in _escaped_forms(value)}
             self._forms = (values, tuple(sorted(forms, key=len, reverse=True)))
         return self._forms[1]
 

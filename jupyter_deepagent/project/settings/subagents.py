@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
-__all__ = ["SUBAGENT_KEYS", "check_subagents", "subagent_specs"]
+from jupyter_deepagent._exceptions import InputError
+from jupyter_deepagent.project.settings.paths import virtual_path
 
-SUBAGENT_KEYS = (
+__all__ = ["SubagentSetting", "check_subagents", "subagent_specs"]
+
+_SUBAGENT_KEYS = (
     "name",
     "description",
     "system_prompt",
@@ -38,15 +41,31 @@ SUBAGENT_KEYS = (
 )
 """The keys a configured subagent may have (`name` and `description` are required)."""
 
+
+class SubagentSetting(TypedDict):
+    """One checked `[[subagents]]` table, as the settings keep it."""
+
+    name: str
+    description: str
+    system_prompt: NotRequired[str]
+    skills: NotRequired[list[str]]
+    """Skill folders (relative: in /workspace/)."""
+    interrupt_on: NotRequired[list[str]]
+    """More tools that wait for approval."""
+    response_format: NotRequired[dict[str, object]]
+    """A JSON schema; each property a column of the run's results DataFrame."""
+
+
 _TEXT_KEYS = ("name", "description", "system_prompt")
 _LIST_KEYS = ("skills", "interrupt_on")
 
 
-def check_subagents(value: Any, source: str) -> tuple[dict[str, Any], ...]:
-    """The `subagents` setting checked: a list of tables (TOML) or of objects (JSON text).
+def check_subagents(name: str, value: object, source: str) -> tuple[SubagentSetting, ...]:
+    """The `subagents` setting (`name`) checked: a list of tables (TOML) or of objects (JSON
+    text).
 
     Raises:
-        ValueError: Not a list of tables, an unknown or missing key, a value of the wrong type,
+        InputError: Not a list of tables, an unknown or missing key, a value of the wrong type,
             a name given twice, or a name the `task` tool cannot take; the message names the
             source and the subagent.
     """
@@ -58,42 +77,42 @@ def check_subagents(value: Any, source: str) -> tuple[dict[str, Any], ...]:
                 f"{source}: subagents must be a JSON list of objects, e.g. "
                 f'[{{"name": "judge", "description": "..."}}]; {exc}'
             )
-            raise ValueError(msg) from None
+            raise InputError(msg, source=source) from None
     if not isinstance(value, Sequence) or isinstance(value, str):
         msg = f"{source}: subagents must be a list of tables ([[subagents]]), got {value!r}"
-        raise ValueError(msg)
-    checked: list[dict[str, Any]] = []
+        raise InputError(msg, source=source)
+    checked: list[SubagentSetting] = []
     for index, raw in enumerate(value):
         where = f"{source}: subagents[{index}]"
-        checked.append(_check_one(raw, where))
+        checked.append(_check_one(raw, where, source))
     names = [spec["name"] for spec in checked]
-    twice = sorted({name for name in names if names.count(name) > 1})
+    twice = sorted({given for given in names if names.count(given) > 1})
     if twice:
         msg = f"{source}: subagents: the name {twice[0]!r} is given twice; names must differ"
-        raise ValueError(msg)
+        raise InputError(msg, source=source)
     return tuple(checked)
 
 
-def _check_one(raw: Any, where: str) -> dict[str, Any]:
+def _check_one(raw: object, where: str, source: str) -> SubagentSetting:
     if not isinstance(raw, Mapping):
         msg = f"{where} must be a table with name and description, got {raw!r}"
-        raise ValueError(msg)
-    unknown = sorted(set(raw) - set(SUBAGENT_KEYS))
+        raise InputError(msg, source=source)
+    unknown = sorted(set(raw) - set(_SUBAGENT_KEYS))
     if unknown:
         extra = " A subagent uses the agent's model." if "model" in unknown else ""
         msg = (
             f"{where} has unknown key {unknown[0]!r}; known keys: "
-            f"{', '.join(SUBAGENT_KEYS)}.{extra}"
+            f"{', '.join(_SUBAGENT_KEYS)}.{extra}"
         )
-        raise ValueError(msg)
+        raise InputError(msg, source=source)
     for key in _TEXT_KEYS:
         if key in raw and not isinstance(raw[key], str):
             msg = f"{where}: {key} must be text, got {raw[key]!r}"
-            raise ValueError(msg)
+            raise InputError(msg, source=source)
     for key in ("name", "description"):
         if not str(raw.get(key) or "").strip():
             msg = f"{where} needs a {key}"
-            raise ValueError(msg)
+            raise InputError(msg, source=source)
     for key in _LIST_KEYS:
         if key in raw and not (
             isinstance(raw[key], Sequence)
@@ -101,33 +120,40 @@ def _check_one(raw: Any, where: str) -> dict[str, Any]:
             and all(isinstance(item, str) for item in raw[key])
         ):
             msg = f"{where}: {key} must be a list of strings, got {raw[key]!r}"
-            raise ValueError(msg)
+            raise InputError(msg, source=source)
     schema = raw.get("response_format")
     if schema is not None and not (isinstance(schema, Mapping) and schema.get("properties")):
         msg = (
             f"{where}: response_format must be a JSON schema table with properties, got {schema!r}"
         )
-        raise ValueError(msg)
-    spec = {key: raw[key] for key in SUBAGENT_KEYS if key in raw}
-    spec["name"] = spec["name"].strip()
+        raise InputError(msg, source=source)
+    spec = SubagentSetting(name=raw["name"].strip(), description=raw["description"])
+    if "system_prompt" in raw:
+        spec["system_prompt"] = raw["system_prompt"]
+    if "skills" in raw:
+        spec["skills"] = raw["skills"]
+    if "interrupt_on" in raw:
+        spec["interrupt_on"] = raw["interrupt_on"]
+    if "response_format" in raw:
+        spec["response_format"] = raw["response_format"]
     from jupyter_deepagent.harness.subagents.specs import normalize_subagents
 
     try:  # the harness's own rules for a subagent's name and description
         normalize_subagents(subagent_specs([spec]), general_purpose=False)
     except (TypeError, ValueError) as exc:
         msg = f"{where}: {exc}"
-        raise ValueError(msg) from None
+        raise InputError(msg, source=source) from None
     return spec
 
 
-def subagent_specs(configured: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def subagent_specs(configured: Sequence[SubagentSetting]) -> list[dict[str, object]]:
     """The harness's dict specs of checked `subagents` (skill folders as virtual paths,
     approvals as `interrupt_on` flags)."""
-    from jupyter_deepagent.project.settings.agent_config import virtual_path
-
-    specs = []
+    specs: list[dict[str, object]] = []
     for raw in configured:
-        spec = {key: raw[key] for key in ("name", "description", "system_prompt") if raw.get(key)}
+        spec: dict[str, object] = {"name": raw["name"], "description": raw["description"]}
+        if raw.get("system_prompt"):
+            spec["system_prompt"] = raw["system_prompt"]
         if "skills" in raw:
             spec["skills"] = [virtual_path(path) for path in raw["skills"]]
         if "interrupt_on" in raw:

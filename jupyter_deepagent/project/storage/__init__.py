@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from jupyter_deepagent._exceptions import InputError
+
 if TYPE_CHECKING:
     from jupyter_deepagent.project.storage.owners import ThreadOwner
 
@@ -82,7 +84,7 @@ def open_storage(
         source: Where `database_url` was set, for messages.
 
     Raises:
-        ValueError: The state folder is a folder of other files, or cannot be created or written.
+        InputError: The state folder is a folder of other files, or cannot be created or written.
         StateDamaged: A database is damaged or truncated.
         DatabaseUnreachable: The PostgreSQL server cannot be reached.
     """
@@ -97,7 +99,7 @@ def open_storage(
                 f"state_dir {setting!r}: cannot keep artifacts in {folder}: "
                 f"{exc.strerror or exc}. Set state_dir to a folder you can write."
             )
-            raise ValueError(msg) from None
+            raise InputError(msg, source="state_dir") from None
         return PostgresStorage(database_url, source)
     from jupyter_deepagent.project.storage.sqlite import open_sqlite_storage
 
@@ -165,14 +167,6 @@ class OwnedStorage:
         return sorted(
             infos, key=lambda info: (info.owner != self.owner.user, info.owner, info.name)
         )
-
-    def owner_of(self, name: str) -> list[str]:
-        """The other users of the project who have a thread called `name`."""
-        return [
-            info.owner
-            for info in self.project_threads()
-            if info.name == name and info.owner != self.owner.user
-        ]
 
     def _info(self, key: str, name: str, user: str) -> ThreadInfo | None:
         saved = self.raw.latest(key)

@@ -22,7 +22,7 @@ from typing import Any
 
 from jupyter_deepagent.project.storage.file_lock import thread_busy
 
-__all__ = ["AdvisoryLock", "advisory_key", "application_name"]
+__all__ = ["AdvisoryLock", "application_name"]
 
 _APPLICATION = "jupyter-deepagent"
 _HOLDER = re.compile(rf"^{_APPLICATION}@(?P<host>.*):(?P<pid>\d+)$")
@@ -37,7 +37,7 @@ def application_name() -> str:
     return f"{_APPLICATION}@{host}:{os.getpid()}"
 
 
-def advisory_key(key: str) -> int:
+def _advisory_key(key: str) -> int:
     """A stable signed 64-bit number for a thread key (the same in every process)."""
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
 
@@ -54,7 +54,7 @@ class AdvisoryLock:
     def __init__(self, connect: Callable[[], Any], thread: str, key: str) -> None:
         self.connect = connect
         self.thread = thread
-        self.number = advisory_key(key)
+        self.number = _advisory_key(key)
 
     @contextmanager
     def held(self) -> Iterator[None]:

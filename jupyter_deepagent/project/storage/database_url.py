@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from jupyter_deepagent._exceptions import InputError
+
 __all__ = [
     "DATABASE_URL_VARIABLE",
     "DatabaseAddress",
@@ -81,7 +83,7 @@ def check_database_url(value: str, source: str) -> str:
     """`value` if it is empty (SQLite) or a `postgresql://` URL.
 
     Raises:
-        ValueError: Another scheme, or not a URL; the message is masked and names the source.
+        InputError: Another scheme, or not a URL; the message is masked and names the source.
     """
     value = value.strip()
     if not value:
@@ -93,19 +95,19 @@ def check_database_url(value: str, source: str) -> str:
             "postgresql://USER@HOST:5432/DATABASE), or empty for the SQLite files beside the "
             f"notebook; got {mask_database_url(value)!r}"
         )
-        raise ValueError(msg)
+        raise InputError(msg, source=source)
     value = scheme + value[len(scheme) :]  # libpq reads "postgresql://" in lower case only
     try:
         urlsplit(value).port  # noqa: B018 - a malformed port raises here
     except ValueError as exc:
         msg = f"{source}: database_url {mask_database_url(value)!r} is malformed: {exc}"
-        raise ValueError(msg) from None
+        raise InputError(msg, source=source) from None
     if _BAD_ESCAPE.search(value):
         msg = (
             f"{source}: database_url {mask_database_url(value)!r} has a '%' that does not start "
             "a %XX escape: write a '%' in a user name or password as %25."
         )
-        raise ValueError(msg)
+        raise InputError(msg, source=source)
     return value
 
 

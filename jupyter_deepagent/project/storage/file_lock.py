@@ -29,9 +29,9 @@ from jupyter_deepagent.project.names import check_thread_name
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # the module is absent there; checked before use
 
-__all__ = ["ThreadLock", "lock_file_name", "thread_busy"]
+__all__ = ["ThreadLock", "thread_busy"]
 
 _held: dict[Path, tuple[int, int]] = {}  # lock file -> (descriptor, depth), in this process
 _held_guard = threading.Lock()
@@ -47,12 +47,12 @@ class ThreadLock:
             when not given.
 
     Raises:
-        ValueError: `thread` is not a valid thread name (see `check_thread_name`).
+        InputError: `thread` is not a valid thread name (see `check_thread_name`).
     """
 
     def __init__(self, folder: Path, thread: str, *, key: str | None = None) -> None:
         self.thread = check_thread_name(thread)
-        self.path = folder / "locks" / f"{lock_file_name(key or thread)}.lock"
+        self.path = folder / "locks" / f"{_lock_file_name(key or thread)}.lock"
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -156,7 +156,7 @@ def thread_busy(
     return ThreadBusy(message, thread=thread, pid=pid)
 
 
-def lock_file_name(key: str) -> str:
+def _lock_file_name(key: str) -> str:
     """A plain file name for a thread key: readable, and distinct for distinct keys."""
     readable = re.sub(r"[^A-Za-z0-9_.\-]+", "_", key).strip("._")[:80]
     if readable == key:

@@ -13,15 +13,16 @@ import getpass
 import os
 from dataclasses import dataclass
 
+from jupyter_deepagent._exceptions import InputError
+
 __all__ = [
-    "HUB_USER_VARIABLE",
     "ThreadOwner",
     "current_user",
     "memory_namespace",
     "project_name",
 ]
 
-HUB_USER_VARIABLE = "JUPYTERHUB_USER"
+_HUB_USER_VARIABLE = "JUPYTERHUB_USER"
 _SEPARATOR = "/"
 
 
@@ -33,7 +34,7 @@ def _part(text: str, fallback: str) -> str:
 
 def current_user() -> str:
     """The user threads are kept for: `JUPYTERHUB_USER`, else the operating system's user."""
-    hub = os.environ.get(HUB_USER_VARIABLE, "").strip()
+    hub = os.environ.get(_HUB_USER_VARIABLE, "").strip()
     if hub:
         return _part(hub, "user")
     try:
@@ -87,7 +88,7 @@ class ThreadOwner:
         --all` lists them) for this user's own only.
 
         Raises:
-            ValueError: The thread is another user's; they alone may continue or reset it.
+            InputError: The thread is another user's; they alone may continue or reset it.
         """
         user, slash, plain = name.rpartition(_SEPARATOR)
         if not slash or user == self.user:
@@ -97,4 +98,4 @@ class ThreadOwner:
             f"threads read-only, and only {user} may continue or reset it. Your own thread of "
             f"that name is %%agent -t {plain} (it is separate from theirs; you are {self.user})."
         )
-        raise ValueError(msg)
+        raise InputError(msg)

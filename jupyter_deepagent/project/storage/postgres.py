@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent._exceptions import DatabaseUnreachable, StateDamaged
 from jupyter_deepagent.project.storage.advisory_lock import AdvisoryLock, application_name
@@ -25,9 +25,14 @@ from jupyter_deepagent.project.storage.database_url import (
     mask_database_url,
 )
 
-__all__ = ["CONNECT_TIMEOUT", "PostgresStorage"]
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import DictRow
+    from psycopg_pool import ConnectionPool
 
-CONNECT_TIMEOUT = 5
+__all__ = ["PostgresStorage"]
+
+_CONNECT_TIMEOUT = 5
 """Seconds to wait for the server to answer a new connection."""
 _POOL_SIZE = 4
 _SETUP_LOCK = 0x6A64_6173_6574_7570  # "jdasetup": kernels opening a new database at once
@@ -50,7 +55,7 @@ class PostgresStorage:
     """
 
     def __init__(
-        self, url: str, source: str = "database_url", *, connect_timeout: float = CONNECT_TIMEOUT
+        self, url: str, source: str = "database_url", *, connect_timeout: float = _CONNECT_TIMEOUT
     ) -> None:
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -68,7 +73,7 @@ class PostgresStorage:
             "application_name": application_name(),
         }
         self.connect().close()  # fails fast, with the server's own reason
-        self._pool = ConnectionPool(
+        self._pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(  # dict rows, see kwargs
             url,
             min_size=1,
             max_size=_POOL_SIZE,

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jupyter_deepagent._exceptions import StateDamaged
+from jupyter_deepagent._exceptions import InputError, StateDamaged
 from jupyter_deepagent.project.storage.file_lock import ThreadLock
 from jupyter_deepagent.project.storage.owners import ThreadOwner
 from jupyter_deepagent.project.storage.sqlite_health import check_database, damage_of, damaged
@@ -39,7 +39,7 @@ class SqliteStorage:
         setting: The `state_dir` value as configured, for messages.
 
     Raises:
-        ValueError: The folder holds files that are not the tool's (see `claim_state_folder`).
+        InputError: The folder holds files that are not the tool's (see `claim_state_folder`).
         StateDamaged: A database exists but is damaged or truncated.
         OSError: The folder cannot be created.
         sqlite3.Error: A database cannot be opened (for example in a read-only folder).
@@ -167,7 +167,7 @@ def open_sqlite_storage(folder: Path, setting: str) -> SqliteStorage:
         setting: The `state_dir` value as configured, for messages.
 
     Raises:
-        ValueError: The folder is a folder of other files, or cannot be created or written.
+        InputError: The folder is a folder of other files, or cannot be created or written.
         StateDamaged: A database of the folder is damaged or truncated.
     """
     try:
@@ -178,4 +178,4 @@ def open_sqlite_storage(folder: Path, setting: str) -> SqliteStorage:
             f"state_dir {setting!r}: cannot keep conversations in {folder}: {why}. Set state_dir "
             "to a folder you can write (in .deepagent.toml or with %agent config state_dir=...)."
         )
-        raise ValueError(msg) from None
+        raise InputError(msg, source="state_dir") from None

@@ -13,9 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-__all__ = ["MARKER_FILE", "claim_state_folder"]
+from jupyter_deepagent._exceptions import InputError
 
-MARKER_FILE: Final = ".jupyter-deepagent-state"
+__all__ = ["claim_state_folder"]
+
+_MARKER_FILE: Final = ".jupyter-deepagent-state"
 """The file that names a folder as jupyter-deepagent's state folder."""
 
 _MARKER_TEXT = (
@@ -40,7 +42,7 @@ def claim_state_folder(folder: Path, setting: str) -> None:
         setting: The `state_dir` value as configured, for messages.
 
     Raises:
-        ValueError: `folder` is a file, or a folder holding files that are not the tool's.
+        InputError: `folder` is a file, or a folder holding files that are not the tool's.
         OSError: The folder or its marker cannot be created.
     """
     try:
@@ -48,7 +50,7 @@ def claim_state_folder(folder: Path, setting: str) -> None:
     except FileExistsError:
         pass
     else:  # the marker first: another kernel creating the folder at once then sees it as ours
-        (folder / MARKER_FILE).write_text(_MARKER_TEXT)
+        (folder / _MARKER_FILE).write_text(_MARKER_TEXT)
         (folder / ".gitignore").write_text(_IGNORE_TEXT)
         return
     if not folder.is_dir():
@@ -57,8 +59,8 @@ def claim_state_folder(folder: Path, setting: str) -> None:
             "folder (the agent creates it), for example .deepagent, in .deepagent.toml or with "
             "%agent config state_dir=..."
         )
-        raise ValueError(msg)
-    if (folder / MARKER_FILE).is_file():
+        raise InputError(msg, source="state_dir")
+    if (folder / _MARKER_FILE).is_file():
         return
     names = sorted(entry.name for entry in folder.iterdir())
     foreign = [name for name in names if name not in _OWN_NAMES]
@@ -73,5 +75,5 @@ def claim_state_folder(folder: Path, setting: str) -> None:
             "Set state_dir to a new folder (the agent creates it and keeps it out of git) or an "
             "empty one, in .deepagent.toml or with %agent config state_dir=..."
         )
-        raise ValueError(msg)
-    (folder / MARKER_FILE).write_text(_MARKER_TEXT)
+        raise InputError(msg, source="state_dir")
+    (folder / _MARKER_FILE).write_text(_MARKER_TEXT)
