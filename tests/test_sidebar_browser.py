@@ -43,7 +43,7 @@ SECOND = {
 }
 SECOND_SCRIPT = ("name: scripted-second\nprofile:\n  max_input_tokens: 64000\n"
                  "script:\n  - Hello from the second notebook.\n")
-PANEL = "#jupyter-deepagent-inspector"
+PANEL = "#jupyter-deepagent-sidebar"
 
 
 @pytest.fixture
