@@ -1,7 +1,8 @@
 """The sidebar as a user sees it: a real JupyterLab on localhost with the built extension, Debian's
 Chromium driven by Playwright, a scripted `%%agent` cell, then the "Agent inspector" panel in the
 right sidebar: its views, an artifact opened from it, a second notebook it follows, and a kernel
-restart it survives. Screenshots go to tests/artifacts/ (ignored by git).
+restart it survives, then the palette command that opens it and its place kept across a reload.
+Screenshots go to tests/artifacts/ (ignored by git).
 
 Same set-up and the same loopback-only rules as the inspector's browser test; the extension is
 the build in `jupyter_deepagent/labextension` (`make labextension`), put first on JUPYTER_PATH.
@@ -59,12 +60,19 @@ def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:  
     (jupyter_path / "labextensions").mkdir(parents=True)
     (jupyter_path / "labextensions" / "jupyter-deepagent").symlink_to(built)
     with running_jupyterlab(root, tmp_path, env={"JUPYTER_PATH": str(jupyter_path)},
-                            args=("--LabApp.expose_app_in_browser=True",)) as url:
+                            args=("--LabApp.expose_app_in_browser=True",
+                                  f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}")) as url:
         yield url, root
 
 
 def _tab(panel: Any, title: str) -> None:
     panel.locator(".jdi-tabs > label", has_text=title).click()
+
+
+def _saved_right_area(page: Any) -> dict[str, Any]:
+    """The right sidebar as the layout restorer saved it in the workspace."""
+    workspace = page.evaluate("() => fetch('/lab/api/workspaces/default').then(r => r.json())")
+    return workspace.get("data", {}).get("layout-restorer:data", {}).get("right", {})
 
 
 @pytest.mark.allow_hosts(["127.0.0.1"])
@@ -155,5 +163,20 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
             expect(panel).to_have_attribute("data-state", "connected")
             expect(panel.locator(".jdp-run option")).to_have_count(1)  # a new kernel: run 1
             page.screenshot(path=str(ARTIFACTS / "sidebar-reconnected.png"))
+
+            # the palette opens the panel, and the layout keeps it open across a reload
+            page.locator('.jp-SideBar .lm-TabBar-tab[title="Agent inspector"]').click()
+            expect(panel).to_be_hidden()
+            page.keyboard.press("Control+Shift+C")
+            page.locator(".lm-CommandPalette-input").fill("Agent Inspector")
+            page.locator(".lm-CommandPalette-item", has_text="Open the Agent Inspector").click()
+            expect(panel).to_be_visible()
+            wait_for(lambda: _saved_right_area(page).get("collapsed") is False, 30,
+                     "the layout to be saved")
+            page.reload()
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+            expect(page.locator(PANEL)).to_be_visible(timeout=20_000)
+            expect(page.locator(PANEL).locator(".jdp-notebook")).to_have_text("inspector.ipynb")
+            page.screenshot(path=str(ARTIFACTS / "sidebar-restored.png"))
         finally:
             browser.close()
