@@ -31,19 +31,41 @@ from test_inspector_browser import ARTIFACTS, FIXTURE
 
 SECOND = {
     "cells": [
-        {"cell_type": "code", "execution_count": None, "id": "a1", "metadata": {}, "outputs": [],
-         "source": ["%load_ext jupyter_deepagent"]},
-        {"cell_type": "code", "execution_count": None, "id": "a2", "metadata": {}, "outputs": [],
-         "source": ["%agent config model=scripted:scripts/second.yaml"]},
-        {"cell_type": "code", "execution_count": None, "id": "a3", "metadata": {}, "outputs": [],
-         "source": ["%%agent\n", "Say hello from the second notebook."]},
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "a1",
+            "metadata": {},
+            "outputs": [],
+            "source": ["%load_ext jupyter_deepagent"],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "a2",
+            "metadata": {},
+            "outputs": [],
+            "source": ["%agent config model=scripted:scripts/second.yaml"],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "a3",
+            "metadata": {},
+            "outputs": [],
+            "source": ["%%agent\n", "Say hello from the second notebook."],
+        },
     ],
-    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
-                                "name": "python3"}},
-    "nbformat": 4, "nbformat_minor": 5,
+    "metadata": {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}
+    },
+    "nbformat": 4,
+    "nbformat_minor": 5,
 }
-SECOND_SCRIPT = ("name: scripted-second\nprofile:\n  max_input_tokens: 64000\n"
-                 "script:\n  - Hello from the second notebook.\n")
+SECOND_SCRIPT = (
+    "name: scripted-second\nprofile:\n  max_input_tokens: 64000\n"
+    "script:\n  - Hello from the second notebook.\n"
+)
 PANEL = "#jupyter-deepagent-sidebar"
 
 
@@ -59,9 +81,15 @@ def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:  
     jupyter_path = tmp_path / "jupyter"
     (jupyter_path / "labextensions").mkdir(parents=True)
     (jupyter_path / "labextensions" / "jupyter-deepagent").symlink_to(built)
-    with running_jupyterlab(root, tmp_path, env={"JUPYTER_PATH": str(jupyter_path)},
-                            args=("--LabApp.expose_app_in_browser=True",
-                                  f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}")) as url:
+    with running_jupyterlab(
+        root,
+        tmp_path,
+        env={"JUPYTER_PATH": str(jupyter_path)},
+        args=(
+            "--LabApp.expose_app_in_browser=True",
+            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+        ),
+    ) as url:
         yield url, root
 
 
@@ -81,7 +109,7 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
 ) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    url, root = lab
+    url, _root = lab
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = launch_chromium(p)
@@ -93,8 +121,9 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
             panel = page.locator(PANEL)
             expect(panel).to_be_visible()
             expect(panel.locator(".jdp-notebook")).to_have_text("inspector.ipynb")
-            expect(panel.locator(".jdp-status")).to_contain_text("%load_ext jupyter_deepagent",
-                                                                 timeout=20_000)
+            expect(panel.locator(".jdp-status")).to_contain_text(
+                "%load_ext jupyter_deepagent", timeout=20_000
+            )
             panel.screenshot(path=str(ARTIFACTS / "sidebar-not-loaded.png"))
 
             run_all_cells(page, 120)
@@ -102,7 +131,8 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
             expect(panel.locator(".jdi-summary")).to_contain_text("model calls", timeout=20_000)
             expect(panel.locator(".jdi-summary")).to_contain_text("ok")
             names = panel.locator(".jdi-section").evaluate_all(
-                "els => els.map(e => e.dataset.section)")
+                "els => els.map(e => e.dataset.section)"
+            )
             assert {"base", "skills", "filesystem", "subagents"} <= set(names)
             panel.locator(".jdi-section[data-section=skills] summary").click()
             expect(panel.locator(".jdi-section[open] pre")).to_contain_text("station-report")
@@ -125,36 +155,43 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
             expect(artifact).to_contain_text("/large_tool_results/station_table-")
             panel.screenshot(path=str(ARTIFACTS / "sidebar-files.png"))
             artifact.locator(".jdp-open").click()  # opens the file on disk in JupyterLab
-            expect(page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")).to_contain_text(
-                "station_table-", timeout=20_000)
+            expect(
+                page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
+            ).to_contain_text("station_table-", timeout=20_000)
             expect(page.locator(".jp-FileEditor, .jp-MainAreaWidget").last).to_contain_text(
-                "station,ground_temp_c", timeout=20_000)
+                "station,ground_temp_c", timeout=20_000
+            )
             page.screenshot(path=str(ARTIFACTS / "sidebar-opened-artifact.png"))
 
             # a second notebook: the sidebar follows it
-            page.evaluate("() => { window.jupyterapp.commands.execute('docmanager:open', "
-                          "{path: 'second.ipynb'}); }")
+            page.evaluate(
+                "() => { window.jupyterapp.commands.execute('docmanager:open', "
+                "{path: 'second.ipynb'}); }"
+            )
             expect(panel.locator(".jdp-notebook")).to_have_text("second.ipynb", timeout=20_000)
             expect(panel.locator(".jdi-summary")).to_have_count(0)
             expect(page.locator(".jp-NotebookPanel:visible .jp-Cell").first).to_contain_text(
-                "%load_ext", timeout=60_000)
+                "%load_ext", timeout=60_000
+            )
             wait_for(lambda: kernel_idle(page), 60, "the second kernel to start")
             run_all_cells(page, 120)
-            expect(panel.locator(".jdi-summary")).to_contain_text("scripted-second",
-                                                                  timeout=20_000)
+            expect(panel.locator(".jdi-summary")).to_contain_text("scripted-second", timeout=20_000)
             expect(panel.locator(".jdp-thread")).to_contain_text("second")
             page.screenshot(path=str(ARTIFACTS / "sidebar-second-notebook.png"))
 
             # back to the first notebook, then a restart: the panel says so and reconnects
-            page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab",
-                         has_text="inspector.ipynb").click()
+            page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="inspector.ipynb").click()
             expect(panel.locator(".jdp-notebook")).to_have_text("inspector.ipynb")
-            expect(panel.locator(".jdi-summary")).to_contain_text("scripted-inspector",
-                                                                  timeout=20_000)
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:restart-kernel'); }")
+            expect(panel.locator(".jdi-summary")).to_contain_text(
+                "scripted-inspector", timeout=20_000
+            )
+            page.evaluate(
+                "() => { window.jupyterapp.commands.execute('notebook:restart-kernel'); }"
+            )
             page.locator(".jp-Dialog .jp-mod-accept").click()
-            expect(panel.locator(".jdp-status")).to_contain_text("The kernel restarted.",
-                                                                 timeout=30_000)
+            expect(panel.locator(".jdp-status")).to_contain_text(
+                "The kernel restarted.", timeout=30_000
+            )
             expect(panel.locator(".jdp-status")).to_contain_text("%load_ext jupyter_deepagent")
             panel.screenshot(path=str(ARTIFACTS / "sidebar-restarted.png"))
             wait_for(lambda: kernel_idle(page), 60, "the kernel to restart")
@@ -171,8 +208,11 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
             page.locator(".lm-CommandPalette-input").fill("Agent Inspector")
             page.locator(".lm-CommandPalette-item", has_text="Open the Agent Inspector").click()
             expect(panel).to_be_visible()
-            wait_for(lambda: _saved_right_area(page).get("collapsed") is False, 30,
-                     "the layout to be saved")
+            wait_for(
+                lambda: _saved_right_area(page).get("collapsed") is False,
+                30,
+                "the layout to be saved",
+            )
             page.reload()
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
             expect(page.locator(PANEL)).to_be_visible(timeout=20_000)
