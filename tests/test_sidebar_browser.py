@@ -85,10 +85,7 @@ def lab(tmp_path: Path, playwright_ready: None) -> Iterator[tuple[str, Path]]:  
         root,
         tmp_path,
         env={"JUPYTER_PATH": str(jupyter_path)},
-        args=(
-            "--LabApp.expose_app_in_browser=True",
-            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
-        ),
+        args=("--LabApp.expose_app_in_browser=True",),
     ) as url:
         yield url, root
 
@@ -204,6 +201,11 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
             # the palette opens the panel, and the layout keeps it open across a reload
             page.locator('.jp-SideBar .lm-TabBar-tab[title="Agent inspector"]').click()
             expect(panel).to_be_hidden()
+            wait_for(
+                lambda: _saved_right_area(page).get("collapsed") is True,
+                30,
+                "the closed sidebar to be saved",
+            )
             page.keyboard.press("Control+Shift+C")
             page.locator(".lm-CommandPalette-input").fill("Agent Inspector")
             page.locator(".lm-CommandPalette-item", has_text="Open the Agent Inspector").click()
@@ -211,12 +213,13 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
             wait_for(
                 lambda: _saved_right_area(page).get("collapsed") is False,
                 30,
-                "the layout to be saved",
+                "the open sidebar to be saved",
             )
             page.reload()
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
             expect(page.locator(PANEL)).to_be_visible(timeout=20_000)
             expect(page.locator(PANEL).locator(".jdp-notebook")).to_have_text("inspector.ipynb")
+            assert _saved_right_area(page).get("current") == PANEL.removeprefix("#")
             page.screenshot(path=str(ARTIFACTS / "sidebar-restored.png"))
         finally:
             browser.close()
