@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo record-quickstart test lint bench clean labextension
+.PHONY: demo record-quickstart test lint bench clean labextension labextension-lint
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,8 @@ record-quickstart: $(VENV)/.installed
 # the editable install copies the build into the venv. Without Node.js it is skipped with a note
 # (the sidebar's tests then skip too, or fail under JUPYTER_DEEPAGENT_REQUIRE_NODE=1).
 LABEXT_BUILT := jupyter_deepagent/labextension/static/style.js
-LABEXT_SOURCES := $(wildcard labextension/src/*.ts) labextension/style/index.css labextension/package.json
+LABEXT_SOURCES := $(wildcard labextension/src/*.ts) labextension/style/index.css labextension/package.json \
+	labextension/tsconfig.json
 
 labextension/node_modules/.package-lock.json: labextension/package-lock.json
 	cd labextension && npm ci --no-audit --no-fund --loglevel=error
@@ -43,6 +44,11 @@ labextension: $(VENV)/.installed
 		$(MAKE) --no-print-directory $(LABEXT_BUILT); \
 	else echo "Node.js not found: the JupyterLab sidebar is not built (its tests skip)"; fi
 
+# eslint (typescript-eslint) and prettier --check on the sidebar's sources; `npm run format` in
+# labextension/ fixes what they can
+labextension-lint: labextension/node_modules/.package-lock.json
+	cd labextension && npm run --silent lint
+
 # -rs lists skipped tests with their reason (the browser test says how to enable it);
 # JUPYTER_DEEPAGENT_REQUIRE_BROWSER=1 (set by .ci/run) makes a missing browser a failure.
 # The storage tests start their own PostgreSQL server from the system's binaries and skip without
@@ -55,8 +61,8 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff format --check --quiet jupyter_deepagent
 	$(VENV)/bin/ruff check --quiet jupyter_deepagent
 	$(VENV)/bin/mypy
-	@if command -v npm >/dev/null && [ -d labextension/node_modules ]; then \
-		cd labextension && npm run --silent lint; \
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+		$(MAKE) --no-print-directory labextension-lint; \
 	else echo "Node.js not found: the sidebar's sources are not linted"; fi
 
 bench: $(VENV)/.installed

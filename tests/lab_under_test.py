@@ -141,7 +141,9 @@ def running_jupyterlab(
 ) -> Iterator[str]:
     """Serve `root` until the block ends; yields the server's URL.
 
-    `scratch` holds the server's own files and its log; `env` adds variables, `args` options.
+    `scratch` holds the server's own files, its log and its workspaces (so the layout a test
+    leaves, such as an open sidebar panel, never reaches another); `env` adds variables, `args`
+    options.
     The model keys of the environment are left out, so nothing can reach a provider.
     """
     settings = scratch / "settings" / "@jupyterlab" / "apputils-extension"
@@ -160,7 +162,8 @@ def running_jupyterlab(
          "--allow-root", "--ServerApp.token=", "--ServerApp.password=",
          "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
          "--LabApp.news_url=None", "--LabApp.extension_manager=readonly",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", *args],
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         f"--LabApp.workspaces_dir={scratch / 'workspaces'}", *args],
         stdout=log, stderr=subprocess.STDOUT, env=environ, cwd=root)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -268,7 +268,7 @@ def _click_links(page: Any, roots: str) -> int:
 
 
 OUTPUTS = ".jp-Cell-outputArea"
-PANEL = "#jupyter-deepagent-inspector"
+PANEL = "#jupyter-deepagent-sidebar"
 
 
 def _all_flags(context: Any) -> set[str]:

@@ -1,64 +1,69 @@
 /**
  * jupyter-deepagent's JupyterLab extension: the "Agent inspector" in the right sidebar, following
- * the active notebook's kernel (see `panel.ts` for what it shows, `link.ts` for the comm).
+ * the active notebook's kernel. `model.ts` talks to the kernel, `panel.ts` shows what it says,
+ * `file-viewer.ts` opens a run's files; this plugin only wires them into JupyterLab: the panel in
+ * the right sidebar (its place restored with the layout) and a command, in the palette, that
+ * opens it.
  */
 
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { MainAreaWidget } from '@jupyterlab/apputils';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { inspectorIcon } from '@jupyterlab/ui-components';
-import { Widget } from '@lumino/widgets';
 
-import { KernelLink } from './link';
-import { InspectorPanel } from './panel';
-import { serverPath } from './paths';
+import { openRunFile, showFile } from './file-viewer';
+import { SidebarModel } from './model';
+import { SidebarPanel } from './panel';
+
+/** The commands this extension adds. */
+export namespace CommandIDs {
+  /** Show the Agent inspector in the right sidebar. */
+  export const open = 'jupyter-deepagent:open-sidebar';
+}
 
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyter-deepagent:inspector',
+  id: 'jupyter-deepagent:sidebar',
   description: 'The agent inspector in the right sidebar, following the active notebook.',
   autoStart: true,
   requires: [INotebookTracker],
-  activate: (app: JupyterFrontEnd, notebooks: INotebookTracker) => {
-    const panel = new InspectorPanel();
+  optional: [ICommandPalette, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEnd,
+    notebooks: INotebookTracker,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null
+  ) => {
+    const model = new SidebarModel();
+    const panel = new SidebarPanel(model);
     panel.title.icon = inspectorIcon;
-    const link = new KernelLink(panel);
     let current: NotebookPanel | null = null;
-    // A file JupyterLab's server can read opens as a document; the state folder is hidden and
-    // the server refuses hidden files by default, so those are shown read-only from the kernel.
-    panel.onOpenFile = async (local, virtual) => {
-      if (!current) {
-        return;
+    panel.openFileRequested.connect((_, file) => {
+      if (current) {
+        void openRunFile(app, model, current.context.path, file);
       }
-      const path = serverPath(current.context.path, local);
-      try {
-        await app.serviceManager.contents.get(path, { content: false });
-      } catch (error) {
-        link.requestFile(virtual);
-        return;
-      }
-      await app.commands.execute('docmanager:open', { path });
-    };
-    link.onFile = message => {
-      const body = new Widget();
-      body.addClass('jdp-file');
-      const pre = document.createElement('pre');
-      pre.textContent = message.truncated ? `${message.text}\n… (the first 1 MB)` : message.text;
-      body.node.append(pre);
-      const viewer = new MainAreaWidget({ content: body });
-      viewer.id = `jupyter-deepagent-file-${Date.now()}`;
-      viewer.title.label = message.local.split('/').pop() || message.local;
-      viewer.title.caption = `${message.path} (read-only: ${message.local})`;
-      viewer.title.icon = inspectorIcon;
-      viewer.title.closable = true;
-      app.shell.add(viewer, 'main');
-      app.shell.activateById(viewer.id);
-    };
+    });
+    model.fileReceived.connect((_, message) => showFile(app, message));
     const follow = (notebook: NotebookPanel | null) => {
       current = notebook;
-      link.attach(notebook ? notebook.sessionContext : null, notebook?.context.path ?? null);
+      model.attach(notebook ? notebook.sessionContext : null, notebook?.context.path ?? null);
     };
     notebooks.currentChanged.connect((_, notebook) => follow(notebook));
+
+    app.commands.addCommand(CommandIDs.open, {
+      label: 'Open the Agent Inspector',
+      caption: "Show the agent runs of the active notebook's kernel in the right sidebar",
+      icon: inspectorIcon,
+      execute: () => {
+        if (!panel.isAttached) {
+          app.shell.add(panel, 'right', { rank: 650 });
+        }
+        app.shell.activateById(panel.id);
+      }
+    });
+    palette?.addItem({ command: CommandIDs.open, category: 'Agent' });
+
     app.shell.add(panel, 'right', { rank: 650 });
+    restorer?.add(panel, panel.id);
     void app.restored.then(() => follow(notebooks.currentWidget));
   }
 };

@@ -1,35 +1,24 @@
 /**
- * The "Agent inspector" panel: what the sidebar shows. It knows nothing of kernels; `KernelLink`
- * feeds it messages and states, and it calls back when the user picks a run or opens a file.
+ * `SidebarPanel`, the "Agent inspector" in the right sidebar: what the sidebar shows. It knows
+ * nothing of kernels: it subscribes to a `SidebarModel`'s signals and shows their messages and
+ * states, tells the model when the user picks a thread or a run, and emits `openFileRequested`
+ * when the user opens a run's file.
  *
  * The views are the inspector's own HTML, rendered by the kernel (the same view a saved notebook
  * shows); the panel only places it, keeps the open tab and the open rows across live updates, and
  * adds an "open" button to files that are on disk.
  */
 
+import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
+import type { ConnectionState, SidebarModel, StateChange } from './model';
+import { EventMessage, SnapshotMessage, ThreadsMessage } from './protocol';
 import { inspectorFragment } from './sanitize';
-import {
-  ErrorMessage,
-  EventMessage,
-  SnapshotMessage,
-  ThreadsMessage
-} from './protocol';
-
-/** Where the panel stands with the active notebook's kernel. */
-export type LinkState =
-  | 'no-notebook'
-  | 'no-kernel'
-  | 'connecting'
-  | 'not-loaded'
-  | 'connected'
-  | 'restarting'
-  | 'dead';
 
 const LOAD_HINT = '%load_ext jupyter_deepagent';
 
-const STATE_TEXT: { [state in LinkState]: string } = {
+const STATE_TEXT: { [state in ConnectionState]: string } = {
   'no-notebook': 'Open a notebook to inspect its agent runs.',
   'no-kernel': 'This notebook has no kernel. Start one, then run %load_ext jupyter_deepagent.',
   connecting: 'Connecting to the kernel…',
@@ -41,30 +30,18 @@ const STATE_TEXT: { [state in LinkState]: string } = {
   dead: 'The kernel died. Restart it (Kernel ▸ Restart Kernel); the inspector reconnects.'
 };
 
+/** A run's file the user asked to open: its path relative to the notebook's folder, and its
+ * virtual path. */
+export interface FileRequest {
+  local: string;
+  virtual: string;
+}
+
 /** The sidebar panel. */
-export class InspectorPanel extends Widget {
-  /** Called when the user picks a thread (null: follow the current one) or a run (-1: last). */
-  onSelect: (thread: string | null, run: number) => void = () => undefined;
-  /** Called when the user opens a run's file: its path relative to the notebook's folder, and
-   * its virtual path. */
-  onOpenFile: (local: string, virtual: string) => void = () => undefined;
-
-  state: LinkState = 'no-notebook';
-  thread: string | null = null;
-  run = -1;
-
-  private _status: HTMLElement;
-  private _notebook: HTMLElement;
-  private _threadPicker: HTMLSelectElement;
-  private _runPicker: HTMLSelectElement;
-  private _live: HTMLElement;
-  private _error: HTMLElement;
-  private _body: HTMLElement;
-  private _shown: SnapshotMessage | null = null;
-
-  constructor() {
+export class SidebarPanel extends Widget {
+  constructor(readonly model: SidebarModel) {
     super();
-    this.id = 'jupyter-deepagent-inspector';
+    this.id = 'jupyter-deepagent-sidebar';
     this.addClass('jdp-panel');
     this.title.caption = 'Agent inspector';
     const node = this.node;
@@ -83,37 +60,49 @@ export class InspectorPanel extends Widget {
     this._error = node.querySelector('.jdp-error') as HTMLElement;
     this._body = node.querySelector('.jdp-body') as HTMLElement;
     this._threadPicker.addEventListener('change', () => {
-      this.thread = this._threadPicker.value || null;
-      this.run = -1;
-      this.onSelect(this.thread, this.run);
+      this.model.select(this._threadPicker.value || null, -1);
     });
     this._runPicker.addEventListener('change', () => {
-      this.run = Number(this._runPicker.value) || -1;
-      this.onSelect(this.thread, this.run);
+      this.model.select(this.model.thread, Number(this._runPicker.value) || -1);
     });
-    this.setState('no-notebook');
+    model.stateChanged.connect(this._onState, this);
+    model.notebookChanged.connect(this._onNotebook, this);
+    model.threadsChanged.connect(this._onThreads, this);
+    model.snapshotChanged.connect(this._onSnapshot, this);
+    model.eventReceived.connect(this._onEvent, this);
+    model.errorReceived.connect(this._onError, this);
+    // `Widget.dispose` clears every connection of the panel (`Signal.clearData`): a disposed
+    // panel no longer follows the model.
+    this._onState(model, { state: model.state, detail: '' });
   }
 
+  /** The user opened a run's file (with the "open" button of a file on disk). */
+  get openFileRequested(): ISignal<this, FileRequest> {
+    return this._openFileRequested;
+  }
+
+  private _openFileRequested = new Signal<this, FileRequest>(this);
+  private _status: HTMLElement;
+  private _notebook: HTMLElement;
+  private _threadPicker: HTMLSelectElement;
+  private _runPicker: HTMLSelectElement;
+  private _live: HTMLElement;
+  private _error: HTMLElement;
+  private _body: HTMLElement;
+
   /** The notebook the panel follows (its path), or null when none is active. */
-  setNotebook(path: string | null): void {
+  private _onNotebook(_: SidebarModel, path: string | null): void {
     this._notebook.textContent = path ? path.split('/').pop() || path : '';
     this._notebook.title = path || '';
-    this.thread = null;
-    this.run = -1;
     this._threadPicker.innerHTML = '';
     this._runPicker.innerHTML = '';
     this._body.innerHTML = '';
     this._live.textContent = '';
-    this._shown = null;
     this._showError(null);
-    if (!path) {
-      this.setState('no-notebook');
-    }
   }
 
-  /** Say where the panel stands; `detail` is added to the state's text. */
-  setState(state: LinkState, detail = ''): void {
-    this.state = state;
+  /** Say where the sidebar stands; the detail is added to the state's text. */
+  private _onState(_: SidebarModel, { state, detail }: StateChange): void {
     this.node.dataset.state = state;
     this._status.textContent = detail ? `${STATE_TEXT[state]} ${detail}` : STATE_TEXT[state];
     this._status.classList.toggle('jdp-hint', state !== 'connected');
@@ -124,7 +113,7 @@ export class InspectorPanel extends Widget {
         ...(detail ? [detail + ' '] : []),
         'Run ',
         code,
-        " in a cell of this notebook: the inspector connects by itself once the kernel " +
+        ' in a cell of this notebook: the inspector connects by itself once the kernel ' +
           'has loaded jupyter-deepagent.'
       );
     }
@@ -136,7 +125,7 @@ export class InspectorPanel extends Widget {
   }
 
   /** The thread list: fills the pickers (keeping the user's choice when it still exists). */
-  showThreads(message: ThreadsMessage): void {
+  private _onThreads(_: SidebarModel, message: ThreadsMessage): void {
     const picker = this._threadPicker;
     picker.innerHTML = '';
     const follow = document.createElement('option');
@@ -151,40 +140,24 @@ export class InspectorPanel extends Widget {
       }`;
       picker.append(option);
     }
-    if (this.thread && !message.threads.some(t => t.name === this.thread)) {
-      this.thread = null;
-    }
-    picker.value = this.thread || '';
+    picker.value = this.model.thread || '';
     if (!message.threads.length) {
       this._body.innerHTML = '';
       const empty = document.createElement('div');
       empty.className = 'jdp-empty';
       empty.textContent = 'No %%agent run in this kernel yet: run an %%agent cell.';
       this._body.append(empty);
-      this._shown = null;
     }
   }
 
-  /** Whether a snapshot is the one the user's choice asks for. */
-  wants(message: SnapshotMessage): boolean {
-    if (this.thread && this.thread !== message.thread) {
-      return false;
-    }
-    return this.run === -1 ? message.run === message.runs : this.run === message.run;
-  }
-
-  /** Show a run's inspector (when it is the run the user's choice asks for). */
-  showSnapshot(message: SnapshotMessage): void {
-    if (!this.wants(message)) {
-      return;
-    }
+  /** Show a run's inspector (the model passes on only the run the user's choice asks for). */
+  private _onSnapshot(_: SidebarModel, message: SnapshotMessage): void {
     this._showError(null);
     this._fillRuns(message);
     const kept = keepState(this._body);
     this._body.replaceChildren(inspectorFragment(message.html));
     restoreState(this._body, kept);
     this._linkFiles(message.files);
-    this._shown = message;
     this.node.dataset.live = message.live ? 'yes' : 'no';
     if (!message.live) {
       this._live.textContent = '';
@@ -192,10 +165,7 @@ export class InspectorPanel extends Widget {
   }
 
   /** The live line: the last event of the running cell. */
-  showEvent(message: EventMessage): void {
-    if (this.thread && this.thread !== message.thread) {
-      return;
-    }
+  private _onEvent(_: SidebarModel, message: EventMessage): void {
     const event = message.event;
     const what = [event.tool, event.skill, event.path].filter(Boolean).join(' ');
     const agent = event.agent && event.agent !== 'main' ? ` (${event.agent})` : '';
@@ -204,20 +174,9 @@ export class InspectorPanel extends Widget {
       `${event.type}${what ? ' ' + what : ''}${agent}`;
   }
 
-  /** A note of the panel's own (a file JupyterLab could not open), shown like an error. */
-  showNote(text: string): void {
-    this._error.textContent = text;
-    this._error.classList.toggle('jdp-hidden', !text);
-  }
-
-  /** An error reply from the kernel. */
-  showError(message: ErrorMessage): void {
-    this._showError(message.message);
-  }
-
-  /** The message shown, for tests and the link. */
-  get shown(): SnapshotMessage | null {
-    return this._shown;
+  /** An error reply from the kernel, or a message the sidebar could not read. */
+  private _onError(_: SidebarModel, text: string): void {
+    this._showError(text);
   }
 
   private _showError(text: string | null): void {
@@ -232,12 +191,10 @@ export class InspectorPanel extends Widget {
       const option = document.createElement('option');
       option.value = run === message.runs ? '-1' : String(run);
       option.textContent =
-        run === message.runs
-          ? `${run} (last${message.live ? ', running' : ''})`
-          : String(run);
+        run === message.runs ? `${run} (last${message.live ? ', running' : ''})` : String(run);
       picker.append(option);
     }
-    picker.value = this.run === -1 ? '-1' : String(this.run);
+    picker.value = this.model.run === -1 ? '-1' : String(this.model.run);
   }
 
   private _linkFiles(files: { [virtual: string]: string }): void {
@@ -255,7 +212,7 @@ export class InspectorPanel extends Widget {
       button.addEventListener('click', event => {
         event.preventDefault();
         event.stopPropagation();
-        this.onOpenFile(local, virtual);
+        this._openFileRequested.emit({ local, virtual });
       });
       span.prepend(button); // inside the path cell: the views' grid keeps its columns
     }

@@ -1,6 +1,6 @@
 /**
  * Defence in depth for the inspector's HTML. The kernel renders it from the run with every
- * model-produced string escaped and cleaned (`jupyter_deepagent/trace/inspector_*.py`), so it
+ * model-produced string escaped and cleaned (`jupyter_deepagent/trace/inspector/`), so it
  * holds only the elements the views write: `style`, `details`/`summary`, `input type=radio`,
  * `label`, lists, tables, `pre` and SVG shapes. The panel still cleans it itself, with DOMPurify
  * and an allow-list of exactly those elements and attributes: anything else (scripts, frames,

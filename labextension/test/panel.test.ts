@@ -1,41 +1,43 @@
 /**
- * The sidebar panel and its kernel link against a fake kernel: what the user sees for a snapshot,
- * an error reply, a kernel without the extension, a restart and a dead kernel.
+ * The sidebar panel and its model against a fake kernel: what the user sees for a snapshot, an
+ * error reply, a kernel without the extension, a restart and a dead kernel.
  */
 
 import { Signal } from '@lumino/signaling';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import { KernelLink } from '../src/link';
-import { InspectorPanel } from '../src/panel';
-import { PROTOCOL_VERSION, SnapshotMessage, TARGET } from '../src/protocol';
+import { SessionContextLike, SidebarModel } from '../src/model';
+import { FileRequest, SidebarPanel } from '../src/panel';
 import { serverPath } from '../src/paths';
+import { PROTOCOL_VERSION, SnapshotMessage, TARGET, ThreadsMessage } from '../src/protocol';
+
+type Data = { [key: string]: unknown };
 
 class FakeComm {
-  opened: any = undefined;
-  sent: any[] = [];
+  opened: Data | undefined = undefined;
+  sent: Data[] = [];
   closed = false;
   isDisposed = false;
-  onMsg: (msg: any) => void = () => undefined;
-  onClose: (msg: any) => void = () => undefined;
-  open(data: any) {
+  onMsg: (msg: { content: { data: unknown } }) => void = () => undefined;
+  onClose: (msg: unknown) => void = () => undefined;
+  open(data: Data) {
     this.opened = data;
   }
-  send(data: any) {
+  send(data: Data) {
     this.sent.push(data);
   }
   close() {
     this.closed = true;
   }
   /** The kernel sends `data` on this comm. */
-  reply(data: any) {
+  reply(data: unknown) {
     this.onMsg({ content: { data } });
   }
 }
 
 class FakeKernel {
   comms: FakeComm[] = [];
-  targets: { [name: string]: (comm: any, msg: any) => void } = {};
+  targets: { [name: string]: (comm: unknown, msg: unknown) => void } = {};
   constructor(readonly id = 'k1') {}
   createComm(target: string) {
     expect(target).toBe(TARGET);
@@ -43,7 +45,7 @@ class FakeKernel {
     this.comms.push(comm);
     return comm;
   }
-  registerCommTarget(name: string, callback: (comm: any, msg: any) => void) {
+  registerCommTarget(name: string, callback: (comm: unknown, msg: unknown) => void) {
     this.targets[name] = callback;
   }
   get last(): FakeComm {
@@ -53,14 +55,17 @@ class FakeKernel {
 
 class FakeSession {
   statusChanged = new Signal<this, string>(this);
-  kernelChanged = new Signal<this, any>(this);
+  kernelChanged = new Signal<this, unknown>(this);
   session: { kernel: FakeKernel | null };
   constructor(kernel: FakeKernel | null) {
     this.session = { kernel };
   }
 }
 
-const threads = (names: string[], current: string | null = names[0] ?? null) => ({
+/** The fakes stand in for JupyterLab's session context (their comms return no futures). */
+const asContext = (session: FakeSession) => session as unknown as SessionContextLike;
+
+const threads = (names: string[], current: string | null = names[0] ?? null): ThreadsMessage => ({
   protocol: PROTOCOL_VERSION,
   type: 'threads',
   id: 'r1',
@@ -95,19 +100,46 @@ function snapshot(fields: Partial<SnapshotMessage> = {}): SnapshotMessage {
   };
 }
 
-function text(panel: InspectorPanel): string {
+function text(panel: SidebarPanel): string {
   return panel.node.textContent || '';
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A panel on a model connected to a fake kernel, for the notebook `analysis.ipynb`. */
+function linked(path = 'analysis.ipynb') {
+  const model = new SidebarModel(1000);
+  const panel = new SidebarPanel(model);
+  const kernel = new FakeKernel();
+  const session = new FakeSession(kernel);
+  model.attach(asContext(session), path);
+  return { panel, model, kernel, session };
+}
+
+/** A panel showing the last run of thread `analysis` (the kernel answered both requests). */
+function showing(fields: Partial<SnapshotMessage> = {}) {
+  const linkedUp = linked('work/analysis.ipynb');
+  linkedUp.kernel.last.reply(threads(['analysis']));
+  linkedUp.kernel.last.reply(snapshot(fields));
+  return linkedUp;
+}
+
+function pick(select: Element | null, value: string): void {
+  const picker = select as HTMLSelectElement;
+  picker.value = value;
+  picker.dispatchEvent(new Event('change'));
 }
 
 describe('the panel', () => {
   it('shows the inspector view of a snapshot, with an open button for files on disk', () => {
-    const panel = new InspectorPanel();
-    const opened: string[][] = [];
-    panel.onOpenFile = (local, virtual) => opened.push([local, virtual]);
-    panel.setNotebook('work/analysis.ipynb');
-    panel.setState('connected');
-    panel.showThreads(threads(['analysis']) as any);
-    panel.showSnapshot(snapshot());
+    const { panel } = showing();
+    const opened: FileRequest[] = [];
+    panel.openFileRequested.connect((_, file) => opened.push(file));
     expect(panel.node.querySelector('.jdi-section[data-section=skills]')).not.toBeNull();
     expect(text(panel)).toContain('station-report');
     expect(panel.node.querySelector('.jdp-notebook')?.textContent).toBe('analysis.ipynb');
@@ -118,83 +150,83 @@ describe('the panel', () => {
     const row = panel.node.querySelector('.jdi-file') as HTMLDetailsElement;
     button.click();
     expect(opened).toEqual([
-      ['.deepagent/artifacts/large_tool_results/t-1.txt', '/large_tool_results/t-1.txt']
+      {
+        local: '.deepagent/artifacts/large_tool_results/t-1.txt',
+        virtual: '/large_tool_results/t-1.txt'
+      }
     ]);
     expect(row.open).toBe(false); // the click opens the file, not the row
   });
 
   it('drops anything that could run script from the HTML it is given', () => {
-    const panel = new InspectorPanel();
-    panel.setState('connected');
-    panel.showSnapshot(
-      snapshot({
-        html:
-          VIEW +
-          '<img src="x" onerror="window.hacked=1"><script>window.hacked=2</script>' +
-          '<div onclick="window.hacked=3" class="bad">x</div><a href="javascript:alert(1)">a</a>' +
-          '<svg><foreignObject><iframe src="https://example.org"></iframe></foreignObject></svg>'
-      })
-    );
+    const { panel } = showing({
+      html:
+        VIEW +
+        '<img src="x" onerror="window.hacked=1"><script>window.hacked=2</script>' +
+        '<div onclick="window.hacked=3" class="bad">x</div><a href="javascript:alert(1)">a</a>' +
+        '<svg><foreignObject><iframe src="https://example.org"></iframe></foreignObject></svg>'
+    });
     const body = panel.node.querySelector('.jdp-body') as HTMLElement;
     expect(body.querySelector('img, script, iframe, a, foreignObject')).toBeNull();
     expect(body.querySelector('.bad')?.getAttribute('onclick')).toBeNull();
-    expect((window as any).hacked).toBeUndefined();
+    expect((window as { hacked?: number }).hacked).toBeUndefined();
     expect(body.querySelector('style')).not.toBeNull(); // the views' own style stays
   });
 
   it('keeps the open tab and open rows across a live update', () => {
-    const panel = new InspectorPanel();
-    panel.setState('connected');
-    panel.showSnapshot(snapshot({ live: true }));
+    const { panel, kernel } = showing({ live: true });
     (panel.node.querySelector('#t1') as HTMLInputElement).checked = true;
     (panel.node.querySelector('.jdi-file') as HTMLDetailsElement).open = true;
-    panel.showSnapshot(snapshot({ live: true }));
+    kernel.last.reply(snapshot({ live: true }));
     expect((panel.node.querySelector('#t1') as HTMLInputElement).checked).toBe(true);
     expect((panel.node.querySelector('.jdi-file') as HTMLDetailsElement).open).toBe(true);
   });
 
   it('shows an earlier run only when the user picked it', () => {
-    const panel = new InspectorPanel();
-    panel.setState('connected');
-    panel.showSnapshot(snapshot({ run: 1, html: '<p class="first">first</p>' }));
+    const { panel, kernel } = showing();
+    kernel.last.reply(snapshot({ run: 1, html: '<p class="first">first</p>' }));
     expect(panel.node.querySelector('.first')).toBeNull(); // following the last run
-    panel.run = 1;
-    panel.showSnapshot(snapshot({ run: 1, html: '<p class="first">first</p>' }));
+    pick(panel.node.querySelector('.jdp-run'), '1');
+    expect(kernel.last.sent.at(-1)).toMatchObject({ want: 'snapshot', thread: null, run: 1 });
+    kernel.last.reply(snapshot({ run: 1, html: '<p class="first">first</p>' }));
     expect(panel.node.querySelector('.first')).not.toBeNull();
-    panel.showSnapshot(snapshot({ live: true, runs: 3, run: 3 })); // a live push of another run
+    kernel.last.reply(snapshot({ live: true, runs: 3, run: 3 })); // a live push of another run
     expect(panel.node.querySelector('.first')).not.toBeNull();
   });
 
-  it('shows the kernel\'s error reply', () => {
-    const panel = new InspectorPanel();
-    panel.showError({ protocol: 1, type: 'error', id: 'r2', message: 'thread "x" has no run' });
+  it('asks for the last run of the thread the user picks', () => {
+    const { panel, kernel } = linked();
+    kernel.last.reply(threads(['analysis', 'second']));
+    pick(panel.node.querySelector('.jdp-thread'), 'second');
+    expect(kernel.last.sent.at(-1)).toMatchObject({ want: 'snapshot', thread: 'second', run: -1 });
+    kernel.last.reply(snapshot({ html: '<p class="other">analysis</p>' })); // not the one picked
+    expect(panel.node.querySelector('.other')).toBeNull();
+    kernel.last.reply(snapshot({ thread: 'second', html: '<p class="picked">second</p>' }));
+    expect(panel.node.querySelector('.picked')).not.toBeNull();
+  });
+
+  it("shows the kernel's error reply", () => {
+    const { panel, kernel } = linked();
+    kernel.last.reply({ protocol: 1, type: 'error', id: 'r2', message: 'thread "x" has no run' });
     expect(text(panel)).toContain('The kernel said: thread "x" has no run');
+  });
+
+  it('stops following the model once disposed', () => {
+    const { panel, model, kernel } = showing();
+    panel.dispose();
+    kernel.last.reply(threads([]));
+    expect(model.state).toBe('connected');
+    expect(text(panel)).not.toContain('No %%agent run in this kernel yet');
   });
 });
 
-describe('the kernel link', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
-  function linked() {
-    const panel = new InspectorPanel();
-    const link = new KernelLink(panel, 1000);
-    const kernel = new FakeKernel();
-    const session = new FakeSession(kernel);
-    link.attach(session as any, 'analysis.ipynb');
-    return { panel, link, kernel, session };
-  }
-
+describe('the model', () => {
   it('asks for the threads, then the last run, and shows it', () => {
     const { panel, kernel } = linked();
-    expect(panel.state).toBe('connecting');
+    expect(panel.node.dataset.state).toBe('connecting');
     expect(kernel.last.opened).toMatchObject({ protocol: 1, type: 'request', want: 'threads' });
     kernel.last.reply(threads(['analysis']));
-    expect(panel.state).toBe('connected');
+    expect(panel.node.dataset.state).toBe('connected');
     expect(kernel.last.sent.at(-1)).toMatchObject({ want: 'snapshot', thread: null, run: -1 });
     kernel.last.reply(snapshot());
     expect(text(panel)).toContain('station-report');
@@ -203,20 +235,20 @@ describe('the kernel link', () => {
   it('says how to load the extension when the kernel does not answer, and connects on load', () => {
     const { panel, kernel } = linked();
     vi.advanceTimersByTime(1500);
-    expect(panel.state).toBe('not-loaded');
+    expect(panel.node.dataset.state).toBe('not-loaded');
     expect(text(panel)).toContain('%load_ext jupyter_deepagent');
 
     kernel.targets[TARGET](new FakeComm(), {}); // %load_ext announces itself
     expect(kernel.comms.length).toBe(2);
     kernel.last.reply(threads([]));
-    expect(panel.state).toBe('connected');
+    expect(panel.node.dataset.state).toBe('connected');
     expect(text(panel)).toContain('No %%agent run in this kernel yet');
   });
 
   it('says so at once when the kernel closes the comm (no such target)', () => {
     const { panel, kernel } = linked();
     kernel.last.onClose({});
-    expect(panel.state).toBe('not-loaded');
+    expect(panel.node.dataset.state).toBe('not-loaded');
   });
 
   it('shows a restart and a dead kernel, and reconnects when the kernel is back', () => {
@@ -224,28 +256,28 @@ describe('the kernel link', () => {
     kernel.last.reply(threads(['analysis']));
     const before = kernel.last;
     session.statusChanged.emit('restarting');
-    expect(panel.state).toBe('restarting');
+    expect(panel.node.dataset.state).toBe('restarting');
     expect(text(panel)).toContain('restarting');
     expect(before.closed).toBe(true);
     session.statusChanged.emit('idle');
-    expect(panel.state).toBe('connecting');
+    expect(panel.node.dataset.state).toBe('connecting');
     vi.advanceTimersByTime(1500); // the new kernel has not loaded the extension
     expect(text(panel)).toContain('The kernel restarted.');
     expect(text(panel)).toContain('%load_ext jupyter_deepagent');
     kernel.targets[TARGET](new FakeComm(), {});
     kernel.last.reply(threads([]));
-    expect(panel.state).toBe('connected');
+    expect(panel.node.dataset.state).toBe('connected');
 
     session.statusChanged.emit('dead');
-    expect(panel.state).toBe('dead');
+    expect(panel.node.dataset.state).toBe('dead');
     expect(text(panel)).toContain('The kernel died');
   });
 
   it('follows another notebook and shows live events of its run', () => {
-    const { panel, link, kernel } = linked();
+    const { panel, model, kernel } = linked();
     kernel.last.reply(threads(['analysis']));
     const other = new FakeKernel('k2');
-    link.attach(new FakeSession(other) as any, 'second.ipynb');
+    model.attach(asContext(new FakeSession(other)), 'second.ipynb');
     expect(kernel.last.closed).toBe(true);
     expect(panel.node.querySelector('.jdp-notebook')?.textContent).toBe('second.ipynb');
     other.last.reply(threads(['second']));
@@ -258,16 +290,33 @@ describe('the kernel link', () => {
     expect(text(panel)).toContain('step 3 · tool_call read_file');
   });
 
+  it('says when no notebook is active', () => {
+    const { panel, model, kernel } = showing();
+    model.attach(null, null);
+    expect(kernel.last.closed).toBe(true);
+    expect(panel.node.dataset.state).toBe('no-notebook');
+    expect(text(panel)).toContain('Open a notebook to inspect its agent runs.');
+    expect(panel.node.querySelector('.jdi-summary')).toBeNull();
+  });
+
   it('asks the kernel for a file and hands its text over', () => {
-    const { link, kernel } = linked();
+    const { model, kernel } = linked();
     kernel.last.reply(threads(['analysis']));
     const files: string[] = [];
-    link.onFile = message => files.push(message.text);
-    link.requestFile('/large_tool_results/t-1.txt');
-    expect(kernel.last.sent.at(-1)).toMatchObject({ want: 'file', path: '/large_tool_results/t-1.txt' });
+    model.fileReceived.connect((_, message) => files.push(message.text));
+    model.requestFile('/large_tool_results/t-1.txt');
+    expect(kernel.last.sent.at(-1)).toMatchObject({
+      want: 'file',
+      path: '/large_tool_results/t-1.txt'
+    });
     kernel.last.reply({
-      protocol: 1, type: 'file', id: 'r3', path: '/large_tool_results/t-1.txt',
-      local: '.deepagent/artifacts/large_tool_results/t-1.txt', text: 'station,x', truncated: false
+      protocol: 1,
+      type: 'file',
+      id: 'r3',
+      path: '/large_tool_results/t-1.txt',
+      local: '.deepagent/artifacts/large_tool_results/t-1.txt',
+      text: 'station,x',
+      truncated: false
     });
     expect(files).toEqual(['station,x']);
   });
@@ -276,6 +325,18 @@ describe('the kernel link', () => {
     const { panel, kernel } = linked();
     kernel.last.reply({ protocol: 99, type: 'threads', threads: [] });
     expect(text(panel)).toContain('protocol 99');
+  });
+
+  it('closes its comm and tells no one once disposed', () => {
+    const { model, kernel } = linked();
+    const states: string[] = [];
+    model.stateChanged.connect((_, change) => states.push(change.state));
+    model.dispose();
+    expect(kernel.last.closed).toBe(true);
+    kernel.targets[TARGET](new FakeComm(), {}); // a later %load_ext
+    vi.advanceTimersByTime(1500);
+    expect(kernel.comms.length).toBe(1);
+    expect(states).toEqual([]);
   });
 });
 

@@ -75,9 +75,32 @@ const PAYLOADS = [
 /** Every problem of a cleaned fragment: an element or attribute that could run or load. */
 function problems(root: ParentNode): string[] {
   const found: string[] = [];
-  const loading = ['script', 'iframe', 'frame', 'object', 'embed', 'form', 'button', 'a', 'img',
-    'image', 'use', 'base', 'meta', 'link', 'template', 'noscript', 'video', 'source',
-    'foreignobject', 'animate', 'set', 'math', 'textarea', 'select'];
+  const loading = [
+    'script',
+    'iframe',
+    'frame',
+    'object',
+    'embed',
+    'form',
+    'button',
+    'a',
+    'img',
+    'image',
+    'use',
+    'base',
+    'meta',
+    'link',
+    'template',
+    'noscript',
+    'video',
+    'source',
+    'foreignobject',
+    'animate',
+    'set',
+    'math',
+    'textarea',
+    'select'
+  ];
   for (const element of Array.from(root.querySelectorAll('*'))) {
     const name = element.localName.toLowerCase();
     if (loading.includes(name)) {
@@ -88,9 +111,20 @@ function problems(root: ParentNode): string[] {
     }
     for (const attribute of Array.from(element.attributes)) {
       const key = attribute.name.toLowerCase();
-      const value = attribute.value.replace(/[\s\u0000-\u001f]/g, '').toLowerCase();
-      if (key.startsWith('on') || ['href', 'xlink:href', 'src', 'srcdoc', 'action',
-        'formaction', 'data', 'autofocus'].includes(key)) {
+      const value = attribute.value.replace(/[\s\p{Cc}]/gu, '').toLowerCase();
+      if (
+        key.startsWith('on') ||
+        [
+          'href',
+          'xlink:href',
+          'src',
+          'srcdoc',
+          'action',
+          'formaction',
+          'data',
+          'autofocus'
+        ].includes(key)
+      ) {
         found.push(`<${name} ${key}>`);
       }
       if (/url\(|image-set\(|expression\(|javascript:|behavior:/.test(value)) {
@@ -105,7 +139,7 @@ function problems(root: ParentNode): string[] {
 }
 
 afterEach(() => {
-  delete (window as any).hacked;
+  delete (window as { hacked?: number }).hacked;
   document.body.innerHTML = '';
 });
 
@@ -134,7 +168,7 @@ describe('the inspector HTML cleaning', () => {
     host.append(inspectorFragment(VIEW + payload));
     document.body.append(host);
     expect(problems(host)).toEqual([]);
-    expect((window as any).hacked).toBeUndefined();
+    expect((window as { hacked?: number }).hacked).toBeUndefined();
     expect(host.querySelectorAll('input[type=radio]')).toHaveLength(2); // the view is intact
   });
 

@@ -1,7 +1,10 @@
 """The JupyterLab sidebar's comm protocol: the messages, and the check of what the browser sends.
 
-One comm target, `jupyter_deepagent.inspector`, carries JSON objects that all hold `protocol`
-(this version: 1) and `type`. The TypeScript twin of this page is `labextension/src/protocol.ts`.
+One comm target, `jupyter_deepagent.sidebar`, carries JSON objects that all hold `protocol`
+(this version: 1) and `type`. The messages are the `TypedDict`s below; the sidebar's TypeScript
+twin, `labextension/src/protocol.ts`, is generated from them (`python -m
+jupyter_deepagent.jupyter.sidebar.typescript labextension/src/protocol.ts`) and a test fails when
+the committed one differs.
 
 The sidebar sends one kind of message:
 
@@ -34,14 +37,26 @@ The kernel sends:
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, Literal, NotRequired, Required, TypedDict, get_args
 
 __all__ = [
+    "KERNEL_MESSAGES",
     "MAX_MESSAGE_CHARS",
     "PROTOCOL_VERSION",
     "TARGET",
+    "ErrorMessage",
+    "EventMessage",
+    "FileMessage",
+    "HelloMessage",
     "ProtocolError",
     "Request",
+    "RequestMessage",
+    "RunEventFields",
+    "SnapshotMessage",
+    "ThreadInfo",
+    "ThreadsMessage",
+    "Want",
     "error_message",
     "event_message",
     "read_request",
@@ -50,36 +65,144 @@ __all__ = [
 PROTOCOL_VERSION: Final = 1
 """Bumped when a message changes meaning; both sides refuse another version with a message."""
 
-TARGET: Final = "jupyter_deepagent.inspector"
+TARGET: Final = "jupyter_deepagent.sidebar"
 """The comm target `%load_ext jupyter_deepagent` registers, and the frontend's announce target."""
 
 MAX_MESSAGE_CHARS: Final = 4096
 """A request is a few short fields; anything longer is refused unread."""
 
-_WANTS = ("threads", "snapshot", "file")
+Want = Literal["threads", "snapshot", "file"]
+"""What a request asks for."""
+
+
+class RequestMessage(TypedDict):
+    """What the sidebar asks: the thread list, a run's snapshot, or the text of a run's file."""
+
+    protocol: int
+    type: Literal["request"]
+    id: str
+    """A string the reply echoes, at most 64 characters."""
+    want: Want
+    thread: NotRequired[str | None]
+    """For `snapshot`: a thread name, or null for the kernel's current thread."""
+    run: NotRequired[int]
+    """For `snapshot`: 1 = the thread's first run in this kernel, -1 = its last (the default)."""
+    path: NotRequired[str]
+    """For `file`: a virtual path the snapshot's `files` lists."""
+
+
+class ThreadInfo(TypedDict):
+    """A thread with runs in this kernel."""
+
+    name: str
+    runs: int
+    live: bool
+    """A run of this thread is going on."""
+
+
+class ThreadsMessage(TypedDict):
+    """The threads with runs in this kernel (in reply, or unsolicited when a run starts or ends)."""
+
+    protocol: int
+    type: Literal["threads"]
+    id: str | None
+    threads: list[ThreadInfo]
+    current: str | None
+
+
+class SnapshotMessage(TypedDict):
+    """A run's inspector (in reply, or unsolicited and live while a `%%agent` cell runs)."""
+
+    protocol: int
+    type: Literal["snapshot"]
+    id: str | None
+    thread: str
+    run: int
+    runs: int
+    live: bool
+    snapshot: dict[str, object]
+    """The inspector snapshot (`jupyter_deepagent.trace.inspector.snapshot`), JSON."""
+    html: str
+    """The inspector's static view of the snapshot, rendered by the kernel from escaped data."""
+    files: dict[str, str]
+    """Virtual path -> path relative to the notebook's folder, for files on disk."""
+
+
+class FileMessage(TypedDict):
+    """The text of a run's file on disk (for files JupyterLab's server will not open: hidden)."""
+
+    protocol: int
+    type: Literal["file"]
+    id: str | None
+    path: str
+    local: str
+    text: str
+    truncated: bool
+
+
+class RunEventFields(TypedDict, total=False):
+    """The short scalar fields of a run event the kernel forwards (text cut to 200 characters)."""
+
+    type: Required[str]
+    """One of the event schema's types (`RunEventType` in the TypeScript)."""
+    step: int | None
+    agent: str | None
+    task_id: str | None
+    tool: str | None
+    tool_call_id: str | None
+    skill: str | None
+    path: str | None
+    tokens: int | None
+    tokens_in: int | None
+    tokens_out: int | None
+    status: str | None
+    message: str | None
+    kind: str | None
+
+
+class EventMessage(TypedDict):
+    """One run event as it happens, for the panel's live line."""
+
+    protocol: int
+    type: Literal["event"]
+    thread: str
+    event: RunEventFields
+
+
+class ErrorMessage(TypedDict):
+    """The reply to a request the kernel could not read or answer."""
+
+    protocol: int
+    type: Literal["error"]
+    id: str | None
+    message: str
+
+
+class HelloMessage(TypedDict):
+    """The kernel's announcement when `%load_ext` runs: a waiting sidebar connects."""
+
+    protocol: int
+    type: Literal["hello"]
+
+
+KERNEL_MESSAGES: Final = (
+    ThreadsMessage,
+    SnapshotMessage,
+    EventMessage,
+    FileMessage,
+    ErrorMessage,
+    HelloMessage,
+)
+"""Every message the kernel sends; `type` says which (`KernelMessage` in the TypeScript)."""
+
+_WANTS: Final[tuple[str, ...]] = get_args(Want)
 _MAX_PATH = 1000
 _MAX_ID = 64
 _MAX_THREAD = 200
 _MAX_RUN = 10_000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _EVENT_TEXT = 200
-_EVENT_KEYS = (
-    "type",
-    "step",
-    "agent",
-    "task_id",
-    "tool",
-    "tool_call_id",
-    "skill",
-    "path",
-    "tokens",
-    "tokens_in",
-    "tokens_out",
-    "status",
-    "message",
-    "subagent",
-    "kind",
-)
+_EVENT_KEYS = tuple(RunEventFields.__annotations__)
 
 
 class ProtocolError(ValueError):
@@ -106,7 +229,7 @@ class Request:
         self.path = path
 
 
-def read_request(data: Any) -> Request:
+def read_request(data: object) -> Request:
     """Check a message from the browser and return it as a `Request`.
 
     Args:
@@ -173,9 +296,9 @@ def error_message(message: str, ident: str | None = None) -> dict[str, Any]:
     return {"protocol": PROTOCOL_VERSION, "type": "error", "id": ident, "message": message}
 
 
-def event_message(thread: str, event: dict[str, Any]) -> dict[str, Any]:
+def event_message(thread: str, event: Mapping[str, object]) -> dict[str, Any]:
     """The `event` message of one run event: its short scalar fields only."""
-    fields: dict[str, Any] = {}
+    fields: dict[str, object] = {}
     for key in _EVENT_KEYS:
         value = event.get(key)
         if isinstance(value, str):
