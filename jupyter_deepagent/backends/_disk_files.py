@@ -1,5 +1,5 @@
 """One file of a `DiskBackend`, once its folder is open: read it, replace it atomically, and keep
-the temporary files of writes out of sight.
+the temporary files of writes out of sight; every `OSError` becomes a `BackendError`.
 
 A write goes to a temporary `.deepagent-<hex>.tmp` file, created with `O_EXCL | O_NOFOLLOW` in the
 root (in the target's folder when the root is on another filesystem), written, fsynced and renamed
@@ -16,9 +16,17 @@ import re
 import secrets
 import stat
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
-from jupyter_deepagent._exceptions import BinaryFile, FileTooLarge, InvalidPath, PermissionDenied
+from jupyter_deepagent._exceptions import (
+    BackendError,
+    BinaryFile,
+    FileTooLarge,
+    InvalidPath,
+    PermissionDenied,
+)
+from jupyter_deepagent.backends._paths import folder_prefix, not_found
 from jupyter_deepagent.backends._rooted_tree import RootedTree, Spot, close_quietly
 
 __all__ = [
@@ -26,6 +34,7 @@ __all__ = [
     "existing_file",
     "is_temporary_name",
     "megabytes",
+    "os_errors",
     "read_text_at",
     "refuse_executable",
     "remove_stale_temporaries",
@@ -216,3 +225,35 @@ def remove_stale_temporaries(tree: RootedTree) -> int:
     finally:
         close_quietly(fd)
     return removed
+
+
+@contextmanager
+def os_errors(path: str, action: str) -> Iterator[None]:
+    """Turn OSError into the BackendError family, naming the virtual path."""
+    try:
+        yield
+    except BackendError:
+        raise
+    except FileNotFoundError as exc:
+        raise not_found(path) from exc
+    except PermissionError as exc:
+        msg = f"Cannot {action} {path}: the operating system denied access."
+        raise PermissionDenied(msg, path=path) from exc
+    except IsADirectoryError as exc:
+        msg = f"{path} is a folder, not a file. Use ls({folder_prefix(path)!r}) to list it."
+        raise InvalidPath(msg, path=path) from exc
+    except (NotADirectoryError, FileExistsError) as exc:
+        msg = f"Cannot {action} {path}: a part of the path is a file, not a folder."
+        raise InvalidPath(msg, path=path) from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            msg = (
+                f"Cannot {action} {path}: it was swapped for a symlink while being opened. "
+                "Try again, or use another path."
+            )
+            raise InvalidPath(msg, path=path) from exc
+        if exc.errno == errno.ENAMETOOLONG:
+            msg = f"Cannot {action} {path}: {exc.strerror}. Use another path."
+            raise InvalidPath(msg, path=path) from exc
+        msg = f"Cannot {action} {path}: {exc.strerror or exc}."
+        raise BackendError(msg, path=path) from exc
