@@ -35,6 +35,7 @@ from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files
+from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER
 from jupyter_deepagent.harness.compression.compact_tool import compact_conversation_tool
 from jupyter_deepagent.harness.compression.offload import safe_name
 from jupyter_deepagent.harness.compression.overflow import (
@@ -59,7 +60,6 @@ from jupyter_deepagent.harness.compression.tokens import (
 )
 from jupyter_deepagent.harness.compression.view import ContextView
 from jupyter_deepagent.harness.compression.view_entries import SummaryJob, ViewCache
-from jupyter_deepagent.harness.folders import HISTORY_FOLDER
 from jupyter_deepagent.harness.models.label import model_label
 from jupyter_deepagent.harness.run_events.event_stream import (
     current_agent,

@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
 from jupyter_deepagent.harness.compression.history import (
     append_transcript,
     find_cutoff,
@@ -48,7 +49,6 @@ from jupyter_deepagent.harness.compression.view_entries import (
     ViewCache,
     message_key,
 )
-from jupyter_deepagent.harness.folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
 
 __all__ = ["ContextView"]
 

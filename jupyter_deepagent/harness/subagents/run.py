@@ -21,7 +21,7 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import FileData, bind_state_files, merge_files
-from jupyter_deepagent.harness.folders import TRANSCRIPT_FOLDER
+from jupyter_deepagent.harness.artifact_folders import TRANSCRIPT_FOLDER
 from jupyter_deepagent.harness.run_events.event_stream import (
     RunEvent,
     agent_scope,

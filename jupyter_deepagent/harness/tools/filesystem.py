@@ -4,7 +4,7 @@
 Every call runs inside `bind_state_files(state["files"])`, so a `StateBackend` works on the
 thread's files; when the call changed them, the tool returns a `Command` that updates the graph
 state's `files` channel along with its message. `write_file`, `edit_file` and `delete` refuse the
-harness's own folders (`harness_folders`). Failures the model can fix (a missing file, an
+harness's own folders (`write_guard`). Failures the model can fix (a missing file, an
 ambiguous edit, a negative offset) come back as an error `ToolMessage`, never as an exception.
 """
 
@@ -42,7 +42,7 @@ from jupyter_deepagent.harness.tools._format import (
     format_read,
     format_write,
 )
-from jupyter_deepagent.harness.tools.harness_folders import refuse_harness_folder
+from jupyter_deepagent.harness.tools.write_guard import refuse_harness_folder
 
 __all__ = [
     "FILESYSTEM_TOOL_NAMES",
