@@ -11,7 +11,6 @@ would only fail again (a bad key, a bad request, a context overflow, this projec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from jupyter_deepagent._exceptions import ResearchAssistantError
 
@@ -91,10 +90,10 @@ class ModelCallPolicy:
         """Seconds to wait after failed attempt `attempt` (1-based) before the next one."""
         return min(self.first_wait * 2 ** (attempt - 1), MAX_RETRY_WAIT)
 
-    def client_options(self, provider: str) -> dict[str, Any]:
+    def client_options(self, provider: str) -> dict[str, object]:
         """Keyword arguments for `provider`'s chat model: the timeout, and no retries of its own
         for the providers whose clients are known to take them (Google, OpenAI, Anthropic)."""
-        options: dict[str, Any] = dict(_NO_CLIENT_RETRIES.get(provider, {}))
+        options: dict[str, object] = dict(_NO_CLIENT_RETRIES.get(provider, {}))
         if options and self.timeout is not None:
             options["timeout"] = self.timeout
         return options

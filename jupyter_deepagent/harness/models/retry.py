@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
@@ -46,7 +46,7 @@ def _retry_wait(
     exc: Exception,
     attempt: int,
     policy: ModelCallPolicy,
-    model: Any,
+    model: object,
     step: int,
     purpose: Literal["agent", "summarize"],
 ) -> float | None:
@@ -74,7 +74,7 @@ def call_with_retries(
     call: Callable[[], T],
     policy: ModelCallPolicy,
     *,
-    model: Any,
+    model: object,
     step: int,
     purpose: Literal["agent", "summarize"] = "agent",
 ) -> T:
@@ -102,7 +102,7 @@ async def acall_with_retries(
     call: Callable[[], Awaitable[T]],
     policy: ModelCallPolicy,
     *,
-    model: Any,
+    model: object,
     step: int,
     purpose: Literal["agent", "summarize"] = "agent",
 ) -> T:
@@ -142,7 +142,7 @@ class ModelRetryMiddleware(AgentMiddleware):
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
+    ) -> ModelResponse:
         step = run_step(request.state["messages"]) + 1
         return call_with_retries(
             lambda: handler(request), self.policy, model=request.model, step=step
@@ -150,7 +150,7 @@ class ModelRetryMiddleware(AgentMiddleware):
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
+    ) -> ModelResponse:
         step = run_step(request.state["messages"]) + 1
         return await acall_with_retries(
             lambda: handler(request), self.policy, model=request.model, step=step
