@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import yaml
 
@@ -51,7 +50,7 @@ class SkillInfo:
     description: str
     path: str
     source: str
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -155,7 +154,7 @@ class _ParsedSkills:
                 self._entries.popitem(last=False)
 
 
-_by_backend: weakref.WeakKeyDictionary[Any, _ParsedSkills] = weakref.WeakKeyDictionary()
+_by_backend: weakref.WeakKeyDictionary[BackendProtocol, _ParsedSkills] = weakref.WeakKeyDictionary()
 _by_backend_lock = threading.Lock()
 
 

@@ -9,9 +9,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+
+    from jupyter_deepagent.harness.agent_inputs import (
+        AgentTool,
+        Approvals,
+        ChatModelInput,
+        Middleware,
+    )
 
 __all__ = [
     "GENERAL_PURPOSE",
@@ -68,12 +78,12 @@ class SubAgent:
     name: str
     description: str
     system_prompt: str | None = None
-    tools: Sequence[Any] | None = None
-    model: Any = None
-    middleware: Sequence[Any] = ()
+    tools: Sequence[AgentTool] | None = None
+    model: ChatModelInput | None = None
+    middleware: Sequence[Middleware] = ()
     skills: Sequence[str] | None = None
-    interrupt_on: Mapping[str, Any] | None = None
-    response_format: Any = None
+    interrupt_on: Approvals | None = None
+    response_format: object = None
 
     def __post_init__(self) -> None:
         _check_name_and_description(self.name, self.description)
@@ -103,7 +113,7 @@ class CompiledSubAgent:
 
     name: str
     description: str
-    runnable: Any
+    runnable: Runnable
 
     def __post_init__(self) -> None:
         _check_name_and_description(self.name, self.description)
@@ -118,7 +128,7 @@ class CompiledSubAgent:
 SubAgentSpec = SubAgent | CompiledSubAgent
 
 
-def _check_name_and_description(name: Any, description: Any) -> None:
+def _check_name_and_description(name: object, description: object) -> None:
     if not isinstance(name, str) or not _NAME.match(name):
         msg = (
             f"subagent name {name!r} is not usable as a subagent_type: use 1-64 letters, digits, "
@@ -150,7 +160,7 @@ def _from_dict(raw: Mapping[str, Any]) -> SubAgentSpec:
 
 
 def normalize_subagents(
-    subagents: Sequence[Any], *, general_purpose: bool
+    subagents: Sequence[object], *, general_purpose: bool
 ) -> tuple[SubAgentSpec, ...]:
     """Turn the `subagents=` argument into specs, the general-purpose one first when offered.
 
