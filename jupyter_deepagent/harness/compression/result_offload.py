@@ -89,7 +89,7 @@ def offload_tool_result(
         lines=offloaded.lines,
         chars=offloaded.chars,
     )
-    update = dict(result.update) if isinstance(result, Command) else {}
+    update = dict(result.update or {}) if isinstance(result, Command) else {}
     update["messages"] = [stub if m is message else m for m in messages] or [stub]
     update["files"] = merge_files(update.get("files"), changes)
     return Command(update=update)

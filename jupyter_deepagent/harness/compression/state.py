@@ -96,7 +96,8 @@ def merge_record(
 ) -> CompressionRecord:
     """Reducer of the record: maps and sets merge, every other key takes the newer value."""
     merged: dict[str, Any] = dict(left or {})
-    for key, value in (right or {}).items():
+    newer: dict[str, Any] = dict(right or {})
+    for key, value in newer.items():
         if key in _MERGED_MAPS:
             merged[key] = {**merged.get(key, {}), **value}
         elif key in _MERGED_SETS:

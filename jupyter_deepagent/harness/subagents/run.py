@@ -251,7 +251,8 @@ class TaskRun:
                 if self.backend is not None:
                     self.backend.write(self.transcript_path, outcome.transcript)
         except BackendError as exc:
-            return self._close(outcome, self._not_saved(exc))
+            self._not_saved(exc)
+            return self._close(outcome, None)
         return self._close(outcome, saved)
 
     async def afinish(self) -> Command:
@@ -262,7 +263,8 @@ class TaskRun:
                 if self.backend is not None:
                     await self.backend.awrite(self.transcript_path, outcome.transcript)
         except BackendError as exc:
-            return self._close(outcome, self._not_saved(exc))
+            self._not_saved(exc)
+            return self._close(outcome, None)
         return self._close(outcome, saved)
 
     def _not_saved(self, exc: BackendError) -> None:
