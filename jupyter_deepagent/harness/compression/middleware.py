@@ -34,7 +34,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.backends.state import bind_state_files
+from jupyter_deepagent.backends.state import bind_state_files, state_files
 from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER
 from jupyter_deepagent.harness.compression.compact_tool import compact_conversation_tool
 from jupyter_deepagent.harness.compression.offload import safe_name
@@ -72,8 +72,6 @@ from jupyter_deepagent.harness.run_events.model_call_event import emit_model_cal
 
 if TYPE_CHECKING:
     from langchain.messages import AnyMessage
-
-    from jupyter_deepagent.backends.state import FileData
 
 __all__ = ["ContextCompressionMiddleware"]
 
@@ -171,7 +169,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> Any:
-        with bind_state_files(_files_of(request.state)) as changes:
+        with bind_state_files(state_files(request.state)) as changes:
             call = self._prepare(request)
             flow, value, error = self._flow(request, call), None, None
             while (effect := _resume(flow, value, error))[0] != "done":
@@ -187,7 +185,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
-        with bind_state_files(_files_of(request.state)) as changes:
+        with bind_state_files(state_files(request.state)) as changes:
             call = self._prepare(request)
             flow, value, error = self._flow(request, call), None, None
             while (effect := _resume(flow, value, error))[0] != "done":
@@ -418,9 +416,3 @@ def _summarizer_called(
     emit_model_call(
         step=step, model=model, sent=sent, reply=reply, seconds=seconds, purpose="summarize"
     )
-
-
-def _files_of(state: Mapping[str, object]) -> Mapping[str, FileData] | None:
-    """The thread's files in the agent state (a StateBackend's), if it has them."""
-    files = state.get("files")
-    return cast("Mapping[str, FileData]", files) if isinstance(files, Mapping) else None

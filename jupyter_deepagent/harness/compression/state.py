@@ -11,7 +11,7 @@ the model node can both write it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, NotRequired, TypedDict
+from typing import Annotated, Any, Final, NotRequired, TypedDict, cast
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -104,7 +104,7 @@ def merge_record(
             merged[key] = sorted({*merged.get(key, ()), *value})
         else:
             merged[key] = value
-    return merged  # type: ignore[return-value]
+    return cast("CompressionRecord", merged)
 
 
 class CompressionState(AgentState):

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    SystemMessage,
+    ToolCallChunk,
+    UsageMetadata,
+)
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
@@ -211,9 +218,10 @@ class ScriptedChatModel(BaseChatModel):
                 reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
                 self._answered[key] = reply.model_copy(deep=True)
         sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
-        usage = {"input_tokens": math.ceil(sent / 4), "output_tokens": math.ceil(_chars(reply) / 4)}
-        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
-        reply.usage_metadata = usage  # type: ignore[assignment]
+        tokens_in, tokens_out = math.ceil(sent / 4), math.ceil(_chars(reply) / 4)
+        reply.usage_metadata = UsageMetadata(
+            input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out
+        )
         reply.response_metadata = {**reply.response_metadata, "model_name": self.name}
         return reply
 
@@ -282,12 +290,12 @@ class ScriptedChatModel(BaseChatModel):
         for piece in pieces:
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
         tool_call_chunks = [
-            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+            ToolCallChunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
             for i, c in enumerate(reply.tool_calls)
         ]
         last = AIMessageChunk(
             content="" if isinstance(content, str) else [],
-            tool_call_chunks=tool_call_chunks,  # type: ignore[arg-type]
+            tool_call_chunks=tool_call_chunks,
             usage_metadata=reply.usage_metadata,
             response_metadata=reply.response_metadata,
             additional_kwargs=reply.additional_kwargs,

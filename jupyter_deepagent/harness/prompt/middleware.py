@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.backends.state import bind_state_files
+from jupyter_deepagent.backends.state import bind_state_files, state_files
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
 from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig, AssemblyResult, build_assembly
 from jupyter_deepagent.harness.prompt.sections import PromptAssembly
@@ -109,7 +109,7 @@ class SystemPromptMiddleware(AgentMiddleware):
         return result.assembly
 
     def _assemble(self, state: object, middleware_text: str = "") -> AssemblyResult:
-        with bind_state_files(state.get("files") if isinstance(state, dict) else None):
+        with bind_state_files(state_files(state)):
             return build_assembly(self.config, self.backend, middleware_text=middleware_text)
 
     def _visible_tools(
