@@ -30,7 +30,6 @@ from jupyter_deepagent.backends._paths import folder_prefix, not_found
 from jupyter_deepagent.backends._rooted_tree import RootedTree, Spot, close_quietly
 
 __all__ = [
-    "STALE_TEMPORARY_SECONDS",
     "existing_file",
     "is_temporary_name",
     "megabytes",
@@ -42,7 +41,7 @@ __all__ = [
     "too_large",
 ]
 
-STALE_TEMPORARY_SECONDS = 60.0
+_STALE_TEMPORARY_SECONDS = 60.0
 """A temporary file older than this is left over from a killed write, and removed at start."""
 
 _SNIFF_BYTES = 8192
@@ -201,7 +200,7 @@ def _replace_via(temporary_fd: int, spot: Spot, data: bytes, mode: int | None) -
 def remove_stale_temporaries(tree: RootedTree) -> int:
     """Remove temporary files a killed write left in the root; return how many went.
 
-    Only files older than `STALE_TEMPORARY_SECONDS` go, so a write still running in another
+    Only files older than `_STALE_TEMPORARY_SECONDS` go, so a write still running in another
     process keeps its file. Errors are ignored: a leftover is hidden from the agent anyway.
     """
     try:
@@ -217,7 +216,7 @@ def remove_stale_temporaries(tree: RootedTree) -> int:
                     continue
                 with suppress(OSError):
                     st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_TEMPORARY_SECONDS:
+                    if stat.S_ISREG(st.st_mode) and now - st.st_mtime > _STALE_TEMPORARY_SECONDS:
                         os.unlink(entry.name, dir_fd=fd)
                         removed += 1
     except OSError:

@@ -18,10 +18,10 @@ from langchain_core.messages import AIMessage, ToolCall
 
 from jupyter_deepagent._exceptions import ScriptError
 
-__all__ = ["ERRORS", "Rule", "Step", "compile_rule", "compile_step", "read_script_file"]
+__all__ = ["Rule", "Step", "compile_rule", "compile_step", "read_script_file"]
 
 # what `{"raise": kind}` raises: LangChain's own provider-neutral error types
-ERRORS: dict[str, type[Exception]] = {
+_ERRORS: dict[str, type[Exception]] = {
     "context_overflow": lc_errors.ContextOverflowError,
     "error": lc_errors.ModelAPIError,
     "rate_limit": lc_errors.ModelRateLimitError,
@@ -90,10 +90,10 @@ def compile_step(raw: object, where: str) -> Step:
         raise ScriptError(msg)
     if "raise" in raw:
         _check_fields(raw, where, {"raise": (str,), "message": (str,)})
-        if raw["raise"] not in ERRORS:
-            msg = f"{where} has unknown raise kind {raw['raise']!r} (expected {', '.join(ERRORS)})"
+        if raw["raise"] not in _ERRORS:
+            msg = f"{where} has unknown raise kind {raw['raise']!r} (expected {', '.join(_ERRORS)})"
             raise ScriptError(msg)
-        return Step(error=ERRORS[raw["raise"]], error_message=raw.get("message", raw["raise"]))
+        return Step(error=_ERRORS[raw["raise"]], error_message=raw.get("message", raw["raise"]))
     _check_fields(raw, where, {"content": (str, list), "tool_calls": (list,)})
     if not raw:
         msg = f"{where} is empty: give 'content' and/or 'tool_calls'"

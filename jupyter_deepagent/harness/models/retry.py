@@ -23,7 +23,7 @@ from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy, is_tra
 from jupyter_deepagent.harness.models.label import model_label
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 
-__all__ = ["ModelRetryMiddleware", "acall_with_retries", "call_with_retries", "wait_in_slices"]
+__all__ = ["ModelRetryMiddleware", "acall_with_retries", "call_with_retries"]
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ _SLICE_SECONDS = 0.1
 _ERROR_CHARS = 300
 
 
-def wait_in_slices(seconds: float) -> None:
+def _wait_in_slices(seconds: float) -> None:
     """Sleep `seconds` in slices of 0.1 s, so an interrupt raised in this thread lands soon.
 
     Raises:
@@ -94,7 +94,7 @@ def call_with_retries(
                 raise
         # waited outside the handler, so a stop during the wait does not carry the provider's
         # error (whose frames hold request headers) as its context
-        wait_in_slices(wait)
+        _wait_in_slices(wait)
         attempt += 1
 
 

@@ -29,9 +29,9 @@ from jupyter_deepagent.harness.prompt.skills import SkillScan, scan_skills, skil
 if TYPE_CHECKING:
     from jupyter_deepagent.harness.agent_inputs import AgentTool, Approvals
 
-__all__ = ["TODO_PROMPT", "AssemblyConfig", "AssemblyResult", "build_assembly"]
+__all__ = ["AssemblyConfig", "AssemblyResult", "build_assembly"]
 
-TODO_PROMPT = """\
+_TODO_PROMPT = """\
 ## Planning with `write_todos`
 
 For work of three or more steps, keep a todo list with `write_todos`: write the plan first, \
@@ -85,7 +85,7 @@ def build_assembly(
         base = PromptSection("base", "jupyter_deepagent base prompt", BASE_AGENT_PROMPT)
     sections.append(base)
     if "write_todos" in config.tool_names:
-        sections.append(PromptSection("todos", "write_todos tool", TODO_PROMPT))
+        sections.append(PromptSection("todos", "write_todos tool", _TODO_PROMPT))
     memory_files: list[MemoryFile] = []
     memory_cut: list[tuple[str, int]] = []
     if config.memory:

@@ -28,7 +28,6 @@ __all__ = [
     "MAX_SKILL_FILE_BYTES",
     "SkillInfo",
     "SkillScan",
-    "parse_skill_file",
     "scan_skills",
     "skills_section",
 ]
@@ -65,7 +64,7 @@ class SkillScan:
         return next((s for s in self.skills if s.path == path), None)
 
 
-def parse_skill_file(text: str, path: str, source: str) -> SkillInfo:
+def _parse_skill_file(text: str, path: str, source: str) -> SkillInfo:
     """Parse a SKILL.md's YAML frontmatter (a leading UTF-8 byte-order mark is ignored).
 
     Raises:
@@ -198,7 +197,7 @@ def _load_skill(backend: BackendProtocol, info: FileInfo, source: str) -> SkillI
     except BackendError as exc:
         return f"skill {path} skipped: it could not be read ({exc})"
     try:
-        return parse_skill_file(text, path, source)
+        return _parse_skill_file(text, path, source)
     except ValueError as exc:
         return f"skill {path} skipped: {exc}"
 

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GENERAL_PURPOSE",
-    "GENERAL_PURPOSE_PROMPT",
     "CompiledSubAgent",
     "SubAgent",
     "TaskArgs",
@@ -37,7 +36,7 @@ __all__ = [
 GENERAL_PURPOSE = "general-purpose"
 """Name of the subagent that is always offered (unless the profile turns it off)."""
 
-GENERAL_PURPOSE_PROMPT = """\
+_GENERAL_PURPOSE_PROMPT = """\
 You are a general-purpose subagent. Another agent gave you one task; it sees nothing of your work \
 except your final message. Do the task completely with the tools you have, then reply with a \
 self-contained report: the result first, then the evidence (files read, sources), then anything \
@@ -193,7 +192,7 @@ def normalize_subagents(
             raise ValueError(msg)
     if general_purpose and GENERAL_PURPOSE not in names:
         built_in = SubAgent(
-            GENERAL_PURPOSE, _GENERAL_PURPOSE_DESCRIPTION, system_prompt=GENERAL_PURPOSE_PROMPT
+            GENERAL_PURPOSE, _GENERAL_PURPOSE_DESCRIPTION, system_prompt=_GENERAL_PURPOSE_PROMPT
         )
         specs.insert(0, built_in)
     return tuple(specs)
