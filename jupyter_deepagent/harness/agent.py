@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.agent_plan import (
@@ -92,8 +92,6 @@ def assemble_prompt(
     if unknown:
         msg = f"assemble_prompt() got unexpected arguments: {', '.join(unknown)}"
         raise TypeError(msg)
-    name = other.get("name")
-    window = other.get("context_window")
     plan = plan_agent(
         tools,
         system_prompt=system_prompt,
@@ -105,12 +103,13 @@ def assemble_prompt(
         profile=profile,
         middleware=middleware,
         compaction_tool=bool(other.get("compaction_tool")),
-        name=name if isinstance(name, str) else None,
+        name=cast("str | None", other.get("name")),  # as create_research_agent takes it
     )
     from jupyter_deepagent.harness.prompt.middleware_text import middleware_prompt_text
 
     extra = middleware_prompt_text(middleware, model) if middleware else ""
-    config = with_memory_budget(plan.config, model, window if isinstance(window, int) else None)
+    window = cast("int | None", other.get("context_window"))  # checked by the window's resolution
+    config = with_memory_budget(plan.config, model, window)
     return build_assembly(config, plan.backend, middleware_text=extra).assembly
 
 
