@@ -1,5 +1,5 @@
 """One file of a `DiskBackend`, once its folder is open: read it, replace it atomically, and keep
-the temporary files of writes out of sight.
+the temporary files of writes out of sight; every `OSError` becomes a `BackendError`.
 
 A write goes to a temporary `.deepagent-<hex>.tmp` file, created with `O_EXCL | O_NOFOLLOW` in the
 root (in the target's folder when the root is on another filesystem), written, fsynced and renamed
@@ -16,16 +16,24 @@ import re
 import secrets
 import stat
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
-from jupyter_deepagent._exceptions import BinaryFile, FileTooLarge, InvalidPath, PermissionDenied
+from jupyter_deepagent._exceptions import (
+    BackendError,
+    BinaryFile,
+    FileTooLarge,
+    InvalidPath,
+    PermissionDenied,
+)
+from jupyter_deepagent.backends._paths import folder_prefix, not_found
 from jupyter_deepagent.backends._rooted_tree import RootedTree, Spot, close_quietly
 
 __all__ = [
-    "STALE_TEMPORARY_SECONDS",
     "existing_file",
     "is_temporary_name",
     "megabytes",
+    "os_errors",
     "read_text_at",
     "refuse_executable",
     "remove_stale_temporaries",
@@ -33,7 +41,7 @@ __all__ = [
     "too_large",
 ]
 
-STALE_TEMPORARY_SECONDS = 60.0
+_STALE_TEMPORARY_SECONDS = 60.0
 """A temporary file older than this is left over from a killed write, and removed at start."""
 
 _SNIFF_BYTES = 8192
@@ -192,7 +200,7 @@ def _replace_via(temporary_fd: int, spot: Spot, data: bytes, mode: int | None) -
 def remove_stale_temporaries(tree: RootedTree) -> int:
     """Remove temporary files a killed write left in the root; return how many went.
 
-    Only files older than `STALE_TEMPORARY_SECONDS` go, so a write still running in another
+    Only files older than `_STALE_TEMPORARY_SECONDS` go, so a write still running in another
     process keeps its file. Errors are ignored: a leftover is hidden from the agent anyway.
     """
     try:
@@ -208,7 +216,7 @@ def remove_stale_temporaries(tree: RootedTree) -> int:
                     continue
                 with suppress(OSError):
                     st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_TEMPORARY_SECONDS:
+                    if stat.S_ISREG(st.st_mode) and now - st.st_mtime > _STALE_TEMPORARY_SECONDS:
                         os.unlink(entry.name, dir_fd=fd)
                         removed += 1
     except OSError:
@@ -216,3 +224,35 @@ def remove_stale_temporaries(tree: RootedTree) -> int:
     finally:
         close_quietly(fd)
     return removed
+
+
+@contextmanager
+def os_errors(path: str, action: str) -> Iterator[None]:
+    """Turn OSError into the BackendError family, naming the virtual path."""
+    try:
+        yield
+    except BackendError:
+        raise
+    except FileNotFoundError as exc:
+        raise not_found(path) from exc
+    except PermissionError as exc:
+        msg = f"Cannot {action} {path}: the operating system denied access."
+        raise PermissionDenied(msg, path=path) from exc
+    except IsADirectoryError as exc:
+        msg = f"{path} is a folder, not a file. Use ls({folder_prefix(path)!r}) to list it."
+        raise InvalidPath(msg, path=path) from exc
+    except (NotADirectoryError, FileExistsError) as exc:
+        msg = f"Cannot {action} {path}: a part of the path is a file, not a folder."
+        raise InvalidPath(msg, path=path) from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            msg = (
+                f"Cannot {action} {path}: it was swapped for a symlink while being opened. "
+                "Try again, or use another path."
+            )
+            raise InvalidPath(msg, path=path) from exc
+        if exc.errno == errno.ENAMETOOLONG:
+            msg = f"Cannot {action} {path}: {exc.strerror}. Use another path."
+            raise InvalidPath(msg, path=path) from exc
+        msg = f"Cannot {action} {path}: {exc.strerror or exc}."
+        raise BackendError(msg, path=path) from exc

@@ -11,8 +11,6 @@ import re
 from jupyter_deepagent._exceptions import FileNotFound, InvalidPath
 
 __all__ = [
-    "MAX_NAME_BYTES",
-    "MAX_PATH_BYTES",
     "child_name",
     "folder_prefix",
     "is_within",
@@ -22,10 +20,10 @@ __all__ = [
     "relative_to",
 ]
 
-MAX_NAME_BYTES = 255
+_MAX_NAME_BYTES = 255
 """Longest allowed path component, in UTF-8 bytes (the common filesystem limit)."""
 
-MAX_PATH_BYTES = 4096
+_MAX_PATH_BYTES = 4096
 """Longest allowed path, in UTF-8 bytes."""
 
 _ENCODED_SEPARATOR = re.compile(r"%(2e|2f|5c)", re.IGNORECASE)
@@ -69,14 +67,14 @@ def normalize_virtual_path(path: str) -> str:
         size = len(path.encode("utf-8"))
     except UnicodeEncodeError:
         raise _invalid(path, "it is not valid Unicode text") from None
-    if size > MAX_PATH_BYTES:
-        raise _invalid(path, f"it is {size} bytes long, over the limit of {MAX_PATH_BYTES}")
+    if size > _MAX_PATH_BYTES:
+        raise _invalid(path, f"it is {size} bytes long, over the limit of {_MAX_PATH_BYTES}")
     parts = [part for part in path.split("/") if part not in ("", ".")]
     for part in parts:
         if part == "..":
             raise _invalid(path, "'..' is not allowed; name the folder you mean from '/'")
-        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
-            raise _invalid(path, f"a name is over {MAX_NAME_BYTES} bytes long")
+        if len(part.encode("utf-8")) > _MAX_NAME_BYTES:
+            raise _invalid(path, f"a name is over {_MAX_NAME_BYTES} bytes long")
     if parts and parts[0].startswith("~"):
         raise _invalid(path, "'~' (a home folder) has no meaning here")
     if parts and _DRIVE.match(parts[0]):

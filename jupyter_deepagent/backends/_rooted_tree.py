@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import InvalidPath
 
-__all__ = ["MAX_SYMLINKS", "HeldFolder", "RootedTree", "Spot", "close_quietly"]
+__all__ = ["HeldFolder", "RootedTree", "Spot", "close_quietly"]
 
-MAX_SYMLINKS = 40
+_MAX_SYMLINKS = 40
 """Symlinks followed while resolving one path before it counts as a loop (Linux's own limit)."""
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -177,7 +177,7 @@ class RootedTree:
                             return fd, Spot(fd, name, tuple(real))
                         raise
                     hops += 1
-                    if hops > MAX_SYMLINKS:
+                    if hops > _MAX_SYMLINKS:
                         msg = (
                             f"{virtual} cannot be resolved: it goes through a symlink loop. "
                             "Use another path."

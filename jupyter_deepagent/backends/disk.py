@@ -11,13 +11,11 @@ a killed process are removed when the backend starts. Every `OSError` becomes a 
 from __future__ import annotations
 
 import copy
-import errno
 import os
 import shutil
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeAlias
 
@@ -32,11 +30,18 @@ from jupyter_deepagent.backends._disk_files import (
     existing_file,
     is_temporary_name,
     megabytes,
+    os_errors,
     read_text_at,
     refuse_executable,
     remove_stale_temporaries,
     replace_at,
     too_large,
+)
+from jupyter_deepagent.backends._disk_folders import (
+    Found,
+    entry_info,
+    files_under,
+    listed_entries,
 )
 from jupyter_deepagent.backends._paths import (
     folder_prefix,
@@ -68,8 +73,6 @@ PathGuard: TypeAlias = Callable[[str, tuple[str, ...], bool], PermissionDenied |
 """Decides on a path once it is resolved: called with the virtual path, its real components
 below the root (after symlinks) and whether the call would change it; returns the error that
 refuses it, or None. Listings leave out what it refuses to read."""
-
-_Found: TypeAlias = tuple[str, tuple[str, ...], os.stat_result]
 
 
 class DiskBackend(AsyncBackendMixin):
@@ -172,7 +175,7 @@ class DiskBackend(AsyncBackendMixin):
         """
         lookup = virtual if real is None else "/" + "/".join(real)
         with (
-            self._os_errors(virtual, action),
+            os_errors(virtual, action),
             self._tree.locate(
                 lookup,
                 follow_last=follow_last,
@@ -191,113 +194,9 @@ class DiskBackend(AsyncBackendMixin):
             self._refuse(virtual, spot.real, change)
             yield spot
 
-    @contextmanager
-    def _os_errors(self, path: str, action: str) -> Iterator[None]:
-        """Turn OSError into the BackendError family, naming the virtual path."""
-        try:
-            yield
-        except BackendError:
-            raise
-        except FileNotFoundError as exc:
-            raise not_found(path) from exc
-        except PermissionError as exc:
-            msg = f"Cannot {action} {path}: the operating system denied access."
-            raise PermissionDenied(msg, path=path) from exc
-        except IsADirectoryError as exc:
-            msg = f"{path} is a folder, not a file. Use ls({folder_prefix(path)!r}) to list it."
-            raise InvalidPath(msg, path=path) from exc
-        except (NotADirectoryError, FileExistsError) as exc:
-            msg = f"Cannot {action} {path}: a part of the path is a file, not a folder."
-            raise InvalidPath(msg, path=path) from exc
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                msg = (
-                    f"Cannot {action} {path}: it was swapped for a symlink while being opened. "
-                    "Try again, or use another path."
-                )
-                raise InvalidPath(msg, path=path) from exc
-            if exc.errno == errno.ENAMETOOLONG:
-                msg = f"Cannot {action} {path}: {exc.strerror}. Use another path."
-                raise InvalidPath(msg, path=path) from exc
-            msg = f"Cannot {action} {path}: {exc.strerror or exc}."
-            raise BackendError(msg, path=path) from exc
-
     # -- entries -------------------------------------------------------------------------------
 
-    @staticmethod
-    def _info(path: str, st: os.stat_result) -> FileInfo:
-        modified = datetime.fromtimestamp(st.st_mtime, tz=UTC)
-        if stat.S_ISDIR(st.st_mode):
-            return FileInfo(path=folder_prefix(path), modified_at=modified, is_dir=True)
-        return FileInfo(path=path, size=st.st_size, modified_at=modified)
-
-    def _follow(self, real: tuple[str, ...]) -> tuple[tuple[str, ...], os.stat_result] | None:
-        """Where an in-root symlink leads and what is there, or None (outside, broken, loop)."""
-        try:
-            with self._tree.locate("/" + "/".join(real)) as spot:
-                if spot.name is None:
-                    return spot.real, os.fstat(spot.folder_fd)
-                if is_temporary_name(spot.name):
-                    return None
-                st = os.stat(spot.name, dir_fd=spot.folder_fd, follow_symlinks=False)
-                return spot.real, st
-        except (OSError, BackendError):
-            return None
-
-    def _scan(
-        self, fd: int, real: tuple[str, ...], virtual: str
-    ) -> Iterator[tuple[str, tuple[str, ...], os.stat_result, bool]]:
-        """The listable entries of an open folder: `(virtual, real target, stat, is_symlink)`.
-
-        In-root symlinks are followed; outside or broken ones, special files, temporary files
-        and whatever the guard hides are left out.
-
-        Raises:
-            OSError: The folder cannot be listed.
-        """
-        with os.scandir(fd) as entries:
-            listed = list(entries)
-        for entry in listed:
-            name = entry.name
-            try:
-                name.encode("utf-8")
-                st = entry.stat(follow_symlinks=False)
-            except (OSError, UnicodeEncodeError):
-                continue
-            child_virtual, child_real = folder_prefix(virtual) + name, (*real, name)
-            if is_temporary_name(name) or not self._allowed(child_virtual, child_real):
-                continue
-            linked = stat.S_ISLNK(st.st_mode)
-            if linked:
-                followed = self._follow(child_real)
-                if followed is None or not self._allowed(child_virtual, followed[0]):
-                    continue
-                child_real, st = followed
-            if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
-                yield child_virtual, child_real, st, linked
-
-    def _walk(self, real: tuple[str, ...], virtual: str) -> Iterator[_Found]:
-        """Every file under a folder as `(virtual, real, stat)`, not entering symlinked folders."""
-        pending = [(real, virtual)]
-        while pending:
-            real_dir, virtual_dir = pending.pop()
-            try:
-                fd = self._tree.open_folder(real_dir)
-            except OSError:
-                continue
-            try:
-                entries = list(self._scan(fd, real_dir, virtual_dir))
-            except OSError:
-                continue
-            finally:
-                close_quietly(fd)
-            for child_virtual, child_real, st, linked in entries:
-                if not stat.S_ISDIR(st.st_mode):
-                    yield child_virtual, child_real, st
-                elif not linked:
-                    pending.append((child_real, child_virtual))
-
-    def _scope(self, path: str) -> tuple[str, list[_Found]]:
+    def _scope(self, path: str) -> tuple[str, list[Found]]:
         """The folder searched from and its files (a file path searches only itself)."""
         virtual = normalize_virtual_path(path)
         if virtual == "/" and not os.path.isdir(self._root):
@@ -307,7 +206,7 @@ class DiskBackend(AsyncBackendMixin):
                 st = os.stat(spot.name, dir_fd=spot.folder_fd, follow_symlinks=False)
                 return parent_folder(virtual), [(virtual, spot.real, st)]
             real = spot.real
-        return virtual, list(self._walk(real, virtual))
+        return virtual, list(files_under(self._tree, real, virtual, self._allowed))
 
     def _encode(self, path: str, text: str) -> bytes:
         try:
@@ -352,9 +251,11 @@ class DiskBackend(AsyncBackendMixin):
         with self._located(virtual, "list", change=False) as spot:
             if spot.name is not None:
                 st = os.stat(spot.name, dir_fd=spot.folder_fd, follow_symlinks=False)
-                return [self._info(virtual, st)]
-            found = list(self._scan(spot.folder_fd, spot.real, virtual))
-        return sorted((self._info(v, st) for v, _, st, _ in found), key=lambda i: i.path)
+                return [entry_info(virtual, st)]
+            found = list(
+                listed_entries(self._tree, spot.folder_fd, spot.real, virtual, self._allowed)
+            )
+        return sorted((entry_info(v, st) for v, _, st, _ in found), key=lambda i: i.path)
 
     def read(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
         """Read `limit` lines of a text file starting at 0-based line `offset`."""
@@ -423,7 +324,7 @@ class DiskBackend(AsyncBackendMixin):
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
         """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`)."""
         root, files = self._scope(path)
-        found = [self._info(v, st) for v, _, st in files if glob_matches(pattern, v, root)]
+        found = [entry_info(v, st) for v, _, st in files if glob_matches(pattern, v, root)]
         return sorted(found, key=lambda info: info.path)
 
     def grep(

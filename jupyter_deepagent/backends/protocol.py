@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from jupyter_deepagent._exceptions import BackendError
 
@@ -213,27 +213,41 @@ class AsyncBackendMixin:
     sees the same files from the async twin.
     """
 
+    if TYPE_CHECKING:  # the sync methods of the backend this is mixed into
+
+        def ls(self, path: str = "/") -> list[FileInfo]: ...
+        def read(
+            self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
+        ) -> ReadResult: ...
+        def write(self, path: str, content: str) -> WriteResult: ...
+        def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult: ...
+        def delete(self, path: str) -> None: ...
+        def glob(self, pattern: str, path: str = "/") -> list[FileInfo]: ...
+        def grep(
+            self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
+        ) -> list[GrepMatch]: ...
+
     async def als(self, path: str = "/") -> list[FileInfo]:
-        return await asyncio.to_thread(self.ls, path)  # type: ignore[attr-defined]
+        return await asyncio.to_thread(self.ls, path)
 
     async def aread(
         self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
     ) -> ReadResult:
-        return await asyncio.to_thread(self.read, path, offset, limit)  # type: ignore[attr-defined]
+        return await asyncio.to_thread(self.read, path, offset, limit)
 
     async def awrite(self, path: str, content: str) -> WriteResult:
-        return await asyncio.to_thread(self.write, path, content)  # type: ignore[attr-defined]
+        return await asyncio.to_thread(self.write, path, content)
 
     async def aedit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
-        return await asyncio.to_thread(self.edit, path, old, new, replace_all)  # type: ignore[attr-defined]
+        return await asyncio.to_thread(self.edit, path, old, new, replace_all)
 
     async def adelete(self, path: str) -> None:
-        await asyncio.to_thread(self.delete, path)  # type: ignore[attr-defined]
+        await asyncio.to_thread(self.delete, path)
 
     async def aglob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        return await asyncio.to_thread(self.glob, pattern, path)  # type: ignore[attr-defined]
+        return await asyncio.to_thread(self.glob, pattern, path)
 
     async def agrep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
     ) -> list[GrepMatch]:
-        return await asyncio.to_thread(self.grep, pattern, path, glob, regex)  # type: ignore[attr-defined]
+        return await asyncio.to_thread(self.grep, pattern, path, glob, regex)

@@ -35,7 +35,14 @@ from jupyter_deepagent.backends.protocol import (
     WriteResult,
 )
 
-__all__ = ["FileData", "FileMapBackend", "StateBackend", "bind_state_files", "merge_files"]
+__all__ = [
+    "FileData",
+    "FileMapBackend",
+    "StateBackend",
+    "bind_state_files",
+    "merge_files",
+    "state_files",
+]
 
 
 class FileData(TypedDict):
@@ -95,6 +102,12 @@ def bind_state_files(files: Mapping[str, FileData] | None) -> Iterator[dict[str,
         yield binding.changes
     finally:
         _BOUND.reset(token)
+
+
+def state_files(state: object) -> Mapping[str, FileData] | None:
+    """The thread's files in a graph state (its `files` channel), or None when it has none."""
+    files = state.get("files") if isinstance(state, Mapping) else None
+    return files if isinstance(files, Mapping) else None
 
 
 def _now() -> str:

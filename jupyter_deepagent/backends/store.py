@@ -8,7 +8,8 @@ kernel restart; with a Postgres store, a team shares them. LangGraph is imported
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends._paths import is_within
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["StoreBackend"]
 
 _PAGE = 100
+_T = TypeVar("_T")
 
 
 def _as_file_data(value: dict[str, Any]) -> FileData:
@@ -70,7 +72,7 @@ class StoreBackend(FileMapBackend):
         namespace = self._namespace() if callable(self._namespace) else self._namespace
         return tuple(namespace)
 
-    def _call(self, action: str, path: str, operation: Callable[[], Any]) -> Any:
+    def _call(self, action: str, path: str, operation: Callable[[], _T]) -> _T:
         try:
             return operation()
         except BackendError:
@@ -101,7 +103,7 @@ class StoreBackend(FileMapBackend):
             page = self._call(
                 "list",
                 folder,
-                lambda: self.store.search(namespace, limit=_PAGE, offset=offset),  # noqa: B023
+                partial(self.store.search, namespace, limit=_PAGE, offset=offset),
             )
             for item in page:
                 key = item.key

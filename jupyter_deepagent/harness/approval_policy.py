@@ -21,9 +21,12 @@ could delegate code to it and the code ran without anyone seeing it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from jupyter_deepagent.harness.prompt.assembly import tool_names_of
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.harness.agent_inputs import AgentTool, Approvals, ApprovalSetting
 
 __all__ = [
     "RUNS_CODE",
@@ -38,7 +41,7 @@ RUNS_CODE: Final = "runs_code"
 """Key of a tool's `metadata`: True marks a tool that runs code the model sends (it always asks)."""
 
 
-def runs_code(tool: Any) -> bool:
+def runs_code(tool: AgentTool) -> bool:
     """Whether `tool` is marked as running code the model sends (`metadata[RUNS_CODE]`)."""
     if isinstance(tool, Mapping):
         metadata = tool.get("metadata")
@@ -47,21 +50,25 @@ def runs_code(tool: Any) -> bool:
     return isinstance(metadata, Mapping) and metadata.get(RUNS_CODE) is True
 
 
-def code_running_tools(tools: Iterable[Any]) -> list[str]:
+def code_running_tools(tools: Iterable[AgentTool]) -> list[str]:
     """The names of the tools marked as running code, in order."""
     return list(tool_names_of([tool for tool in tools if runs_code(tool)]))
 
 
-def asked_approvals(approvals: Mapping[str, Any] | None, tools: Iterable[Any]) -> dict[str, Any]:
+def asked_approvals(
+    approvals: Approvals | None, tools: Iterable[AgentTool]
+) -> dict[str, ApprovalSetting]:
     """The calls that wait for a person: `approvals` that are on, plus every code-running tool
     of `tools` that `approvals` does not turn off by name."""
     approvals = approvals or {}
-    asked = {name: True for name in code_running_tools(tools) if name not in approvals}
+    asked: dict[str, ApprovalSetting] = {
+        name: True for name in code_running_tools(tools) if name not in approvals
+    }
     asked.update({name: value for name, value in approvals.items() if value})
     return asked
 
 
-class InheritedApprovals(dict):  # type: ignore[type-arg]
+class InheritedApprovals(dict[str, "ApprovalSetting"]):
     """A caller's `interrupt_on` handed down to a subagent, with the subagent's own on top.
 
     The caller's entries apply to the tools the subagent has (one it lacks, `task` say, simply
@@ -69,14 +76,14 @@ class InheritedApprovals(dict):  # type: ignore[type-arg]
     down. `own` is the subagent's spec, checked against its tools like a main agent's.
     """
 
-    def __init__(self, caller: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, caller: Approvals, own: Approvals | None = None) -> None:
         super().__init__(caller)
-        self.own: dict[str, Any] = dict(own or {})
+        self.own: dict[str, ApprovalSetting] = dict(own or {})
 
     def __bool__(self) -> bool:
         return bool(len(self) or self.own)
 
-    def merged(self, available: Iterable[str]) -> dict[str, Any]:
+    def merged(self, available: Iterable[str]) -> dict[str, ApprovalSetting]:
         """The subagent's approvals for its tools `available`: the caller's, then its own added."""
         names = set(available)
         merged = {name: value for name, value in self.items() if name in names}
@@ -88,9 +95,9 @@ class InheritedApprovals(dict):  # type: ignore[type-arg]
 
 def subagent_approvals(
     subagent: str,
-    caller: Mapping[str, Any] | None,
-    own: Mapping[str, Any] | None,
-    tools: Iterable[Any],
+    caller: Approvals | None,
+    own: Approvals | None,
+    tools: Iterable[AgentTool],
 ) -> InheritedApprovals | None:
     """The approvals of the subagent `subagent`, which has `tools`: its caller's plus its own.
 

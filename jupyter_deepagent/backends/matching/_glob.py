@@ -23,7 +23,6 @@ from jupyter_deepagent._exceptions import BackendError
 
 __all__ = [
     "MAX_GLOB_ALTERNATIVES",
-    "MAX_GLOB_CHARS",
     "compile_glob",
     "expand_braces",
 ]
@@ -31,7 +30,7 @@ __all__ = [
 MAX_GLOB_ALTERNATIVES = 1_000
 """Most alternatives a glob's `{a,b}` groups may expand to (`{a,b}` ten times is 1,024)."""
 
-MAX_GLOB_CHARS = 16_384
+_MAX_GLOB_CHARS = 16_384
 """Longest glob pattern accepted, before and (summed over alternatives) after brace expansion."""
 
 _MAX_BRACE_DEPTH = 20
@@ -134,12 +133,12 @@ def expand_braces(pattern: str) -> list[str]:
         Every alternative, in order, e.g. `["**/*.md", "**/*.txt"]`.
 
     Raises:
-        BackendError: If the pattern is longer than `MAX_GLOB_CHARS`, nests braces too deep, or
-            would expand to more than `MAX_GLOB_ALTERNATIVES` alternatives or `MAX_GLOB_CHARS`
+        BackendError: If the pattern is longer than `_MAX_GLOB_CHARS`, nests braces too deep, or
+            would expand to more than `MAX_GLOB_ALTERNATIVES` alternatives or `_MAX_GLOB_CHARS`
             characters in all.
     """
-    if len(pattern) > MAX_GLOB_CHARS:
-        length = f"is {len(pattern):,} characters long (at most {MAX_GLOB_CHARS:,})"
+    if len(pattern) > _MAX_GLOB_CHARS:
+        length = f"is {len(pattern):,} characters long (at most {_MAX_GLOB_CHARS:,})"
         raise _too_costly(pattern, length)
     parsed = _parse_braces(pattern, pattern)
     if _count(parsed) > MAX_GLOB_ALTERNATIVES:
@@ -149,7 +148,7 @@ def expand_braces(pattern: str) -> list[str]:
             "groups",
         )
     expanded = _expand(parsed)
-    if sum(map(len, expanded)) > MAX_GLOB_CHARS * 4:
+    if sum(map(len, expanded)) > _MAX_GLOB_CHARS * 4:
         raise _too_costly(pattern, "expands to too much text through its {a,b} groups")
     return expanded
 

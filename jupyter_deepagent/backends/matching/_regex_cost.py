@@ -5,7 +5,7 @@ compiles into a billion nodes, holding the interpreter (and the stop button) whi
 Its matching timeout does not cover compiling. So a grep pattern is measured first: each atom
 costs 1, a group the sum of its alternatives, and `{m}`, `{m,}` or `{m,n}` multiplies what it
 repeats by its largest count. `*`, `+` and `?` cost nothing more (they compile to loops). A
-pattern over `MAX_REGEX_COST`, or nested deeper than `MAX_REGEX_DEPTH`, is refused.
+pattern over `_MAX_REGEX_COST`, or nested deeper than `_MAX_REGEX_DEPTH`, is refused.
 
 The measure errs on the large side (`a{1,100000}` is counted as 100,000 though the package
 compiles it as a loop); patterns people search with cost a few hundred.
@@ -17,12 +17,12 @@ import re
 
 from jupyter_deepagent._exceptions import BackendError
 
-__all__ = ["MAX_REGEX_COST", "MAX_REGEX_DEPTH", "check_regex_cost", "regex_cost"]
+__all__ = ["check_regex_cost"]
 
-MAX_REGEX_COST = 100_000
+_MAX_REGEX_COST = 100_000
 """Largest compiled size accepted (about 0.2 s and 30 MB to compile at the limit)."""
 
-MAX_REGEX_DEPTH = 100
+_MAX_REGEX_DEPTH = 100
 """Deepest nesting of groups accepted (the package's parser recurses once per level)."""
 
 _COUNTED = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
@@ -70,7 +70,7 @@ def _skip_escape(pattern: str, i: int) -> int:
     return after
 
 
-def regex_cost(pattern: str) -> tuple[int, int]:
+def _regex_cost(pattern: str) -> tuple[int, int]:
     """Estimate the compiled size of `pattern` and its deepest group nesting.
 
     Args:
@@ -131,21 +131,21 @@ def check_regex_cost(pattern: str) -> None:
     """Refuse a pattern that would take too long or too much memory to compile.
 
     Raises:
-        BackendError: If its estimated size is over `MAX_REGEX_COST` or its groups nest deeper
-            than `MAX_REGEX_DEPTH`; the message says which and what to do.
+        BackendError: If its estimated size is over `_MAX_REGEX_COST` or its groups nest deeper
+            than `_MAX_REGEX_DEPTH`; the message says which and what to do.
     """
-    cost, depth = regex_cost(pattern)
+    cost, depth = _regex_cost(pattern)
     shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
-    if depth > MAX_REGEX_DEPTH:
+    if depth > _MAX_REGEX_DEPTH:
         msg = (
             f"the regular expression {shown!r} nests groups {depth} deep (at most "
-            f"{MAX_REGEX_DEPTH}); flatten it, or search for a literal with regex=False"
+            f"{_MAX_REGEX_DEPTH}); flatten it, or search for a literal with regex=False"
         )
         raise BackendError(msg)
-    if cost > MAX_REGEX_COST:
+    if cost > _MAX_REGEX_COST:
         msg = (
             f"the regular expression {shown!r} is too large to compile: its counted repeats "
-            f"expand to about {cost:,} steps (at most {MAX_REGEX_COST:,}). Use smaller counts "
+            f"expand to about {cost:,} steps (at most {_MAX_REGEX_COST:,}). Use smaller counts "
             "such as {1,50}, or + and * in place of large {n}, or search for a literal with "
             "regex=False"
         )

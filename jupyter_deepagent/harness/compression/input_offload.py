@@ -4,9 +4,8 @@ file are sent with a pointer to that file in place of the text (the checkpoint k
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolCall
 
 __all__ = ["FILE_WRITERS", "cut_file_arguments", "long_file_writes"]
 
@@ -16,7 +15,7 @@ FILE_WRITERS = {"write_file": ("content",), "edit_file": ("old_string", "new_str
 _KEEP_CHARS = 200
 
 
-def long_file_writes(message: AIMessage, limit: int, done: Collection[str]) -> list[dict[str, Any]]:
+def long_file_writes(message: AIMessage, limit: int, done: Collection[str]) -> list[ToolCall]:
     """The file-writing calls of `message` whose text arguments exceed `limit` characters
     together and that are not in `done` yet."""
     found = []

@@ -23,18 +23,19 @@ generator and driven by a sync and an async driver.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.backends.state import bind_state_files
+from jupyter_deepagent.backends.state import bind_state_files, state_files
+from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER
 from jupyter_deepagent.harness.compression.compact_tool import compact_conversation_tool
 from jupyter_deepagent.harness.compression.offload import safe_name
 from jupyter_deepagent.harness.compression.overflow import (
@@ -48,6 +49,7 @@ from jupyter_deepagent.harness.compression.state import (
     CompressionRecord,
     CompressionSettings,
     CompressionState,
+    LastRequest,
 )
 from jupyter_deepagent.harness.compression.summarize import asummarize, summarize
 from jupyter_deepagent.harness.compression.tokens import (
@@ -59,7 +61,6 @@ from jupyter_deepagent.harness.compression.tokens import (
 )
 from jupyter_deepagent.harness.compression.view import ContextView
 from jupyter_deepagent.harness.compression.view_entries import SummaryJob, ViewCache
-from jupyter_deepagent.harness.folders import HISTORY_FOLDER
 from jupyter_deepagent.harness.models.label import model_label
 from jupyter_deepagent.harness.run_events.event_stream import (
     current_agent,
@@ -68,6 +69,9 @@ from jupyter_deepagent.harness.run_events.event_stream import (
     run_step,
 )
 from jupyter_deepagent.harness.run_events.model_call_event import emit_model_call
+
+if TYPE_CHECKING:
+    from langchain.messages import AnyMessage
 
 __all__ = ["ContextCompressionMiddleware"]
 
@@ -165,7 +169,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> Any:
-        with bind_state_files(request.state.get("files")) as changes:
+        with bind_state_files(state_files(request.state)) as changes:
             call = self._prepare(request)
             flow, value, error = self._flow(request, call), None, None
             while (effect := _resume(flow, value, error))[0] != "done":
@@ -181,7 +185,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
-        with bind_state_files(request.state.get("files")) as changes:
+        with bind_state_files(state_files(request.state)) as changes:
             call = self._prepare(request)
             flow, value, error = self._flow(request, call), None, None
             while (effect := _resume(flow, value, error))[0] != "done":
@@ -245,10 +249,12 @@ class ContextCompressionMiddleware(AgentMiddleware):
 
     def _prepare(self, request: ModelRequest) -> _Call:
         state = request.state
-        record = dict(state.get(COMPRESSION_KEY) or {})
-        messages = list(request.messages)
+        stored = state.get(COMPRESSION_KEY)
+        record = cast("CompressionRecord", dict(stored) if isinstance(stored, Mapping) else {})
+        messages: list[BaseMessage] = list(request.messages)
         step = run_step(state["messages"]) + 1
-        factor, last = record.get("factor", 1.0), record.get("last") or {}
+        factor = record.get("factor", 1.0)
+        last: LastRequest | dict[str, int] = record.get("last") or {}
         at = last.get("at", -1)
         if 0 <= at < len(messages):  # the reply to the last request: what did it really cost?
             usage = getattr(messages[at], "usage_metadata", None) or {}
@@ -327,11 +333,11 @@ class ContextCompressionMiddleware(AgentMiddleware):
             trigger=call.trigger,
             window_source=call.window.source,
             messages=len(view.entries),
-            summaries=(view.summary or {}).get("count", 0),
+            summaries=view.summary.get("count", 0) if view.summary else 0,
             pointers=sum(e.form in ("pointer", "bare") for e in view.entries),
             attempt=call.attempt,
         )
-        return request.override(messages=view.sent)
+        return request.override(messages=cast("list[AnyMessage]", view.sent))
 
     def _learn(self, call: _Call) -> None:
         window = learned_window(call.overflowed_at, call.window)

@@ -18,6 +18,7 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files, merge_files
+from jupyter_deepagent.harness.artifact_folders import LARGE_RESULTS_FOLDER
 from jupyter_deepagent.harness.compression.offload import (
     persist_text,
     pointer_text,
@@ -25,7 +26,6 @@ from jupyter_deepagent.harness.compression.offload import (
     short_id,
 )
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
-from jupyter_deepagent.harness.folders import LARGE_RESULTS_FOLDER
 from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
 
 __all__ = ["EXEMPT_TOOLS", "OFFLOAD_PREVIEW", "offload_tool_result"]
@@ -89,7 +89,7 @@ def offload_tool_result(
         lines=offloaded.lines,
         chars=offloaded.chars,
     )
-    update = dict(result.update) if isinstance(result, Command) else {}
+    update = dict(result.update or {}) if isinstance(result, Command) else {}
     update["messages"] = [stub if m is message else m for m in messages] or [stub]
     update["files"] = merge_files(update.get("files"), changes)
     return Command(update=update)

@@ -11,7 +11,7 @@ the model node can both write it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, NotRequired, TypedDict
+from typing import Annotated, Any, Final, NotRequired, TypedDict, cast
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -96,14 +96,15 @@ def merge_record(
 ) -> CompressionRecord:
     """Reducer of the record: maps and sets merge, every other key takes the newer value."""
     merged: dict[str, Any] = dict(left or {})
-    for key, value in (right or {}).items():
+    newer: dict[str, Any] = dict(right or {})
+    for key, value in newer.items():
         if key in _MERGED_MAPS:
             merged[key] = {**merged.get(key, {}), **value}
         elif key in _MERGED_SETS:
             merged[key] = sorted({*merged.get(key, ()), *value})
         else:
             merged[key] = value
-    return merged  # type: ignore[return-value]
+    return cast("CompressionRecord", merged)
 
 
 class CompressionState(AgentState):

@@ -17,11 +17,14 @@ import json
 import time
 from collections.abc import Callable, Generator, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 __all__ = [
     "SUMMARY_MARKER",
@@ -151,7 +154,7 @@ def summary_prompt_messages(
     return [HumanMessage(content=prompt)]
 
 
-def summary_config() -> dict[str, Any]:
+def summary_config() -> RunnableConfig:
     """Run config for the summarizer call: its streamed tokens carry `lc_source="summarization"`."""
     metadata: dict[str, Any] = {"lc_source": "summarization"}
     try:

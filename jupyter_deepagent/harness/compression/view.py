@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
 from jupyter_deepagent.harness.compression.history import (
     append_transcript,
     find_cutoff,
@@ -48,7 +49,6 @@ from jupyter_deepagent.harness.compression.view_entries import (
     ViewCache,
     message_key,
 )
-from jupyter_deepagent.harness.folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
 
 __all__ = ["ContextView"]
 
@@ -94,16 +94,16 @@ class ContextView:
         self.entries = self._build()
 
     # -- building ---------------------------------------------------------------------------------
-    def _valid_summary(self, summary: Any) -> SummaryRecord | None:
+    def _valid_summary(self, summary: object) -> SummaryRecord | None:
         if not isinstance(summary, dict):
             return None
         cutoff = summary.get("cutoff", -1)
         if 0 < cutoff < len(self.messages):
             if message_key(self.messages[cutoff], cutoff) == summary.get("cutoff_id"):
-                return summary
+                return cast("SummaryRecord", summary)
         for index, message in enumerate(self.messages):  # history was edited: find the cut again
             if index and message_key(message, index) == summary.get("cutoff_id"):
-                return SummaryRecord(**{**summary, "cutoff": index})
+                return cast("SummaryRecord", {**summary, "cutoff": index})
         return None
 
     @property
@@ -175,7 +175,8 @@ class ContextView:
             if index in self.due:
                 return self._to_pointer(whole, "consumed") or whole
         elif whole.kind == "ai":
-            if self.cut_args and any(c.get("id") in self.cut_args for c in message.tool_calls):
+            calls = cast("AIMessage", message).tool_calls
+            if self.cut_args and any(c.get("id") in self.cut_args for c in calls):
                 return self._cut_entry(whole)
         elif whole.tokens > self.settings.human_limit(self.window):
             return self._to_pointer(whole, "size") or whole
@@ -259,7 +260,7 @@ class ContextView:
 
     # -- tool inputs ------------------------------------------------------------------------------
     def _cut_entry(self, entry: Entry) -> Entry:
-        cut = cut_file_arguments(entry.message, self.cut_args)
+        cut = cut_file_arguments(cast("AIMessage", entry.message), self.cut_args)
         return Entry(entry.index, cut, message_tokens(cut), "ai", "cut")
 
     def cut_old_arguments(self, *, everything: bool = False) -> None:
@@ -271,11 +272,12 @@ class ContextView:
             if not everything and self.replies_after[entry.index] < self.settings.keep_recent_turns:
                 continue
             found = long_file_writes(
-                entry.message, self.settings.tool_args_char_limit, self.cut_args
+                cast("AIMessage", entry.message), self.settings.tool_args_char_limit, self.cut_args
             )
             for call in found:
-                self.cut_args.add(call["id"])
-                self.update.setdefault("cut_args", set()).add(call["id"])
+                call_id = cast("str", call["id"])  # the calls of a stored AI message carry ids
+                self.cut_args.add(call_id)
+                self.update.setdefault("cut_args", set()).add(call_id)
                 self.emit(
                     "input_offloaded",
                     kind="tool_args",

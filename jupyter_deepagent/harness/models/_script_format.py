@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core import exceptions as lc_errors
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolCall
 
 from jupyter_deepagent._exceptions import ScriptError
 
-__all__ = ["ERRORS", "Rule", "Step", "compile_rule", "compile_step", "read_script_file"]
+__all__ = ["Rule", "Step", "compile_rule", "compile_step", "read_script_file"]
 
 # what `{"raise": kind}` raises: LangChain's own provider-neutral error types
-ERRORS: dict[str, type[Exception]] = {
+_ERRORS: dict[str, type[Exception]] = {
     "context_overflow": lc_errors.ContextOverflowError,
     "error": lc_errors.ModelAPIError,
     "rate_limit": lc_errors.ModelRateLimitError,
@@ -49,7 +49,7 @@ class Rule:
     used: bool = False
 
 
-def _check_fields(raw: Mapping[str, Any], where: str, spec: dict[str, tuple[type, ...]]) -> None:
+def _check_fields(raw: Mapping[str, object], where: str, spec: dict[str, tuple[type, ...]]) -> None:
     """Reject unknown keys and values of the wrong type, naming where they are."""
     unknown = sorted(set(raw) - set(spec), key=str)
     if unknown:
@@ -62,7 +62,7 @@ def _check_fields(raw: Mapping[str, Any], where: str, spec: dict[str, tuple[type
             raise ScriptError(msg)
 
 
-def _compile_tool_call(raw: Any, where: str) -> dict[str, Any]:
+def _compile_tool_call(raw: object, where: str) -> ToolCall:
     if not isinstance(raw, Mapping):
         msg = f"{where} has type {type(raw).__name__}, expected a mapping with 'name' and 'args'"
         raise ScriptError(msg)
@@ -70,15 +70,12 @@ def _compile_tool_call(raw: Any, where: str) -> dict[str, Any]:
     if not raw.get("name"):
         msg = f"{where} has no 'name'"
         raise ScriptError(msg)
-    return {
-        "type": "tool_call",
-        "name": raw["name"],
-        "args": dict(raw.get("args", {})),
-        "id": raw.get("id"),
-    }
+    return ToolCall(
+        type="tool_call", name=raw["name"], args=dict(raw.get("args", {})), id=raw.get("id")
+    )
 
 
-def compile_step(raw: Any, where: str) -> Step:
+def compile_step(raw: object, where: str) -> Step:
     """Check one script step and turn it into a Step.
 
     Raises:
@@ -93,10 +90,10 @@ def compile_step(raw: Any, where: str) -> Step:
         raise ScriptError(msg)
     if "raise" in raw:
         _check_fields(raw, where, {"raise": (str,), "message": (str,)})
-        if raw["raise"] not in ERRORS:
-            msg = f"{where} has unknown raise kind {raw['raise']!r} (expected {', '.join(ERRORS)})"
+        if raw["raise"] not in _ERRORS:
+            msg = f"{where} has unknown raise kind {raw['raise']!r} (expected {', '.join(_ERRORS)})"
             raise ScriptError(msg)
-        return Step(error=ERRORS[raw["raise"]], error_message=raw.get("message", raw["raise"]))
+        return Step(error=_ERRORS[raw["raise"]], error_message=raw.get("message", raw["raise"]))
     _check_fields(raw, where, {"content": (str, list), "tool_calls": (list,)})
     if not raw:
         msg = f"{where} is empty: give 'content' and/or 'tool_calls'"
@@ -108,7 +105,7 @@ def compile_step(raw: Any, where: str) -> Step:
     return Step(reply=AIMessage(content=raw.get("content", ""), tool_calls=calls))
 
 
-def compile_rule(raw: Any, where: str) -> Rule:
+def compile_rule(raw: object, where: str) -> Rule:
     """Check one rule and turn it into a Rule.
 
     Raises:

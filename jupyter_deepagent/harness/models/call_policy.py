@@ -11,13 +11,12 @@ would only fail again (a bad key, a bad request, a context overflow, this projec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from jupyter_deepagent._exceptions import ResearchAssistantError
 
-__all__ = ["MAX_RETRY_WAIT", "ModelCallPolicy", "is_transient"]
+__all__ = ["ModelCallPolicy", "is_transient"]
 
-MAX_RETRY_WAIT = 60.0
+_MAX_RETRY_WAIT = 60.0
 """The longest wait between two attempts, however many retries are allowed."""
 
 # Provider -> the client options that turn its own retries off. Google's SDK reads 0 as "its
@@ -57,7 +56,7 @@ class ModelCallPolicy:
         timeout: Seconds one call may take (given to the provider's client); None: no limit.
         retries: Further attempts after a call fails with a transient error (0: none).
         first_wait: Seconds before the first retry; each later wait doubles (2 s, 4 s, ...),
-            up to `MAX_RETRY_WAIT`.
+            up to `_MAX_RETRY_WAIT`.
     """
 
     timeout: float | None = 60.0
@@ -89,12 +88,12 @@ class ModelCallPolicy:
 
     def wait_after(self, attempt: int) -> float:
         """Seconds to wait after failed attempt `attempt` (1-based) before the next one."""
-        return min(self.first_wait * 2 ** (attempt - 1), MAX_RETRY_WAIT)
+        return min(self.first_wait * 2 ** (attempt - 1), _MAX_RETRY_WAIT)
 
-    def client_options(self, provider: str) -> dict[str, Any]:
+    def client_options(self, provider: str) -> dict[str, object]:
         """Keyword arguments for `provider`'s chat model: the timeout, and no retries of its own
         for the providers whose clients are known to take them (Google, OpenAI, Anthropic)."""
-        options: dict[str, Any] = dict(_NO_CLIENT_RETRIES.get(provider, {}))
+        options: dict[str, object] = dict(_NO_CLIENT_RETRIES.get(provider, {}))
         if options and self.timeout is not None:
             options["timeout"] = self.timeout
         return options

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = ["MODEL_METADATA_KEY", "model_label"]
 
@@ -10,7 +13,7 @@ MODEL_METADATA_KEY = "jupyter_deepagent_model"
 """Key of the compiled agent's config metadata that holds its model's label."""
 
 
-def model_label(model: Any) -> str:
+def model_label(model: object) -> str:
     """Name a chat model, a bound model or a model string as "provider:model".
 
     The provider is LangChain's own name for it (`ls_provider`, e.g. `google_genai`, `anthropic`),
@@ -24,6 +27,7 @@ def model_label(model: Any) -> str:
 
         return f"{DEFAULT_PROVIDER}:{model}"
     model = getattr(model, "bound", model)  # a RunnableBinding from bind_tools
+    model = cast("BaseChatModel", model)  # or what looks like one: each lookup below may fail
     try:
         params = dict(model._get_ls_params())
     except Exception:

@@ -55,7 +55,7 @@ def _providers() -> dict[str, str]:
     """Known provider names mapped to the pip package that implements each."""
     from langchain.chat_models import base
 
-    registry: dict[str, tuple[Any, ...]] = getattr(base, "_BUILTIN_PROVIDERS", {})
+    registry: dict[str, tuple[str, str, object]] = getattr(base, "_BUILTIN_PROVIDERS", {})
     packages = {name: entry[0].split(".")[0].replace("_", "-") for name, entry in registry.items()}
     return packages or {
         "anthropic": "langchain-anthropic",
@@ -65,9 +65,9 @@ def _providers() -> dict[str, str]:
     }
 
 
-def _secrets(kwargs: dict[str, Any]) -> list[str]:
+def _secrets(kwargs: dict[str, object]) -> list[str]:
     """Values that must never be shown: secret-looking kwargs and environment variables."""
-    values = [v for k, v in os.environ.items() if _SECRET_NAME.search(k)]
+    values: list[object] = [v for k, v in os.environ.items() if _SECRET_NAME.search(k)]
     for key, value in kwargs.items():
         if _SECRET_NAME.search(key):
             reveal = getattr(value, "get_secret_value", None)
@@ -76,7 +76,7 @@ def _secrets(kwargs: dict[str, Any]) -> list[str]:
 
 
 def _describe_failure(
-    exc: Exception, provider: str, name: str, kwargs: dict[str, Any]
+    exc: Exception, provider: str, name: str, kwargs: dict[str, object]
 ) -> tuple[ModelConfigurationError, bool]:
     """Build the error for a failed construction; also say whether the original shows a secret."""
     original = "".join(traceback.format_exception(exc))

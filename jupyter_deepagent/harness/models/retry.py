@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
@@ -23,7 +23,7 @@ from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy, is_tra
 from jupyter_deepagent.harness.models.label import model_label
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 
-__all__ = ["ModelRetryMiddleware", "acall_with_retries", "call_with_retries", "wait_in_slices"]
+__all__ = ["ModelRetryMiddleware", "acall_with_retries", "call_with_retries"]
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ _SLICE_SECONDS = 0.1
 _ERROR_CHARS = 300
 
 
-def wait_in_slices(seconds: float) -> None:
+def _wait_in_slices(seconds: float) -> None:
     """Sleep `seconds` in slices of 0.1 s, so an interrupt raised in this thread lands soon.
 
     Raises:
@@ -46,7 +46,7 @@ def _retry_wait(
     exc: Exception,
     attempt: int,
     policy: ModelCallPolicy,
-    model: Any,
+    model: object,
     step: int,
     purpose: Literal["agent", "summarize"],
 ) -> float | None:
@@ -74,7 +74,7 @@ def call_with_retries(
     call: Callable[[], T],
     policy: ModelCallPolicy,
     *,
-    model: Any,
+    model: object,
     step: int,
     purpose: Literal["agent", "summarize"] = "agent",
 ) -> T:
@@ -94,7 +94,7 @@ def call_with_retries(
                 raise
         # waited outside the handler, so a stop during the wait does not carry the provider's
         # error (whose frames hold request headers) as its context
-        wait_in_slices(wait)
+        _wait_in_slices(wait)
         attempt += 1
 
 
@@ -102,7 +102,7 @@ async def acall_with_retries(
     call: Callable[[], Awaitable[T]],
     policy: ModelCallPolicy,
     *,
-    model: Any,
+    model: object,
     step: int,
     purpose: Literal["agent", "summarize"] = "agent",
 ) -> T:
@@ -142,7 +142,7 @@ class ModelRetryMiddleware(AgentMiddleware):
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
+    ) -> ModelResponse:
         step = run_step(request.state["messages"]) + 1
         return call_with_retries(
             lambda: handler(request), self.policy, model=request.model, step=step
@@ -150,7 +150,7 @@ class ModelRetryMiddleware(AgentMiddleware):
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
+    ) -> ModelResponse:
         step = run_step(request.state["messages"]) + 1
         return await acall_with_retries(
             lambda: handler(request), self.policy, model=request.model, step=step

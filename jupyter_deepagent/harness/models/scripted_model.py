@@ -14,14 +14,21 @@ import json
 import math
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    SystemMessage,
+    ToolCallChunk,
+    UsageMetadata,
+)
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
@@ -37,7 +44,9 @@ from jupyter_deepagent.harness.models._script_format import (
 
 if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelInput
+    from langchain_core.messages import ToolCall
     from langchain_core.runnables import Runnable
+    from langchain_core.tools import BaseTool
 
 __all__ = ["ScriptedChatModel", "ScriptedRequest"]
 
@@ -50,7 +59,7 @@ class ScriptedRequest:
 
     messages: list[BaseMessage]
     tools: list[dict[str, Any]]
-    tool_choice: Any = None
+    tool_choice: object = None
 
     @property
     def system(self) -> str:
@@ -112,9 +121,9 @@ class ScriptedChatModel(BaseChatModel):
         'Hello!'
     """
 
-    script: list[Any] = Field(default_factory=list)
+    script: list[object] = Field(default_factory=list)
     """The replies, played in order."""
-    rules: list[Any] = Field(default_factory=list)
+    rules: list[object] = Field(default_factory=list)
     """`{"when": substring, "when_system": substring, "reply": step, "repeat": bool}` entries."""
     name: str | None = "scripted"
     """Reported as the model name in `response_metadata`."""
@@ -127,7 +136,7 @@ class ScriptedChatModel(BaseChatModel):
     _answered: dict[str, AIMessage] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
-    def model_post_init(self, context: Any, /) -> None:
+    def model_post_init(self, context: object, /) -> None:
         """Validate every step and rule now, so a broken script fails before the first call.
 
         Raises:
@@ -173,7 +182,9 @@ class ScriptedChatModel(BaseChatModel):
         return "scripted"
 
     def bind_tools(
-        self, tools: Sequence[Any], **kwargs: Any
+        self,
+        tools: Sequence[dict[str, object] | type | Callable[..., object] | BaseTool],
+        **kwargs: object,
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """Bind tools as OpenAI-style schemas; they reach the model and `.requests[i].tools`.
 
@@ -182,9 +193,12 @@ class ScriptedChatModel(BaseChatModel):
         """
         return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
 
-    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+    def _reply(self, messages: list[BaseMessage], kwargs: Mapping[str, object]) -> AIMessage:
+        tools = kwargs.get("tools") or []
         request = ScriptedRequest(
-            list(messages), list(kwargs.get("tools") or []), kwargs.get("tool_choice")
+            list(messages),
+            list(tools) if isinstance(tools, list | tuple) else [],
+            kwargs.get("tool_choice"),
         )
         key = _conversation_key(messages)
         with self._lock:
@@ -204,13 +218,14 @@ class ScriptedChatModel(BaseChatModel):
                 reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
                 self._answered[key] = reply.model_copy(deep=True)
         sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
-        usage = {"input_tokens": math.ceil(sent / 4), "output_tokens": math.ceil(_chars(reply) / 4)}
-        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
-        reply.usage_metadata = usage  # type: ignore[assignment]
+        tokens_in, tokens_out = math.ceil(sent / 4), math.ceil(_chars(reply) / 4)
+        reply.usage_metadata = UsageMetadata(
+            input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out
+        )
         reply.response_metadata = {**reply.response_metadata, "model_name": self.name}
         return reply
 
-    def _with_id(self, tool_call: Any) -> Any:
+    def _with_id(self, tool_call: ToolCall) -> ToolCall:
         if tool_call.get("id"):
             return tool_call
         self._ids += 1
@@ -244,7 +259,7 @@ class ScriptedChatModel(BaseChatModel):
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> ChatResult:
         """Reply with the next scripted step.
 
@@ -260,7 +275,7 @@ class ScriptedChatModel(BaseChatModel):
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> Iterator[ChatGenerationChunk]:
         """Stream the next step word by word; tool calls and usage come in the final chunk.
 
@@ -275,12 +290,12 @@ class ScriptedChatModel(BaseChatModel):
         for piece in pieces:
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
         tool_call_chunks = [
-            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+            ToolCallChunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
             for i, c in enumerate(reply.tool_calls)
         ]
         last = AIMessageChunk(
             content="" if isinstance(content, str) else [],
-            tool_call_chunks=tool_call_chunks,  # type: ignore[arg-type]
+            tool_call_chunks=tool_call_chunks,
             usage_metadata=reply.usage_metadata,
             response_metadata=reply.response_metadata,
             additional_kwargs=reply.additional_kwargs,

@@ -6,9 +6,9 @@ so the prompt shown before a run is the prompt the model gets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.prompt.memory import (
@@ -26,9 +26,12 @@ from jupyter_deepagent.harness.prompt.sections import (
 )
 from jupyter_deepagent.harness.prompt.skills import SkillScan, scan_skills, skills_section
 
-__all__ = ["TODO_PROMPT", "AssemblyConfig", "AssemblyResult", "build_assembly"]
+if TYPE_CHECKING:
+    from jupyter_deepagent.harness.agent_inputs import AgentTool, Approvals
 
-TODO_PROMPT = """\
+__all__ = ["AssemblyConfig", "AssemblyResult", "build_assembly"]
+
+_TODO_PROMPT = """\
 ## Planning with `write_todos`
 
 For work of three or more steps, keep a todo list with `write_todos`: write the plan first, \
@@ -48,7 +51,7 @@ class AssemblyConfig:
     tool_names: tuple[str, ...] = ()
     filesystem_text: str = ""
     subagents_text: str = ""
-    interrupt_on: Mapping[str, Any] | None = None
+    interrupt_on: Approvals | None = None
     memory_token_budget: int = MEMORY_TOKENS_UNKNOWN_WINDOW
 
 
@@ -82,7 +85,7 @@ def build_assembly(
         base = PromptSection("base", "jupyter_deepagent base prompt", BASE_AGENT_PROMPT)
     sections.append(base)
     if "write_todos" in config.tool_names:
-        sections.append(PromptSection("todos", "write_todos tool", TODO_PROMPT))
+        sections.append(PromptSection("todos", "write_todos tool", _TODO_PROMPT))
     memory_files: list[MemoryFile] = []
     memory_cut: list[tuple[str, int]] = []
     if config.memory:
@@ -109,7 +112,7 @@ def build_assembly(
     return AssemblyResult(PromptAssembly.from_sections(sections), memory_files, scan, memory_cut)
 
 
-def _human_in_the_loop_section(interrupt_on: Mapping[str, Any]) -> PromptSection:
+def _human_in_the_loop_section(interrupt_on: Approvals) -> PromptSection:
     gated = sorted(name for name, setting in interrupt_on.items() if setting)
     text = (
         "## Approval\n\n"
@@ -121,12 +124,14 @@ def _human_in_the_loop_section(interrupt_on: Mapping[str, Any]) -> PromptSection
     return PromptSection("human_in_the_loop", "interrupt_on", text)
 
 
-def tool_names_of(tools: Sequence[Any]) -> tuple[str, ...]:
+def tool_names_of(tools: Sequence[AgentTool]) -> tuple[str, ...]:
     """Names of tools given as BaseTool objects, functions or schema dicts."""
-    names = []
+    names: list[str] = []
     for tool in tools:
         if isinstance(tool, dict):
-            names.append(tool.get("name") or tool.get("function", {}).get("name", ""))
+            function = tool.get("function")
+            name = tool.get("name") or (function.get("name") if isinstance(function, dict) else "")
         else:
-            names.append(getattr(tool, "name", None) or getattr(tool, "__name__", ""))
+            name = getattr(tool, "name", None) or getattr(tool, "__name__", "")
+        names.append(name if isinstance(name, str) else "")
     return tuple(names)

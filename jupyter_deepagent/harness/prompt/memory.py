@@ -17,9 +17,7 @@ from jupyter_deepagent.harness.files import read_text
 from jupyter_deepagent.harness.prompt.sections import PromptSection
 
 __all__ = [
-    "MEMORY_GUIDANCE",
     "MEMORY_TOKENS_UNKNOWN_WINDOW",
-    "MEMORY_WINDOW_SHARE",
     "MemoryFile",
     "fit_memory",
     "load_memory",
@@ -27,13 +25,13 @@ __all__ = [
     "memory_token_budget",
 ]
 
-MEMORY_WINDOW_SHARE = 0.1
+_MEMORY_WINDOW_SHARE = 0.1
 """The share of the context window one memory file may take in the prompt."""
 
 MEMORY_TOKENS_UNKNOWN_WINDOW = 20_000
 """What one memory file may take when the context window is not known."""
 
-MEMORY_GUIDANCE = """\
+_MEMORY_GUIDANCE = """\
 These files are your long-term memory; they are loaded into every conversation. Update them with \
 `edit_file` when the user states a lasting preference, corrects you, or asks you to remember \
 something, and when you learn a fact about the project that will matter next time. Keep entries \
@@ -71,7 +69,7 @@ def memory_section(files: Sequence[MemoryFile]) -> PromptSection:
     if not blocks:
         blocks = ["(No memory files exist yet. Create one of the paths below to start.)"]
     paths = ", ".join(f.path for f in files)
-    text = "\n\n".join(["## Memory", *blocks, f"Memory paths: {paths}.", MEMORY_GUIDANCE])
+    text = "\n\n".join(["## Memory", *blocks, f"Memory paths: {paths}.", _MEMORY_GUIDANCE])
     return PromptSection("memory", f"memory: {paths}", text)
 
 
@@ -79,7 +77,7 @@ def memory_token_budget(window: int | None) -> int:
     """Tokens one memory file may take: a tenth of the window, 20,000 when it is unknown."""
     if window is None:
         return MEMORY_TOKENS_UNKNOWN_WINDOW
-    return max(1, int(window * MEMORY_WINDOW_SHARE))
+    return max(1, int(window * _MEMORY_WINDOW_SHARE))
 
 
 def fit_memory(

@@ -11,16 +11,17 @@ middleware adds a `warning` event (once per run) telling the user to trim it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.backends.state import bind_state_files
+from jupyter_deepagent.backends.state import bind_state_files, state_files
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
 from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig, AssemblyResult, build_assembly
 from jupyter_deepagent.harness.prompt.sections import PromptAssembly
@@ -44,7 +45,7 @@ class SystemPromptMiddleware(AgentMiddleware):
         self.backend = backend
 
     # -- run start: report memory and skill problems once per run --------------------------------
-    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+    def before_agent(self, state: AgentState, runtime: Runtime) -> None:
         result = self._assemble(state)
         problems = [(m.path, m.problem) for m in result.memory if m.text is None]
         for memory_file in result.memory:
@@ -55,20 +56,19 @@ class SystemPromptMiddleware(AgentMiddleware):
         for source, message in [*problems, *result.skills.problems]:
             if first_in_run(("warning", source, message), otherwise=True):
                 emit_event("warning", message=message, source=source)
-        return None
 
-    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
+    async def abefore_agent(self, state: AgentState, runtime: Runtime) -> None:
+        self.before_agent(state, runtime)
 
     # -- every model call: the assembled prompt, the profile's view of the tools ------------------
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
+    ) -> ModelResponse:
         return handler(self._prepare(request))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
+    ) -> ModelResponse:
         return await handler(self._prepare(request))
 
     def _prepare(self, request: ModelRequest) -> ModelRequest:
@@ -108,15 +108,18 @@ class SystemPromptMiddleware(AgentMiddleware):
                 )
         return result.assembly
 
-    def _assemble(self, state: Any, middleware_text: str = "") -> AssemblyResult:
-        with bind_state_files(state.get("files") if isinstance(state, dict) else None):
+    def _assemble(self, state: object, middleware_text: str = "") -> AssemblyResult:
+        with bind_state_files(state_files(state)):
             return build_assembly(self.config, self.backend, middleware_text=middleware_text)
 
-    def _visible_tools(self, tools: list[Any]) -> list[Any]:
+    def _visible_tools(
+        self, tools: Sequence[BaseTool | dict[str, object]]
+    ) -> list[BaseTool | dict[str, object]]:
         profile = self.config.profile
-        visible = []
+        visible: list[BaseTool | dict[str, object]] = []
         for tool in tools:
             name = tool.get("name") if isinstance(tool, dict) else getattr(tool, "name", None)
+            name = name if isinstance(name, str) else None
             if name in profile.excluded_tools:
                 continue
             override = profile.tool_description_overrides.get(name or "")
@@ -145,7 +148,7 @@ class SystemPromptMiddleware(AgentMiddleware):
         self._note_skill_read(request, result)
         return result
 
-    def _note_skill_read(self, request: ToolCallRequest, result: Any) -> None:
+    def _note_skill_read(self, request: ToolCallRequest, result: ToolMessage | Command) -> None:
         call = request.tool_call
         if call["name"] != "read_file" or not self.config.skills:
             return

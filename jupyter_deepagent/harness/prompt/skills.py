@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import yaml
 
@@ -29,7 +28,6 @@ __all__ = [
     "MAX_SKILL_FILE_BYTES",
     "SkillInfo",
     "SkillScan",
-    "parse_skill_file",
     "scan_skills",
     "skills_section",
 ]
@@ -51,7 +49,7 @@ class SkillInfo:
     description: str
     path: str
     source: str
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -66,7 +64,7 @@ class SkillScan:
         return next((s for s in self.skills if s.path == path), None)
 
 
-def parse_skill_file(text: str, path: str, source: str) -> SkillInfo:
+def _parse_skill_file(text: str, path: str, source: str) -> SkillInfo:
     """Parse a SKILL.md's YAML frontmatter (a leading UTF-8 byte-order mark is ignored).
 
     Raises:
@@ -155,7 +153,7 @@ class _ParsedSkills:
                 self._entries.popitem(last=False)
 
 
-_by_backend: weakref.WeakKeyDictionary[Any, _ParsedSkills] = weakref.WeakKeyDictionary()
+_by_backend: weakref.WeakKeyDictionary[BackendProtocol, _ParsedSkills] = weakref.WeakKeyDictionary()
 _by_backend_lock = threading.Lock()
 
 
@@ -199,7 +197,7 @@ def _load_skill(backend: BackendProtocol, info: FileInfo, source: str) -> SkillI
     except BackendError as exc:
         return f"skill {path} skipped: it could not be read ({exc})"
     try:
-        return parse_skill_file(text, path, source)
+        return _parse_skill_file(text, path, source)
     except ValueError as exc:
         return f"skill {path} skipped: {exc}"
 

@@ -6,7 +6,7 @@ again without the model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
@@ -21,7 +21,7 @@ __all__ = ["as_ai_message", "emit_model_call"]
 def emit_model_call(
     *,
     step: int,
-    model: Any,
+    model: object,
     sent: Sequence[BaseMessage],
     reply: AIMessage | None,
     seconds: float,
@@ -32,7 +32,7 @@ def emit_model_call(
     Raises:
         ValueError: Never for a well-formed call (the event is checked against the schema).
     """
-    usage = (reply.usage_metadata if reply is not None else None) or {}
+    usage: Mapping[str, object] = (reply.usage_metadata if reply is not None else None) or {}
     tokens_in = usage.get("input_tokens")
     estimated = tokens_in is None
     if estimated:

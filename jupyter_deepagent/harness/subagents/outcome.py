@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jupyter_deepagent.backends.state import FileData
-from jupyter_deepagent.harness.folders import HARNESS_FOLDERS
+from jupyter_deepagent.harness.artifact_folders import HARNESS_FOLDERS
 
 __all__ = ["last_ai_text", "structured_as_dict", "written_paths"]
 

@@ -21,7 +21,7 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import FileData, bind_state_files, merge_files
-from jupyter_deepagent.harness.folders import TRANSCRIPT_FOLDER
+from jupyter_deepagent.harness.artifact_folders import TRANSCRIPT_FOLDER
 from jupyter_deepagent.harness.run_events.event_stream import (
     RunEvent,
     agent_scope,
@@ -251,7 +251,8 @@ class TaskRun:
                 if self.backend is not None:
                     self.backend.write(self.transcript_path, outcome.transcript)
         except BackendError as exc:
-            return self._close(outcome, self._not_saved(exc))
+            self._not_saved(exc)
+            return self._close(outcome, None)
         return self._close(outcome, saved)
 
     async def afinish(self) -> Command:
@@ -262,7 +263,8 @@ class TaskRun:
                 if self.backend is not None:
                     await self.backend.awrite(self.transcript_path, outcome.transcript)
         except BackendError as exc:
-            return self._close(outcome, self._not_saved(exc))
+            self._not_saved(exc)
+            return self._close(outcome, None)
         return self._close(outcome, saved)
 
     def _not_saved(self, exc: BackendError) -> None:

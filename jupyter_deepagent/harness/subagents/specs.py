@@ -9,13 +9,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+
+    from jupyter_deepagent.harness.agent_inputs import (
+        AgentTool,
+        Approvals,
+        ChatModelInput,
+        Middleware,
+    )
+
 __all__ = [
     "GENERAL_PURPOSE",
-    "GENERAL_PURPOSE_PROMPT",
     "CompiledSubAgent",
     "SubAgent",
     "TaskArgs",
@@ -27,7 +36,7 @@ __all__ = [
 GENERAL_PURPOSE = "general-purpose"
 """Name of the subagent that is always offered (unless the profile turns it off)."""
 
-GENERAL_PURPOSE_PROMPT = """\
+_GENERAL_PURPOSE_PROMPT = """\
 You are a general-purpose subagent. Another agent gave you one task; it sees nothing of your work \
 except your final message. Do the task completely with the tools you have, then reply with a \
 self-contained report: the result first, then the evidence (files read, sources), then anything \
@@ -68,12 +77,12 @@ class SubAgent:
     name: str
     description: str
     system_prompt: str | None = None
-    tools: Sequence[Any] | None = None
-    model: Any = None
-    middleware: Sequence[Any] = ()
+    tools: Sequence[AgentTool] | None = None
+    model: ChatModelInput | None = None
+    middleware: Sequence[Middleware] = ()
     skills: Sequence[str] | None = None
-    interrupt_on: Mapping[str, Any] | None = None
-    response_format: Any = None
+    interrupt_on: Approvals | None = None
+    response_format: object = None
 
     def __post_init__(self) -> None:
         _check_name_and_description(self.name, self.description)
@@ -103,7 +112,7 @@ class CompiledSubAgent:
 
     name: str
     description: str
-    runnable: Any
+    runnable: Runnable
 
     def __post_init__(self) -> None:
         _check_name_and_description(self.name, self.description)
@@ -118,7 +127,7 @@ class CompiledSubAgent:
 SubAgentSpec = SubAgent | CompiledSubAgent
 
 
-def _check_name_and_description(name: Any, description: Any) -> None:
+def _check_name_and_description(name: object, description: object) -> None:
     if not isinstance(name, str) or not _NAME.match(name):
         msg = (
             f"subagent name {name!r} is not usable as a subagent_type: use 1-64 letters, digits, "
@@ -150,7 +159,7 @@ def _from_dict(raw: Mapping[str, Any]) -> SubAgentSpec:
 
 
 def normalize_subagents(
-    subagents: Sequence[Any], *, general_purpose: bool
+    subagents: Sequence[object], *, general_purpose: bool
 ) -> tuple[SubAgentSpec, ...]:
     """Turn the `subagents=` argument into specs, the general-purpose one first when offered.
 
@@ -183,7 +192,7 @@ def normalize_subagents(
             raise ValueError(msg)
     if general_purpose and GENERAL_PURPOSE not in names:
         built_in = SubAgent(
-            GENERAL_PURPOSE, _GENERAL_PURPOSE_DESCRIPTION, system_prompt=GENERAL_PURPOSE_PROMPT
+            GENERAL_PURPOSE, _GENERAL_PURPOSE_DESCRIPTION, system_prompt=_GENERAL_PURPOSE_PROMPT
         )
         specs.insert(0, built_in)
     return tuple(specs)

@@ -18,8 +18,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import ToolRuntime
@@ -28,13 +27,9 @@ from langchain_core.tools import StructuredTool
 from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.approval_policy import asked_approvals, subagent_approvals
-from jupyter_deepagent.harness.prompt.profile import HarnessProfile
 from jupyter_deepagent.harness.run_events.event_stream import current_agent, current_sink, run_step
 from jupyter_deepagent.harness.subagents.run import TaskRun
 from jupyter_deepagent.harness.subagents.specs import (
-    GENERAL_PURPOSE,
-    CompiledSubAgent,
     SubAgent,
     SubAgentSpec,
     TaskArgs,
@@ -42,77 +37,22 @@ from jupyter_deepagent.harness.subagents.specs import (
 )
 from jupyter_deepagent.harness.tools.filesystem_middleware import FilesState
 
-__all__ = ["SubAgentMiddleware", "SubagentDefaults", "build_subagent"]
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+
+__all__ = ["SubAgentMiddleware", "check_max_parallel"]
 
 
-@dataclass(frozen=True)
-class SubagentDefaults:
-    """What a subagent takes from the agent that calls it, unless its spec says otherwise.
-
-    `options` holds further `create_research_agent` keywords given to every subagent as they were
-    given to the caller (compression settings, for instance).
-    """
-
-    model: Any
-    tools: tuple[Any, ...] = ()
-    skills: tuple[str, ...] = ()
-    backend: BackendProtocol | None = None
-    profile: HarnessProfile = field(default_factory=HarnessProfile)
-    interrupt_on: Mapping[str, Any] | None = None
-    checkpointer: Any = None
-    store: Any = None
-    context_schema: type | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-
-def build_subagent(spec: SubAgentSpec, defaults: SubagentDefaults) -> Any:
-    """The runnable behind a spec: a `CompiledSubAgent`'s own, or a research agent built from it.
-
-    The subagent asks for every approval its caller asks for (of the tools it has), plus its
-    own `interrupt_on`, and for every call of a code-running tool (see `approval_policy`).
+def check_max_parallel(max_parallel: object) -> int:
+    """`max_parallel` if it is a whole number, 1 or more.
 
     Raises:
-        ValueError: the subagent may pause for approval (`interrupt_on`, or a tool that runs
-            code) but the caller has no checkpointer to pause and resume the run with; or its
-            `interrupt_on` turns off an approval its caller asks for.
-        TypeError: its `interrupt_on` is not a mapping.
+        ValueError: it is not (a bool, a float, 0 or below).
     """
-    if isinstance(spec, CompiledSubAgent):
-        return spec.runnable
-    from jupyter_deepagent.harness.agent import create_research_agent
-
-    tools = list(spec.tools) if spec.tools is not None else list(defaults.tools)
-    # with the tools its own middleware brings, which may run code too
-    offered = [*tools, *(t for layer in spec.middleware for t in getattr(layer, "tools", ()) or ())]
-    interrupt_on = subagent_approvals(spec.name, defaults.interrupt_on, spec.interrupt_on, offered)
-    may_ask = bool(asked_approvals(interrupt_on, offered) or (interrupt_on and interrupt_on.own))
-    if may_ask and defaults.checkpointer is None:
-        msg = (
-            f"subagent {spec.name!r} has interrupt_on or a tool that runs code, so a run may "
-            "pause for approval inside it: pass checkpointer= (e.g. InMemorySaver()) to "
-            "create_research_agent"
-        )
+    if isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1:
+        msg = f"max_parallel_subagents must be a whole number, 1 or more, not {max_parallel!r}"
         raise ValueError(msg)
-    skills = spec.skills
-    if skills is None:
-        skills = defaults.skills if spec.name == GENERAL_PURPOSE else ()
-    return create_research_agent(
-        spec.model if spec.model is not None else defaults.model,
-        tools,
-        system_prompt=spec.system_prompt,
-        skills=skills,
-        backend=defaults.backend,
-        store=defaults.store,
-        # a nested graph uses its caller's checkpointer; giving it here only states that it has one
-        checkpointer=defaults.checkpointer if may_ask else None,
-        context_schema=defaults.context_schema,
-        middleware=spec.middleware,
-        interrupt_on=interrupt_on,
-        profile=replace(defaults.profile, general_purpose_subagent=False),
-        name=spec.name,
-        response_format=spec.response_format,
-        **dict(defaults.options),
-    )
+    return max_parallel
 
 
 class _Limiter:
@@ -121,7 +61,9 @@ class _Limiter:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._threads = threading.BoundedSemaphore(limit)
-        self._loops: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -166,29 +108,38 @@ def _call_position(runtime: ToolRuntime) -> tuple[str | None, int]:
 
 
 class SubAgentMiddleware(AgentMiddleware):
-    """Adds the `task` tool over a set of subagent specs.
+    """Adds the `task` tool over a set of subagents, built by the caller.
 
     Args:
         specs: the subagents on offer (already normalized, general-purpose included if offered).
-        defaults: what subagents take from the calling agent.
+        runnables: the runnable of each spec, by name (`create_research_agent` builds them).
+        backend: the calling agent's files, which a subagent's files are read from and merged
+            into.
         max_parallel: how many subagents of this agent run at once; further calls wait.
 
     Raises:
-        ValueError: `max_parallel` below 1, or a subagent cannot be built (see `build_subagent`).
+        ValueError: `max_parallel` below 1, or a spec without a runnable.
     """
 
     state_schema = FilesState
 
     def __init__(
-        self, specs: Sequence[SubAgentSpec], defaults: SubagentDefaults, *, max_parallel: int = 4
+        self,
+        specs: Sequence[SubAgentSpec],
+        runnables: Mapping[str, Runnable[object, object]],
+        backend: BackendProtocol | None,
+        *,
+        max_parallel: int = 4,
     ) -> None:
         super().__init__()
-        if isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1:
-            msg = f"max_parallel_subagents must be a whole number, 1 or more, not {max_parallel!r}"
+        check_max_parallel(max_parallel)
+        missing = [spec.name for spec in specs if spec.name not in runnables]
+        if missing:
+            msg = f"no runnable for the subagents {', '.join(map(repr, missing))}"
             raise ValueError(msg)
         self.specs = {spec.name: spec for spec in specs}
-        self.runnables = {spec.name: build_subagent(spec, defaults) for spec in specs}
-        self.backend = defaults.backend
+        self.runnables = {spec.name: runnables[spec.name] for spec in specs}
+        self.backend = backend
         self._limiter = _Limiter(max_parallel)
         self.tools = [self._task_tool(specs)]
 

@@ -24,11 +24,8 @@ from jupyter_deepagent.backends.skipped_files import SkippedFile
 __all__ = [
     "GREP_MATCH_LIMIT",
     "MAX_ENTRIES",
-    "MAX_GREP_LINE_CHARS",
     "MAX_LINE_CHARS",
-    "MAX_SKIPPED_SHOWN",
     "GrepOutputMode",
-    "cut_line",
     "format_edit",
     "format_glob",
     "format_grep",
@@ -47,16 +44,16 @@ enough for its counts and file lists, and cheap when a pattern hits every line o
 MAX_LINE_CHARS = 2000
 """Longest line `read_file` shows; the rest is replaced by a marker saying how much was cut."""
 
-MAX_GREP_LINE_CHARS = 500
+_MAX_GREP_LINE_CHARS = 500
 """Longest matching line grep's `content` mode shows."""
 
-MAX_SKIPPED_SHOWN = 20
+_MAX_SKIPPED_SHOWN = 20
 """Most skipped files grep names; the rest are counted."""
 
 GrepOutputMode = Literal["files_with_matches", "content", "count"]
 
 
-def cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
+def _cut_line(line: str, limit: int = MAX_LINE_CHARS) -> str:
     """Shorten `line` to `limit` characters, with a marker saying how many were cut."""
     if len(line) <= limit:
         return line
@@ -118,7 +115,7 @@ def format_read(result: ReadResult, file_path: str, limit: int, default_limit: i
         )
         raise ValueError(msg)
     rows = [
-        f"{number:>6}\t{cut_line(line)}"
+        f"{number:>6}\t{_cut_line(line)}"
         for number, line in enumerate(result.lines, start=result.offset + 1)
     ]
     next_offset = result.next_offset
@@ -198,7 +195,7 @@ def format_grep(
         )
     if mode == "content":
         rows = [
-            f"{m.path}:{m.line_number}: {cut_line(m.line, MAX_GREP_LINE_CHARS)}" for m in matches
+            f"{m.path}:{m.line_number}: {_cut_line(m.line, _MAX_GREP_LINE_CHARS)}" for m in matches
         ]
         return _capped(rows, "matching lines", narrow, at_least=limited) + note
     counts: dict[str, int] = {}
@@ -217,9 +214,9 @@ def _skipped_note(skipped: Sequence[SkippedFile]) -> str:
     """A closing note naming the files grep did not search, so no match there is not implied."""
     if not skipped:
         return ""
-    shown = [f"{item.path} ({item.reason})" for item in skipped[:MAX_SKIPPED_SHOWN]]
-    if len(skipped) > MAX_SKIPPED_SHOWN:
-        shown.append(f"and {len(skipped) - MAX_SKIPPED_SHOWN:,} more")
+    shown = [f"{item.path} ({item.reason})" for item in skipped[:_MAX_SKIPPED_SHOWN]]
+    if len(skipped) > _MAX_SKIPPED_SHOWN:
+        shown.append(f"and {len(skipped) - _MAX_SKIPPED_SHOWN:,} more")
     count = len(skipped)
     return (
         f"\n[Not searched: {count:,} file{'s' * (count != 1)} too large or unreadable, so "

@@ -4,7 +4,7 @@
 Every call runs inside `bind_state_files(state["files"])`, so a `StateBackend` works on the
 thread's files; when the call changed them, the tool returns a `Command` that updates the graph
 state's `files` channel along with its message. `write_file`, `edit_file` and `delete` refuse the
-harness's own folders (`harness_folders`). Failures the model can fix (a missing file, an
+harness's own folders (`write_guard`). Failures the model can fix (a missing file, an
 ambiguous edit, a negative offset) come back as an error `ToolMessage`, never as an exception.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Generic, TypeAlias, TypeVar
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
@@ -22,9 +22,16 @@ from pydantic import BaseModel
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.matching.match_limit import MatchLimit, limiting_matches
-from jupyter_deepagent.backends.protocol import BackendProtocol, GrepMatch
+from jupyter_deepagent.backends.protocol import (
+    BackendProtocol,
+    EditResult,
+    FileInfo,
+    GrepMatch,
+    ReadResult,
+    WriteResult,
+)
 from jupyter_deepagent.backends.skipped_files import SkippedFile, recording_skipped_files
-from jupyter_deepagent.backends.state import bind_state_files
+from jupyter_deepagent.backends.state import FileData, bind_state_files
 from jupyter_deepagent.harness.tools import _filesystem_text as text
 from jupyter_deepagent.harness.tools._filesystem_text import (
     FILESYSTEM_TOOL_NAMES,
@@ -42,7 +49,7 @@ from jupyter_deepagent.harness.tools._format import (
     format_read,
     format_write,
 )
-from jupyter_deepagent.harness.tools.harness_folders import refuse_harness_folder
+from jupyter_deepagent.harness.tools.write_guard import refuse_harness_folder
 
 __all__ = [
     "FILESYSTEM_TOOL_NAMES",
@@ -59,13 +66,16 @@ BackendFactory: TypeAlias = Callable[[ToolRuntime], BackendProtocol]
 ToolOutput: TypeAlias = str | ToolMessage | Command
 
 
+_Result = TypeVar("_Result")
+
+
 @dataclass(frozen=True)
-class _Plan:
+class _Plan(Generic[_Result]):
     """What one tool call does: the backend call (sync and async twin) and how its result reads."""
 
-    call: Callable[[BackendProtocol], Any]
-    acall: Callable[[BackendProtocol], Awaitable[Any]]
-    render: Callable[[Any], str]
+    call: Callable[[BackendProtocol], _Result]
+    acall: Callable[[BackendProtocol], Awaitable[_Result]]
+    render: Callable[[_Result], str]
 
 
 def _require(condition: bool, message: str) -> None:
@@ -73,11 +83,11 @@ def _require(condition: bool, message: str) -> None:
         raise ValueError(message)
 
 
-def _plan_ls(path: str = "/") -> _Plan:
+def _plan_ls(path: str = "/") -> _Plan[list[FileInfo]]:
     return _Plan(lambda b: b.ls(path), lambda b: b.als(path), lambda r: format_listing(r, path))
 
 
-def _plan_read_file(file_path: str, offset: int = 0, limit: int = READ_LIMIT) -> _Plan:
+def _plan_read_file(file_path: str, offset: int = 0, limit: int = READ_LIMIT) -> _Plan[ReadResult]:
     _require(offset >= 0, f"offset must be 0 or more (got {offset}); the first line is offset 0.")
     _require(limit >= 1, f"limit must be 1 or more (got {limit}); the default is {READ_LIMIT}.")
     return _Plan(
@@ -87,7 +97,7 @@ def _plan_read_file(file_path: str, offset: int = 0, limit: int = READ_LIMIT) ->
     )
 
 
-def _plan_write_file(file_path: str, content: str) -> _Plan:
+def _plan_write_file(file_path: str, content: str) -> _Plan[WriteResult]:
     refuse_harness_folder(file_path)
     return _Plan(
         lambda b: b.write(file_path, content),
@@ -98,7 +108,7 @@ def _plan_write_file(file_path: str, content: str) -> _Plan:
 
 def _plan_edit_file(
     file_path: str, old_string: str, new_string: str, replace_all: bool = False
-) -> _Plan:
+) -> _Plan[EditResult]:
     refuse_harness_folder(file_path)
     _require(old_string != "", "old_string is empty; give the exact text to replace.")
     _require(
@@ -112,7 +122,7 @@ def _plan_edit_file(
     )
 
 
-def _plan_delete(file_path: str) -> _Plan:
+def _plan_delete(file_path: str) -> _Plan[None]:
     refuse_harness_folder(file_path)
     return _Plan(
         lambda b: b.delete(file_path),
@@ -121,7 +131,7 @@ def _plan_delete(file_path: str) -> _Plan:
     )
 
 
-def _plan_glob(pattern: str, path: str = "/") -> _Plan:
+def _plan_glob(pattern: str, path: str = "/") -> _Plan[list[FileInfo]]:
     _require(pattern != "", "pattern is empty; give a glob such as '**/*.md'.")
     return _Plan(
         lambda b: b.glob(pattern, path),
@@ -136,7 +146,7 @@ def _plan_grep(
     glob: str | None = None,
     regex: bool = False,
     output_mode: GrepOutputMode = "files_with_matches",
-) -> _Plan:
+) -> _Plan[_GrepFound]:
     _require(pattern != "", "pattern is empty; give the text to search for.")
 
     def call(b: BackendProtocol) -> _GrepFound:
@@ -197,7 +207,7 @@ _TOOLS: dict[str, tuple[Callable[..., _Plan], type[BaseModel]]] = {
 }
 
 
-def _state_files(runtime: ToolRuntime) -> Any:
+def _state_files(runtime: ToolRuntime) -> Mapping[str, FileData] | None:
     state = runtime.state
     if isinstance(state, Mapping):
         return state.get("files")
@@ -205,7 +215,11 @@ def _state_files(runtime: ToolRuntime) -> Any:
 
 
 def _respond(
-    name: str, runtime: ToolRuntime, content: str, failed: bool, changes: Mapping[str, Any]
+    name: str,
+    runtime: ToolRuntime,
+    content: str,
+    failed: bool,
+    changes: Mapping[str, FileData | None],
 ) -> ToolOutput:
     """The tool's return value: plain text, an error message, or a Command updating `files`."""
     if not failed and not changes:
@@ -232,7 +246,7 @@ class _FileTool:
     ) -> None:
         self.name, self.plan, self.resolve = name, plan, resolve
 
-    def run(self, runtime: ToolRuntime, kwargs: dict[str, Any]) -> ToolOutput:
+    def run(self, runtime: ToolRuntime, kwargs: dict[str, object]) -> ToolOutput:
         with bind_state_files(_state_files(runtime)) as changes:
             try:
                 plan = self.plan(**kwargs)
@@ -241,7 +255,7 @@ class _FileTool:
                 content, failed = f"Error: {exc}", True
         return _respond(self.name, runtime, content, failed, changes)
 
-    async def arun(self, runtime: ToolRuntime, kwargs: dict[str, Any]) -> ToolOutput:
+    async def arun(self, runtime: ToolRuntime, kwargs: dict[str, object]) -> ToolOutput:
         with bind_state_files(_state_files(runtime)) as changes:
             try:
                 plan = self.plan(**kwargs)
@@ -251,10 +265,10 @@ class _FileTool:
         return _respond(self.name, runtime, content, failed, changes)
 
     def as_tool(self, description: str, args_schema: type[BaseModel]) -> StructuredTool:
-        def call(runtime: ToolRuntime, **kwargs: Any) -> ToolOutput:
+        def call(runtime: ToolRuntime, **kwargs: object) -> ToolOutput:
             return self.run(runtime, kwargs)
 
-        async def acall(runtime: ToolRuntime, **kwargs: Any) -> ToolOutput:
+        async def acall(runtime: ToolRuntime, **kwargs: object) -> ToolOutput:
             return await self.arun(runtime, kwargs)
 
         return StructuredTool(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse, TodoListMiddleware
 
@@ -16,10 +15,10 @@ class TodoMiddleware(TodoListMiddleware):
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
+    ) -> ModelResponse:
         return handler(request)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
+    ) -> ModelResponse:
         return await handler(request)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jupyter_deepagent.harness.folders import HARNESS_FOLDERS
+from jupyter_deepagent.harness.artifact_folders import HARNESS_FOLDERS
 
 __all__ = ["ARTIFACT_MOUNTS", "adopt_earlier_transcripts", "artifact_folder"]
 

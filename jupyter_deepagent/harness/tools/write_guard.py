@@ -1,4 +1,4 @@
-"""The agent's file tools refuse to change the folders the harness writes (`harness.folders`).
+"""The agent's file tools refuse to change the folders the harness writes (`harness.artifact_folders`).
 
 Offloaded results, transcripts and subagent reports must say what happened: the agent reads
 these folders, but its `write_file`, `edit_file` and `delete` refuse them, while the harness
@@ -8,7 +8,7 @@ writes through the backend directly.
 from __future__ import annotations
 
 from jupyter_deepagent._exceptions import PermissionDenied
-from jupyter_deepagent.harness.folders import HARNESS_FOLDERS
+from jupyter_deepagent.harness.artifact_folders import HARNESS_FOLDERS
 
 __all__ = ["refuse_harness_folder"]
 

@@ -1,4 +1,5 @@
-"""The folders the harness itself writes to, named once so a rename cannot miss one.
+"""The harness's artifact folders: the ones it writes to itself, named once so a rename cannot
+miss one.
 
 Each is a virtual path ending in `/`. They hold what the harness moved out of the conversation or
 kept after a task: large tool results, folded history and long human messages, subagent

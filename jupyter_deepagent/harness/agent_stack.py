@@ -1,0 +1,101 @@
+"""The middleware stack of a research agent, in its one order, with the reason for each place.
+
+`create_agent` runs the first middleware outermost: its `wrap_model_call`/`wrap_tool_call` sees
+the request first and the response last. So, outermost first:
+
+1. todo list, filesystem, task: tools and state only, no prompt edits; any order.
+2. user middleware: outside the prompt middleware, so what they add to the system message is
+   caught as section 8.
+3. human in the loop: its `after_model` pauses a call before any tool runs.
+4. system prompt: writes the assembled prompt; the model gets exactly it.
+5. compression: inside the prompt, it counts the final prompt's tokens and trims only the
+   messages; offloads tool results.
+6. model retries: inside compression, which sees a transient error only once the retries are
+   spent; a context overflow is not retried and reaches it at once.
+7. run events: inside compression, a `model_call` event per request as really sent, retries
+   included; a `tool_result` with the tool's own text, before offloading.
+8. tool errors: innermost, a failing tool becomes an error message that every layer above sees
+   as an ordinary result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware import ToolCallRequest
+
+    from jupyter_deepagent.harness.agent_inputs import Middleware
+    from jupyter_deepagent.harness.agent_plan import AgentPlan
+    from jupyter_deepagent.harness.compression.middleware import ContextCompressionMiddleware
+    from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
+    from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig
+
+__all__ = ["middleware_stack"]
+
+
+def middleware_stack(
+    plan: AgentPlan,
+    *,
+    assembly: AssemblyConfig,
+    compression: ContextCompressionMiddleware,
+    policy: ModelCallPolicy,
+    task: Middleware | None,
+    user_middleware: Sequence[Middleware],
+) -> list[Middleware]:
+    """The agent's middleware, outermost first.
+
+    Args:
+        plan: what the agent offers (todo list, filesystem tools, backend, profile).
+        assembly: the prompt's assembly config, its approvals checked.
+        compression: the agent's context compression.
+        policy: the timeout and retries of a model call.
+        task: the `task` tool's middleware over the built subagents; None without subagents.
+        user_middleware: the caller's own middleware.
+    """
+    from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
+
+    from jupyter_deepagent.harness.models.retry import ModelRetryMiddleware
+    from jupyter_deepagent.harness.prompt.middleware import SystemPromptMiddleware
+    from jupyter_deepagent.harness.run_events.middleware import RunEventsMiddleware
+    from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
+    from jupyter_deepagent.harness.tools.filesystem_middleware import FilesystemMiddleware
+    from jupyter_deepagent.harness.tools.todo_middleware import TodoMiddleware
+
+    stack: list[Middleware] = []
+    if plan.todos:
+        # write_todos and the todos channel; its prompt text is left to the assembly
+        stack.append(TodoMiddleware())
+    hidden = set(plan.profile.excluded_tools) & set(FILESYSTEM_TOOL_NAMES)
+    # the filesystem tools and the `files` channel a StateBackend writes to
+    stack.append(FilesystemMiddleware(plan.backend, exclude=tuple(hidden)))
+    if task is not None:
+        # the `task` tool; each subagent was built with its own stack in this same order
+        stack.append(task)
+    # outside the prompt middleware, so their system-message edits become the "middleware" section
+    stack.extend(user_middleware)
+    if assembly.interrupt_on:
+        # pauses after the model replies and before any tool runs; the prompt section for it is
+        # assembled by the prompt middleware, not written by LangChain's middleware
+        stack.append(HumanInTheLoopMiddleware(interrupt_on=dict(assembly.interrupt_on)))
+    # owns the system message: replaces it with the PromptAssembly built for this call
+    stack.append(SystemPromptMiddleware(assembly, plan.backend))
+    # sees the final system prompt (to count it) and shrinks only the messages
+    stack.append(compression)
+    # sends a request again after a transient failure, a model_retry event each time
+    stack.append(ModelRetryMiddleware(policy))
+    # closest to the model and the tools: reports what was really sent and really returned
+    stack.append(RunEventsMiddleware())
+    # innermost for tools: an exception becomes an error ToolMessage before anything above sees it
+    stack.append(ToolErrorMiddleware(on_error=_tool_error_message))
+    return stack
+
+
+def _tool_error_message(exc: Exception, request: ToolCallRequest) -> str:
+    """A tool that raised: tell the model what happened so the run goes on."""
+    name = request.tool_call["name"]
+    return (
+        f"Error: the tool `{name}` raised {type(exc).__name__}: {exc}. Check the arguments, "
+        "or try a different approach; do not repeat the same call unchanged."
+    )
