@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from jupyter_deepagent._exceptions import RecordedCodeNotApproved
 from jupyter_deepagent.harness.approval_policy import runs_code as _marked_as_running_code
 from jupyter_deepagent.jupyter.views.code_display import shown_code
 
@@ -176,9 +177,9 @@ class RecordedCode:
         of code from the log is remembered, so the same code runs next time without asking.
 
         Raises:
-            ValueError: Code from the research log waits, and this is neither the button, nor
-                `%agent resume approve` with that code's id (`code_id`), nor `--approve-recorded`;
-                the message shows the code and its id.
+            RecordedCodeNotApproved: Code from the research log waits, and this is neither the
+                button, nor `%agent resume approve` with that code's id (`code_id`), nor
+                `--approve-recorded`; the message shows the code and its id.
         """
         if decision not in ("approve", "edit"):
             return
@@ -196,7 +197,7 @@ class RecordedCode:
         ]
         named = code_id is not None and code_id == recorded_code_id(waiting)
         if waiting and via != "button" and (self.headless == "refuse" or not named):
-            raise ValueError(
+            raise RecordedCodeNotApproved(
                 refusal_text(waiting, headless=self.headless == "refuse", wrong_id=code_id)
             )
         if self.headless == "approve":

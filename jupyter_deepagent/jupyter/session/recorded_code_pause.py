@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
 
 from jupyter_deepagent.jupyter.session.recorded_code import FROM_LOG_DESCRIPTION, RecordedCode
 
@@ -31,7 +32,7 @@ def _answered(call_id: Any, state: Mapping[str, Any]) -> bool:
     return any(m.type == "tool" and getattr(m, "tool_call_id", None) == call_id for m in after)
 
 
-class RecordedCodeApproval(HumanInTheLoopMiddleware):  # type: ignore[misc]
+class RecordedCodeApproval(HumanInTheLoopMiddleware):
     """Pauses, like an approval, on code-running calls served from the research log that were
     not approved in this kernel, whatever the run's own approvals say.
 
@@ -45,7 +46,7 @@ class RecordedCodeApproval(HumanInTheLoopMiddleware):  # type: ignore[misc]
 
     def __init__(self, recorded: RecordedCode, names: Iterable[str]) -> None:
         self.recorded = recorded
-        config = {
+        config: InterruptOnConfig = {
             "allowed_decisions": ["approve", "edit", "reject"],
             "when": self._asks,
             "description": FROM_LOG_DESCRIPTION,

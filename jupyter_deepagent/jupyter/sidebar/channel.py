@@ -20,8 +20,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent.jupyter.sidebar.protocol import (
     PROTOCOL_VERSION,
@@ -32,6 +33,11 @@ from jupyter_deepagent.jupyter.sidebar.protocol import (
     event_message,
     read_request,
 )
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.jupyter.session.session import Session
+    from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
 
 __all__ = [
     "FILE_CHARS",
@@ -61,17 +67,18 @@ _now = time.monotonic  # the clock of the request limit
 
 
 class SidebarChannel:
-    """Answers the sidebar's requests from the magics' run history and the run in progress.
+    """Answers the sidebar's requests from the session's run history and the run in progress.
 
     Args:
-        magics: The `AgentMagics` of this kernel (its `history` and, once created, `_session`).
+        session: The kernel's session (its runs' history; its notebook folder and settings say
+            which of a run's files are on disk).
     """
 
-    def __init__(self, magics: Any) -> None:
-        self.magics = magics
+    def __init__(self, session: Session) -> None:
+        self.session = session
         self.comms: list[Any] = []
         self._lock = threading.RLock()
-        self._live: tuple[str, Any] | None = None  # (thread, InspectorBuilder) of the running cell
+        self._live: tuple[str, InspectorBuilder] | None = None  # of the running cell
         self._last_push = 0.0
         self._current: str | None = None
         self._served: set[str] = set()  # virtual paths sent in a snapshot's `files`: readable
@@ -177,7 +184,7 @@ class SidebarChannel:
     # -- messages -----------------------------------------------------------------------------------
     def threads_message(self, ident: str | None) -> dict[str, Any]:
         """The `threads` message: every thread with runs in this kernel."""
-        runs = self.magics.history.counts()
+        runs = self.session.runs.history.counts()
         live = self._live[0] if self._live else None
         names = list(runs)
         if live is not None and live not in names:
@@ -208,12 +215,12 @@ class SidebarChannel:
         if name is None:
             msg = "no %%agent run in this kernel yet: run an %%agent cell"
             raise ValueError(msg)
-        history = self.magics.history
+        history = self.session.runs.history
         runs = history.counts().get(name, 0)
         is_live = live is not None and live[0] == name
         total = runs + is_live
         index = run if run > 0 else total + 1 + run
-        if is_live and index == total:
+        if live is not None and is_live and index == total:
             with self._lock:
                 snap = live[1].snapshot()
         else:
@@ -255,9 +262,9 @@ class SidebarChannel:
     def local_path(self, virtual: str) -> tuple[Path, str] | None:
         """The file on disk of a virtual path and its path relative to the notebook's folder;
         None unless it is a file of the workspace or a harness folder inside that folder."""
-        session = getattr(self.magics, "_session", None)
+        session = self.session
         mount, _, rest = virtual.lstrip("/").partition("/")
-        if session is None or not rest:
+        if not rest:
             return None
         try:
             from jupyter_deepagent.project.storage.artifacts import ARTIFACT_MOUNTS, artifact_folder
@@ -315,7 +322,7 @@ class SidebarChannel:
             self._last_push = 0.0
         self._broadcast(lambda: self.threads_message(None))
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: RunEvent) -> None:
         """One event of the running cell: sent as it is, and the snapshot a few times a second."""
         with self._lock:
             live = self._live
@@ -341,7 +348,7 @@ class SidebarChannel:
         self._broadcast(lambda: self.snapshot_message(live[0], -1, None))
 
     # -- sending ------------------------------------------------------------------------------------
-    def _broadcast(self, build: Any) -> None:
+    def _broadcast(self, build: Callable[[], dict[str, Any]]) -> None:
         with self._lock:
             comms = list(self.comms)
         if not comms:
