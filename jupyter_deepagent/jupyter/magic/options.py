@@ -130,7 +130,7 @@ class ResumeCommand:
 
     decision: str
     message: str = ""
-    edits: Mapping[str, Any] = field(default_factory=dict)
+    edits: Mapping[str, object] = field(default_factory=dict)
     thread: str | None = None
     code_id: str | None = None
     """`approve CODE_ID`: the id of the code from a research log being approved (see
@@ -315,7 +315,7 @@ def parse_line(line: str) -> LineCommand:
 
 def interpolate(
     text: str,
-    namespace: Mapping[str, Any],
+    namespace: Mapping[str, object],
     shown: Callable[[str, Any], str] | None = None,
 ) -> str:
     """Replace `{name}` (or `{name.attr}`) with the variable's `str()`; `{{`/`}}` are braces.

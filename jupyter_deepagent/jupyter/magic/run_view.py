@@ -25,6 +25,7 @@ from jupyter_deepagent.jupyter.views.render import (
 
 if TYPE_CHECKING:
     from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.jupyter.session.approvals import DecisionFields
     from jupyter_deepagent.jupyter.session.runs import RunOutcome, RunPlan
     from jupyter_deepagent.jupyter.session.session import Session
     from jupyter_deepagent.jupyter.sidebar.channel import SidebarChannel
@@ -67,7 +68,7 @@ class RunView:
         *,
         notes: Sequence[str] = (),
         action: str = "",
-        decision: Mapping[str, Any] | None = None,
+        decision: DecisionFields | None = None,
     ) -> None:
         self.shell = shell
         self.session = session
@@ -239,7 +240,8 @@ class RunView:
         (`code_id`: the id that approves code from a research log)."""
         thread = outcome.plan.thread
         if not view.rich:
-            show_pending(outcome.pending, thread, place=view.below, code_id=code_id)
+            pending = [dict(call) for call in outcome.pending]  # the views take plain dicts
+            show_pending(pending, thread, place=view.below, code_id=code_id)
             return
         from jupyter_deepagent.jupyter.session.approvals import interrupt_ids
         from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
@@ -248,7 +250,7 @@ class RunView:
         cell = outcome.plan.config.get("metadata", {}).get("cell_id")
         decide = self._decide
 
-        def on_decision(decision: str, message: str, edits: Mapping[str, Any]) -> None:
+        def on_decision(decision: str, message: str, edits: Mapping[str, object]) -> None:
             command = ResumeCommand(decision, message=message, edits=dict(edits), thread=thread)
             decide(command, cell, shown)
 

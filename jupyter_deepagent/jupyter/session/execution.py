@@ -20,6 +20,8 @@ from jupyter_deepagent._exceptions import ModelCallFailed, ResearchAssistantErro
 from jupyter_deepagent.jupyter.session.thread_state import keep_stopped_request, settle_thread
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
     from jupyter_deepagent.backends.composite import CompositeBackend
     from jupyter_deepagent.harness.run_events.event_stream import RunEvent
     from jupyter_deepagent.jupyter.session.recorded_code import RecordedCode
@@ -164,7 +166,7 @@ def after_failure(
     return exc
 
 
-def _saved_at_exit(config: dict[str, Any]) -> dict[str, Any]:
+def _saved_at_exit(config: RunnableConfig) -> dict[str, Any]:
     """`config` with LangGraph's "exit" durability: the run's checkpoint is written once, when
     it ends (answered, waiting for approval, stopped or failed), not after every step.
 

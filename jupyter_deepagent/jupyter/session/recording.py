@@ -84,7 +84,7 @@ class RunRecording:
     damage: tuple[str, ...] = ()
     """Damaged lines of the log (skipped; the intact records replay), to warn about."""
 
-    def check_decision(self, fields: Mapping[str, Any]) -> None:
+    def check_decision(self, fields: Mapping[str, object]) -> None:
         """Under strict replay, check the human decision against the one recorded.
 
         Raises:
@@ -97,7 +97,7 @@ class RunRecording:
         if all(recorded.get(k) == fields.get(k) for k in keys):
             return
 
-        def said(d: Mapping[str, Any]) -> str:
+        def said(d: Mapping[str, object]) -> str:
             return ", ".join(f"{k} {d.get(k)!r}" for k in keys if d.get(k) is not None)
 
         text = (

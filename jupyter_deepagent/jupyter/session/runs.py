@@ -24,12 +24,14 @@ from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY, rewind_to
 from jupyter_deepagent.project.settings.agent_config import AgentConfig, virtual_path
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
     from langgraph.types import Command
 
     from jupyter_deepagent.harness.run_events.event_stream import RunEvent
     from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
     from jupyter_deepagent.jupyter.session.recording import RunRecording
     from jupyter_deepagent.jupyter.session.stop_button import StopButton
+    from jupyter_deepagent.jupyter.session.thread_state import PendingCall
     from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
     from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
     from jupyter_deepagent.project.storage import OwnedStorage
@@ -52,7 +54,7 @@ class RunPlan:
     """The compiled LangGraph agent of `create_research_agent`."""
     outputs: OutputsBackend
     context: Mapping[str, str]
-    config: dict[str, Any]
+    config: RunnableConfig
     stop_button: StopButton
     storage: OwnedStorage
     """The checkpointer and store the agent was built with; its lock guards the run."""
@@ -73,7 +75,7 @@ class RunOutcome:
     """The run's summary in the research log (run id, model, calls, tokens, replayed or live)."""
 
     @property
-    def pending(self) -> list[dict[str, Any]]:
+    def pending(self) -> list[PendingCall]:
         """Tool calls waiting for approval: `{name, args, description, allowed}` each."""
         return pending_requests(self.trace.interrupts)
 

@@ -22,7 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jupyter_deepagent.jupyter.sidebar.protocol import (
     PROTOCOL_VERSION,
@@ -45,6 +45,8 @@ __all__ = [
     "MAX_SIDEBARS",
     "REQUEST_BURST",
     "REQUEST_WINDOW",
+    "Comm",
+    "Message",
     "SidebarChannel",
 ]
 
@@ -65,6 +67,25 @@ MAX_SIDEBARS = 16
 
 _now = time.monotonic  # the clock of the request limit
 
+Message = dict[str, object]
+"""A message of the sidebar protocol, JSON-ready (see `sidebar_protocol`)."""
+
+
+class Comm(Protocol):
+    """The kernel's end of one comm (`comm.base_comm.BaseComm`), as far as the channel uses it."""
+
+    def send(self, data: Message) -> None:
+        """Send a message to the browser."""
+
+    def close(self) -> None:
+        """Close the comm."""
+
+    def on_msg(self, callback: Callable[[object], None]) -> None:
+        """Call `callback` with each message from the browser."""
+
+    def on_close(self, callback: Callable[[object], None]) -> None:
+        """Call `callback` when the browser closes the comm."""
+
 
 class SidebarChannel:
     """Answers the sidebar's requests from the session's run history and the run in progress.
@@ -76,7 +97,7 @@ class SidebarChannel:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.comms: list[Any] = []
+        self.comms: list[Comm] = []
         self._lock = threading.RLock()
         self._live: tuple[str, InspectorBuilder] | None = None  # of the running cell
         self._last_push = 0.0
@@ -109,7 +130,7 @@ class SidebarChannel:
             except Exception:
                 pass
 
-    def open(self, comm: Any, msg: dict[str, Any]) -> None:
+    def open(self, comm: Comm, msg: object) -> None:
         """A sidebar opened a comm: keep it, answer what its open message asks."""
         with self._lock:
             full = len(self.comms) >= MAX_SIDEBARS
@@ -136,7 +157,7 @@ class SidebarChannel:
         else:
             self._send(comm, self.threads_message(None))
 
-    def receive(self, comm: Any, msg: Any) -> None:
+    def receive(self, comm: Comm, msg: object) -> None:
         """Answer one message from the sidebar; never raises, and drops a flood unanswered."""
         ident = None
         try:
@@ -163,7 +184,7 @@ class SidebarChannel:
             )
         self._send(comm, reply)
 
-    def answer(self, request: Request) -> dict[str, Any]:
+    def answer(self, request: Request) -> Message:
         """The reply to a checked request."""
         if request.want == "threads":
             return self.threads_message(request.id)
@@ -171,7 +192,7 @@ class SidebarChannel:
             return self.file_message(str(request.path), request.id)
         return self.snapshot_message(request.thread, request.run, request.id)
 
-    def _admit(self, comm: Any) -> bool:
+    def _admit(self, comm: Comm) -> bool:
         """True if `comm` asked fewer than `REQUEST_BURST` requests in the last `REQUEST_WINDOW`."""
         now = _now()
         with self._lock:
@@ -182,7 +203,7 @@ class SidebarChannel:
             return True
 
     # -- messages -----------------------------------------------------------------------------------
-    def threads_message(self, ident: str | None) -> dict[str, Any]:
+    def threads_message(self, ident: str | None) -> Message:
         """The `threads` message: every thread with runs in this kernel."""
         runs = self.session.runs.history.counts()
         live = self._live[0] if self._live else None
@@ -201,7 +222,7 @@ class SidebarChannel:
             "current": live or self._current,
         }
 
-    def snapshot_message(self, thread: str | None, run: int, ident: str | None) -> dict[str, Any]:
+    def snapshot_message(self, thread: str | None, run: int, ident: str | None) -> Message:
         """The `snapshot` message of run `run` of `thread` (None: the current thread).
 
         Raises:
@@ -230,7 +251,7 @@ class SidebarChannel:
 
     def _snapshot(
         self, snap: dict[str, Any], thread: str, run: int, runs: int, live: bool, ident: str | None
-    ) -> dict[str, Any]:
+    ) -> Message:
         from jupyter_deepagent.trace.inspector.html import static_html
 
         return {
@@ -283,7 +304,7 @@ class SidebarChannel:
             return None
         return local, local.relative_to(root).as_posix()
 
-    def file_message(self, virtual: str, ident: str | None) -> dict[str, Any]:
+    def file_message(self, virtual: str, ident: str | None) -> Message:
         """The `file` message: the text of a run's file on disk (at most `FILE_CHARS`).
 
         Raises:
@@ -312,7 +333,7 @@ class SidebarChannel:
         }
 
     # -- the live run -------------------------------------------------------------------------------
-    def run_started(self, thread: str, previous_prompt: dict[str, Any] | None) -> None:
+    def run_started(self, thread: str, previous_prompt: dict[str, object] | None) -> None:
         """A `%%agent` cell starts a run on `thread`: follow its events."""
         from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
 
@@ -348,7 +369,7 @@ class SidebarChannel:
         self._broadcast(lambda: self.snapshot_message(live[0], -1, None))
 
     # -- sending ------------------------------------------------------------------------------------
-    def _broadcast(self, build: Callable[[], dict[str, Any]]) -> None:
+    def _broadcast(self, build: Callable[[], Message]) -> None:
         with self._lock:
             comms = list(self.comms)
         if not comms:
@@ -360,13 +381,13 @@ class SidebarChannel:
         for comm in comms:
             self._send(comm, message)
 
-    def _send(self, comm: Any, message: dict[str, Any]) -> None:
+    def _send(self, comm: Comm, message: Message) -> None:
         try:
             comm.send(message)
         except Exception:
             self._forget(comm)
 
-    def _forget(self, comm: Any) -> None:
+    def _forget(self, comm: Comm) -> None:
         with self._lock:
             if comm in self.comms:
                 self.comms.remove(comm)
