@@ -52,14 +52,14 @@ _Run = Callable[[], None]
 """A run, planned and checked, that `_answer` starts once nothing in the line was wrong."""
 
 
-def _parent(shell: Any) -> dict[str, Any]:
+def _parent(shell: object) -> dict[str, Any]:
     """The execute request being run (empty outside a kernel, e.g. terminal IPython)."""
     get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
     parent = get_parent() if callable(get_parent) else None
     return parent if isinstance(parent, dict) else {}
 
 
-def cell_id(shell: Any) -> str | None:
+def cell_id(shell: object) -> str | None:
     """The running cell's id (JupyterLab sends it), else the execute request's id (nbclient)."""
     parent = _parent(shell)
     if not parent:
@@ -67,7 +67,7 @@ def cell_id(shell: Any) -> str | None:
     return parent.get("metadata", {}).get("cellId") or parent.get("header", {}).get("msg_id")
 
 
-def _recorded_code_policy(shell: Any) -> str | None:
+def _recorded_code_policy(shell: object) -> str | None:
     """What the headless runner says about code from the research log ("approve" with
     `--approve-recorded`, else "refuse"); None from any other frontend (JupyterLab...)."""
     from jupyter_deepagent.jupyter.session.recorded_code import HEADLESS_METADATA_KEY

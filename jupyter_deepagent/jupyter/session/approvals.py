@@ -9,14 +9,14 @@ since (in another cell, or dropped by a new request) refuses to act.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypedDict
+from typing import TYPE_CHECKING, Final, TypedDict
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.types import Interrupt
 
     from jupyter_deepagent.harness.run_events.event_stream import RunEvent
-    from jupyter_deepagent.jupyter.session.thread_state import PendingCall
+    from jupyter_deepagent.jupyter.session.thread_state import PendingCall, ThreadAgent
 
 __all__ = [
     "APPROVAL_DECIDED",
@@ -46,7 +46,7 @@ def interrupt_ids(interrupts: Sequence[Interrupt] | None) -> tuple[str, ...]:
     return tuple(str(getattr(interrupt, "id", "")) for interrupt in interrupts or ())
 
 
-def still_waiting(agent: Any, config: RunnableConfig, shown: Sequence[str]) -> None:
+def still_waiting(agent: ThreadAgent, config: RunnableConfig, shown: Sequence[str]) -> None:
     """Check that the pause the buttons were shown for is the one the thread waits on now.
 
     Raises:
@@ -62,7 +62,7 @@ def still_waiting(agent: Any, config: RunnableConfig, shown: Sequence[str]) -> N
 
 
 def decision_fields(
-    agent: Any,
+    agent: ThreadAgent,
     config: RunnableConfig,
     pending: Sequence[PendingCall],
     decision: str,
@@ -109,7 +109,7 @@ def recording_decision(
 
 
 def _call_ids(
-    agent: Any, config: RunnableConfig, pending: Sequence[PendingCall]
+    agent: ThreadAgent, config: RunnableConfig, pending: Sequence[PendingCall]
 ) -> list[str | None]:
     """The tool call ids of the pending requests: unanswered calls of the last AI message,
     matched by name and arguments."""

@@ -25,8 +25,8 @@ import hashlib
 import json
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final
 
 from jupyter_deepagent._exceptions import RecordedCodeNotApproved
 from jupyter_deepagent.harness.approval_policy import runs_code as _marked_as_running_code
@@ -297,10 +297,10 @@ def gated_tools(tools: Sequence[object], recorded: RecordedCode) -> list[object]
     return gated
 
 
-def _gated(name: str, func: Callable[..., Any], recorded: RecordedCode) -> Callable[..., Any]:
+def _gated(name: str, func: Callable[..., object], recorded: RecordedCode) -> Callable[..., object]:
     from langchain_core.tools import ToolException
 
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def run(*args: object, **kwargs: object) -> object:
         try:
             recorded.gate(name, kwargs)
         except PermissionError as exc:
@@ -310,10 +310,12 @@ def _gated(name: str, func: Callable[..., Any], recorded: RecordedCode) -> Calla
     return run
 
 
-def _agated(name: str, coroutine: Callable[..., Any], recorded: RecordedCode) -> Callable[..., Any]:
+def _agated(
+    name: str, coroutine: Callable[..., Awaitable[object]], recorded: RecordedCode
+) -> Callable[..., Awaitable[object]]:
     from langchain_core.tools import ToolException
 
-    async def run(*args: Any, **kwargs: Any) -> Any:
+    async def run(*args: object, **kwargs: object) -> object:
         try:
             recorded.gate(name, kwargs)
         except PermissionError as exc:

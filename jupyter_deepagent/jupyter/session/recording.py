@@ -21,6 +21,9 @@ from jupyter_deepagent._exceptions import InputError, ModelConfigurationError, R
 from jupyter_deepagent.jupyter.session.turns import CellAddress
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+
     from jupyter_deepagent.jupyter.session.runs import RunPlan
     from jupyter_deepagent.trace.research_log.log import ResearchLog
     from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
@@ -167,11 +170,11 @@ def start_recording(
     notebook: Path,
     address: CellAddress,
     mode: str,
-    spec: Any,
-    make_model: Callable[[], Any],
+    spec: object,
+    make_model: Callable[[], BaseChatModel],
     redact: Callable[[str], str],
     resume: int = 0,
-    on_served: Callable[[Any], None] | None = None,
+    on_served: Callable[[BaseMessage], None] | None = None,
     carried: Sequence[dict[str, Any]] = (),
 ) -> RunRecording:
     """Open the notebook's log, find the cell's recording and wrap the live model for the run.
@@ -273,10 +276,10 @@ class CellRecordings:
         *,
         resume: bool,
         mode: str,
-        spec: Any,
-        make_model: Callable[[], Any],
+        spec: object,
+        make_model: Callable[[], BaseChatModel],
         redact: Callable[[str], str],
-        on_served: Callable[[Any], None],
+        on_served: Callable[[BaseMessage], None],
     ) -> RunRecording | None:
         """The recording of a run on `thread`: of `cell`'s run, or (`resume`) of the next resume
         of the thread's last cell turn; None outside a known notebook, for a run that is not a

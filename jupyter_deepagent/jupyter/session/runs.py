@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
     from jupyter_deepagent.jupyter.session.recording import RunRecording
     from jupyter_deepagent.jupyter.session.stop_button import StopButton
-    from jupyter_deepagent.jupyter.session.thread_state import PendingCall
+    from jupyter_deepagent.jupyter.session.thread_state import PendingCall, ThreadAgent
     from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
     from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
     from jupyter_deepagent.project.storage import OwnedStorage
@@ -50,7 +50,7 @@ class RunPlan:
     new_thread: bool
     settings: AgentConfig
     model_label: str
-    agent: Any
+    agent: ThreadAgent
     """The compiled LangGraph agent of `create_research_agent`."""
     outputs: OutputsBackend
     context: Mapping[str, str]
@@ -71,7 +71,7 @@ class RunOutcome:
     plan: RunPlan
     trace: RunTrace
     outputs: dict[str, str] = field(default_factory=dict)
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, object] = field(default_factory=dict)
     """The run's summary in the research log (run id, model, calls, tokens, replayed or live)."""
 
     @property

@@ -5,22 +5,35 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, cast
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, ToolMessage
     from langchain_core.runnables import RunnableConfig
-    from langgraph.types import Command, Interrupt
+    from langgraph.types import Command, Interrupt, StateSnapshot
 
 __all__ = [
     "CodeCall",
     "PendingCall",
+    "ThreadAgent",
     "keep_stopped_request",
     "pending_requests",
     "resume_command",
     "settle_thread",
     "unanswered_calls",
 ]
+
+
+class ThreadAgent(Protocol):
+    """A compiled agent (LangGraph's `Pregel`) as far as its thread's checkpoints go."""
+
+    def get_state(self, config: RunnableConfig) -> StateSnapshot:
+        """The thread's latest state: its values, and the interrupts waiting."""
+
+    def update_state(
+        self, config: RunnableConfig, values: object, as_node: str | None = None
+    ) -> RunnableConfig:
+        """Write a new checkpoint, as if `as_node` had returned `values`."""
 
 
 class CodeCall(TypedDict):
@@ -128,7 +141,9 @@ def unanswered_calls(messages: Sequence[BaseMessage]) -> list[tuple[int, list[di
     return found
 
 
-def settle_thread(agent: Any, config: RunnableConfig, *, interrupted: bool = False) -> list[str]:
+def settle_thread(
+    agent: ThreadAgent, config: RunnableConfig, *, interrupted: bool = False
+) -> list[str]:
     """Answer every tool call the thread left without a result; say what was done.
 
     After a stop mid-run, the checkpoint ends with an AI message whose tool calls never ran;
@@ -169,7 +184,7 @@ def settle_thread(agent: Any, config: RunnableConfig, *, interrupted: bool = Fal
     return [f"the {len(missing)} interrupted calls ({names}) were marked as not completed"]
 
 
-def keep_stopped_request(agent: Any, config: RunnableConfig, payload: object) -> bool:
+def keep_stopped_request(agent: ThreadAgent, config: RunnableConfig, payload: object) -> bool:
     """Save the request of a run stopped before LangGraph saved it, so the turn is not lost.
 
     A stop that lands as the run starts (the first run of a kernel spends seconds importing)

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from jupyter_deepagent.jupyter.session.thread_state import ThreadAgent
 
 __all__ = [
     "CELL_METADATA_KEY",
@@ -76,7 +79,7 @@ def new_turn_id() -> str:
     return f"turn-{uuid.uuid4().hex}"
 
 
-def _head_message_ids(agent: Any, config: RunnableConfig) -> set[str]:
+def _head_message_ids(agent: ThreadAgent, config: RunnableConfig) -> set[str]:
     try:
         state = agent.get_state(config)
     except Exception:
@@ -85,7 +88,9 @@ def _head_message_ids(agent: Any, config: RunnableConfig) -> set[str]:
     return {m.id for m in messages if getattr(m, "id", None)}
 
 
-def rewind_to_turn(agent: Any, checkpointer: Any, config: RunnableConfig, key: str) -> str | None:
+def rewind_to_turn(
+    agent: ThreadAgent, checkpointer: BaseCheckpointSaver, config: RunnableConfig, key: str
+) -> str | None:
     """Fork the thread of `config` from where the cell `key`'s turn began, if it has one.
 
     The turn is found among the thread's checkpoints tagged with `key` whose user message is
@@ -118,7 +123,7 @@ def rewind_to_turn(agent: Any, checkpointer: Any, config: RunnableConfig, key: s
     return str(earliest.metadata.get(TURN_METADATA_KEY))
 
 
-def _fork_empty(checkpointer: Any, thread_config: RunnableConfig) -> None:
+def _fork_empty(checkpointer: BaseCheckpointSaver, thread_config: RunnableConfig) -> None:
     """Make an empty checkpoint the thread's head, a child of the current head (which stays in
     the history): the thread then continues as if new."""
     from langgraph.checkpoint.base import empty_checkpoint
@@ -126,6 +131,7 @@ def _fork_empty(checkpointer: Any, thread_config: RunnableConfig) -> None:
     head = checkpointer.get_tuple(thread_config)
     if head is None:
         return
-    parent = {"configurable": {**head.config["configurable"]}}
-    parent["configurable"].setdefault("checkpoint_ns", "")
+    configurable = {**head.config["configurable"]}
+    configurable.setdefault("checkpoint_ns", "")
+    parent: RunnableConfig = {"configurable": configurable}
     checkpointer.put(parent, empty_checkpoint(), {"source": "fork", "step": -1, "parents": {}}, {})
