@@ -25,7 +25,6 @@ __all__ = [
     "RunScope",
     "agent_scope",
     "current_agent",
-    "current_run",
     "current_sink",
     "emit_event",
     "event_sink",
@@ -97,11 +96,6 @@ def event_sink(sink: Callable[[RunEvent], None]) -> Iterator[None]:
         yield
     finally:
         _extra_sink.reset(token)
-
-
-def current_run() -> RunScope | None:
-    """The run being traced here, or None outside `trace_run`."""
-    return _run_scope.get()
 
 
 @contextmanager
