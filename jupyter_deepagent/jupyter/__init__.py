@@ -16,16 +16,18 @@ def load_ipython_extension(ipython: Any) -> None:
     kernel) open the JupyterLab sidebar's comm target."""
     from jupyter_deepagent.jupyter.magic.magics import AgentMagics
     from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
+    from jupyter_deepagent.jupyter.session.session import Session
 
     if "AgentMagics" in ipython.magics_manager.registry:
         return
-    magics = AgentMagics(ipython, capture=OutputCapture.install(ipython))
+    session = Session(ipython, capture=OutputCapture.install(ipython))  # opens nothing yet
+    magics = AgentMagics(ipython, session)
     ipython.register_magics(magics)
     kernel = getattr(ipython, "kernel", None)
     if getattr(kernel, "comm_manager", None) is not None:  # the JupyterLab sidebar's comm
         from jupyter_deepagent.jupyter.sidebar.channel import SidebarChannel
 
-        magics.sidebar = SidebarChannel(magics)
+        magics.sidebar = SidebarChannel(session)
         magics.sidebar.register(kernel)
 
 
@@ -36,9 +38,9 @@ def unload_ipython_extension(ipython: Any) -> None:
         return
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("agent", None)
-    if magics.capture is not None:
-        magics.capture.uninstall()
+    session = magics.session
+    if session.capture is not None:
+        session.capture.uninstall()
     if magics.sidebar is not None:
         magics.sidebar.unregister(ipython.kernel)
-    if magics._session is not None:
-        magics._session.close()
+    session.close()

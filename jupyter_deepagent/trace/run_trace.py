@@ -160,6 +160,7 @@ def trace_run(
     config: dict[str, Any] | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
     redact: Callable[[str], str] | None = None,
+    trace: RunTrace | None = None,
 ) -> RunTrace:
     """Run `agent` on `input` and collect its run events and final state.
 
@@ -179,9 +180,9 @@ def trace_run(
     Raises:
         BaseException: whatever the run raised (a KeyboardInterrupt, a provider error, ...),
             after `run_finished` (status "stopped" or "error") is recorded; the partial
-            `RunTrace` is attached to it as `exc.trace`.
+            `RunTrace` is attached to it as `exc.trace`, and is in `trace` when one was given.
     """
-    trace = RunTrace()
+    trace = trace if trace is not None else RunTrace()
     with _traced(trace, agent, input, config, on_event, redact) as absorb:
         for mode, chunk in agent.stream(input, config, **_stream_options(context)):
             absorb(mode, chunk)

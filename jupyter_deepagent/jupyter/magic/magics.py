@@ -4,23 +4,25 @@ Registered by `%load_ext jupyter_deepagent`. This module and what it imports at 
 light (IPython, argparse, tomllib): LangChain, LangGraph and pandas load when the first run starts.
 Mistyped options raise IPython's `UsageError` (shown without a traceback, and stopping "Run All");
 so do a missing API key and a stop button press, each with a one-line message.
+
+Every use of the magic goes the same way (`_answer`): read the line and plan what to do, where a
+`ValueError` (the user's option, setting, file or name: `InputError` is one) becomes a usage error
+and the project's own errors are shown in one line; then, for a run, `_run` hands the plan to the
+session's `CellRuns` with the cell's `RunView` watching, and shows how it ended.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from jupyter_deepagent._exceptions import (
-    RecordedCodeNotApproved,
-    ReplayMismatch,
-    ResearchAssistantError,
-)
-from jupyter_deepagent.jupyter.magic.inspect_command import RunHistory, parse_inspect, trace_bundle
+from jupyter_deepagent._exceptions import ResearchAssistantError
+from jupyter_deepagent.jupyter.magic import line_commands
+from jupyter_deepagent.jupyter.magic.inspect_command import inspect_run, trace_bundle
 from jupyter_deepagent.jupyter.magic.options import (
     CELL_USAGE,
     HELP,
@@ -31,40 +33,33 @@ from jupyter_deepagent.jupyter.magic.options import (
     interpolate,
     parse_line,
     parse_run_options,
+    with_usage,
 )
-from jupyter_deepagent.jupyter.session.session import RunOutcome, RunPlan, Session
+from jupyter_deepagent.jupyter.magic.run_view import RunView, brief
+from jupyter_deepagent.jupyter.session.session import Session
 from jupyter_deepagent.jupyter.session.turns import CellAddress, cell_address
-from jupyter_deepagent.jupyter.views.render import (
-    CellView,
-    FrameDisplay,
-    is_terminal,
-    markdown,
-    show,
-    show_files,
-    show_pending,
-    written_order,
-)
-from jupyter_deepagent.project.settings.agent_config import shown_value
-from jupyter_deepagent.project.storage.database_url import DATABASE_URL_VARIABLE
+from jupyter_deepagent.jupyter.views.render import is_terminal
+
+if TYPE_CHECKING:
+    from langgraph.types import Command
+
+    from jupyter_deepagent.jupyter.session.runs import RunPlan
+    from jupyter_deepagent.jupyter.sidebar.channel import SidebarChannel
 
 __all__ = ["AgentMagics", "get_session"]
 
-
-def _brief(exc: BaseException, text: str | None = None) -> BaseException:
-    """Make IPython show `exc` as one line ("Name: message") instead of a long traceback."""
-    line = f"{type(exc).__name__}: {text if text is not None else exc}"
-    exc._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]
-    return exc
+_Run = Callable[[], None]
+"""A run, planned and checked, that `_answer` starts once nothing in the line was wrong."""
 
 
-def _parent(shell: Any) -> dict[str, Any]:
+def _parent(shell: object) -> dict[str, Any]:
     """The execute request being run (empty outside a kernel, e.g. terminal IPython)."""
     get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
     parent = get_parent() if callable(get_parent) else None
     return parent if isinstance(parent, dict) else {}
 
 
-def cell_id(shell: Any) -> str | None:
+def cell_id(shell: object) -> str | None:
     """The running cell's id (JupyterLab sends it), else the execute request's id (nbclient)."""
     parent = _parent(shell)
     if not parent:
@@ -72,7 +67,7 @@ def cell_id(shell: Any) -> str | None:
     return parent.get("metadata", {}).get("cellId") or parent.get("header", {}).get("msg_id")
 
 
-def _recorded_code_policy(shell: Any) -> str | None:
+def _recorded_code_policy(shell: object) -> str | None:
     """What the headless runner says about code from the research log ("approve" with
     `--approve-recorded`, else "refuse"); None from any other frontend (JupyterLab...)."""
     from jupyter_deepagent.jupyter.session.recorded_code import HEADLESS_METADATA_KEY
@@ -88,16 +83,20 @@ def _log_damage(plan: RunPlan) -> list[str]:
 
 @magics_class
 class AgentMagics(Magics):
-    """The `agent` line and cell magic; owns the kernel's one `Session`."""
+    """The `agent` line and cell magic, over the kernel's one `Session`.
 
-    def __init__(self, shell: Any, capture: Any = None) -> None:
+    Args:
+        shell: The IPython shell.
+        session: The kernel's session, shared with the sidebar and the widgets.
+
+    Attributes:
+        sidebar: The JupyterLab sidebar's channel, set by `%load_ext` in a kernel.
+    """
+
+    def __init__(self, shell: Any, session: Session) -> None:
         super().__init__(shell)
-        self.capture = capture
-        self._session: Session | None = None
-        self._prompts: dict[str, Any] = {}  # thread -> its ApprovalPrompt still on screen
-        self.history = RunHistory()
-        self._inspector: Any = None
-        self.sidebar: Any = None  # the JupyterLab sidebar's SidebarChannel, set by %load_ext
+        self.session = session
+        self.sidebar: SidebarChannel | None = None
         formatter = getattr(getattr(shell, "display_formatter", None), "mimebundle_formatter", None)
         if formatter is not None:  # `_agent` shows as the inspector (deferred: nothing imported)
             formatter.for_type_by_name(
@@ -106,57 +105,56 @@ class AgentMagics(Magics):
                 lambda trace: trace_bundle(trace, terminal=is_terminal(self.shell)),
             )
 
-    @property
-    def session(self) -> Session:
-        """The kernel's session, created on first use."""
-        if self._session is None:
-            self._session = Session(self.shell, capture=self.capture)
-        return self._session
-
     @no_var_expand
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
         """Run the agent on the cell (`%%agent`), or a command (`%agent help` lists them)."""
         if cell is None:
-            self._command(line)
+            self._answer(lambda: self._command(line))
         else:
-            self._run_cell(line, cell)
+            self._answer(lambda: self._cell(line, cell))
+
+    def _answer(self, prepare: Callable[[], _Run | None]) -> None:
+        """Do what the user asked: `prepare` reads it, plans it and does what needs no run; the
+        run it returns, if any, then runs.
+
+        The one place where the user's errors are shown: a `ValueError` (an option, a setting,
+        a configuration or env file, the state folder, the research log, a thread's name; an
+        `InputError` is one) as a usage error, the project's own errors (a missing key, a
+        damaged database, a thread in use...) in one line. A run's failure is the run's: shown
+        in its cell, and raised as it is (see `_run`).
+        """
+        try:
+            run = prepare()
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        except ResearchAssistantError as exc:
+            raise brief(exc) from None
+        if run is not None:
+            run()
 
     # -- %%agent -----------------------------------------------------------------------------------
-    def _run_cell(self, line: str, cell: str) -> None:
-        namespace = self.shell.user_ns
-        try:
+    def _cell(self, line: str, cell: str) -> _Run | None:
+        namespace: dict[str, Any] = getattr(self.shell, "user_ns", {})
+        with with_usage(CELL_USAGE, "%%agent"):
             options = self._options(line, namespace)
-        except ValueError as exc:
-            raise UsageError(f"{exc}\n{CELL_USAGE}") from None
         if options.help:
             print(HELP)
-            return
+            return None
         if not cell.strip():
             msg = f"%%agent needs a request on the lines below it.\n{CELL_USAGE}"
             raise UsageError(msg)
-        try:
-            prompt = interpolate(cell, namespace, self._masked_value).strip()
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        prompt = interpolate(cell, namespace, self._masked_value).strip()
         session = self.session
         session.recorded_code.headless = _recorded_code_policy(self.shell)
         address = cell_address(_parent(self.shell), line, cell)  # now: later it may be another's
         plan = self._plan(options, address)
-        self._answered(plan.thread, "no longer waiting: a new %%agent request was sent")
-        try:
-            session.rewind(plan)
-            notes = session.settle(plan)
-        except ValueError as exc:  # InputError too: a setting, env file, state folder
-            raise UsageError(str(exc)) from None
-        except ResearchAssistantError as exc:  # the database went away, or is damaged
-            raise _brief(exc) from None
-        view = self._view(plan, notes + _log_damage(plan))
-        on_event = self._watch(view, plan)
-        outcome = self._drive(
-            view, plan, lambda: session.run(plan, prompt, on_event, on_token=view.on_token)
-        )
-        self._show_outcome(view, outcome)
+
+        def run() -> None:
+            session.runs.answered(plan.thread, "no longer waiting: a new %%agent request was sent")
+            self._run(plan, prompt, self._view(plan, notes=_log_damage(plan)))
+
+        return run
 
     def _options(self, line: str, namespace: dict[str, Any]) -> RunOptions:
         """The options of the `%%agent` line, `{name}`s masked as in the request (`--system
@@ -177,7 +175,7 @@ class AgentMagics(Magics):
             )
         return options
 
-    def _masked_value(self, path: str, value: Any) -> str:
+    def _masked_value(self, path: str, value: object) -> str:
         """What `{path}` puts into the request: secrets masked, so they reach neither the model
         nor the checkpoint."""
         from jupyter_deepagent.project.secrets.redaction import masked_interpolation
@@ -192,302 +190,62 @@ class AgentMagics(Magics):
         *,
         resume: bool = False,
     ) -> RunPlan:
+        return self.session.plan(
+            options, cell_id=cell or cell_id(self.shell), cell=address, resume=resume
+        )
+
+    def _view(self, plan: RunPlan, **kwargs: Any) -> RunView:
+        return RunView(self.shell, self.session, self.sidebar, plan, self._decided, **kwargs)
+
+    def _run(self, plan: RunPlan, request: str | Command, view: RunView) -> None:
+        """Run the plan, shown in its cell by `view`; a stop or a failure ends the view, and is
+        raised (the project's errors and a stop in one line)."""
         try:
-            return self.session.plan(
-                options, cell_id=cell or cell_id(self.shell), cell=address, resume=resume
-            )
-        except ValueError as exc:  # InputError too: a setting, env file, state folder
-            raise UsageError(str(exc)) from None
-        except ResearchAssistantError as exc:
-            raise _brief(exc) from None
-
-    def _view(self, plan: RunPlan, notes: list[str], action: str = "") -> CellView:
-        view = CellView(rich=not is_terminal(self.shell), quiet=plan.settings.quiet)
-        header = self._header(plan, action)
-        keys = self.session.keys
-        notes = [*keys.notes, *notes]
-        keys.notes.clear()
-        view.start(header, notes)
-        return view
-
-    def _watch(self, view: CellView, plan: RunPlan) -> Callable[[dict[str, Any]], None]:
-        """The events go to the cell's views and to the JupyterLab sidebar."""
-        on_event = self._watch_cell(view, plan)
-        sidebar = self.sidebar
-        if sidebar is None:
-            return on_event
-        sidebar.run_started(plan.thread, self.history.previous_prompt(plan.thread))
-
-        def both(event: dict[str, Any]) -> None:
-            on_event(event)
-            sidebar.on_event(event)
-
-        return both
-
-    def _watch_cell(self, view: CellView, plan: RunPlan) -> Callable[[dict[str, Any]], None]:
-        """Pin the run's live inspector under the answer; the events go to both views."""
-        if not view.rich:
-            self._inspector = None
-            return view.on_event
-        from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
-
-        inspector = Inspector(previous_prompt=self.history.previous_prompt(plan.thread))
-        self._inspector = inspector
-        view.pin(inspector)
-
-        def on_event(event: dict[str, Any]) -> None:
-            view.on_event(event)
-            inspector.on_event(event)
-
-        return on_event
-
-    @staticmethod
-    def _header(plan: RunPlan, action: str = "") -> str:
-        new = " (new)" if plan.new_thread else ""
-        return f"agent{action} · thread {plan.thread}{new} · {plan.model_label}"
-
-    def _drive(self, view: CellView, plan: RunPlan, run: Callable[[], RunOutcome]) -> RunOutcome:
-        try:
-            outcome = run()
+            outcome = self.session.runs.run(plan, request, view)
         except KeyboardInterrupt:
-            view.end("interrupted")
-            self._publish(plan)
-            view.close()
+            view.stopped()
             text = (
                 f"the run was stopped; thread {plan.thread!r} is kept and the next %%agent "
                 "continues it"
             )
-            raise _brief(KeyboardInterrupt(text)) from None
+            raise brief(KeyboardInterrupt(text)) from None
         except Exception as exc:
-            self._retitle(view, plan)
-            view.end(f"failed: {type(exc).__name__}")
-            self._publish(plan)
-            view.close()
+            view.failed(exc)
             if isinstance(exc, ResearchAssistantError):
-                raise _brief(exc) from None
+                raise brief(exc) from None
             raise
-        return outcome
-
-    def _show_outcome(self, view: CellView, outcome: RunOutcome) -> None:
-        from jupyter_deepagent.jupyter.views.output_files import output_displays
-
-        pending = outcome.pending
-        into = outcome.plan.settings.into
-        finished = outcome.trace.of_type("subagent_finished")
-        if finished:
-            self._warn_if_overwriting(view, into)
-        self._retitle(view, outcome.plan)
-        view.end(
-            "waiting for approval" if pending else "done", todos=outcome.trace.state.get("todos")
-        )
-        view.answer("" if pending else outcome.trace.final_text, outcome.provenance)
-        show_files(
-            output_displays(outcome.outputs),
-            rich=view.rich,
-            order=written_order(outcome.trace.events),
-            place=view.below,
-        )
-        from_log = self.session.recorded_code.waiting(pending) if pending else []
-        code_id = None
-        if from_log:
-            from jupyter_deepagent.jupyter.session.recorded_code import recorded_code_id
-
-            code_id = recorded_code_id(from_log)
-            view.note(
-                "the code waiting for approval comes from the research log, not from a "
-                "model answering in this kernel: read it; Approve, or "
-                f"`%agent resume approve {code_id}`, runs it"
-            )
-        if pending:
-            self._ask(view, outcome, code_id)
-        if finished:
-            frame = outcome.trace.results_frame()
-            self.shell.user_ns[into] = frame
-            view.below(FrameDisplay(frame))
-        self._publish(outcome.plan)
-        view.close()
-        refusal = self.session.recorded_code.headless_refusal(pending) if pending else None
-        if refusal:  # headless without --approve-recorded: stop here, saying why
-            raise _brief(RecordedCodeNotApproved(refusal))
-
-    def _retitle(self, view: CellView, plan: RunPlan) -> None:
-        """Say in the header whether the model's answers came from the research log."""
-        if plan.recording is None:
-            return
-        outcome = plan.recording.ledger.outcome
-        if outcome != "none" and not view.header.endswith(f" · {outcome}"):
-            view.retitle(f"{view.header} · {outcome}")
-
-    def _warn_if_overwriting(self, view: CellView, into: str) -> None:
-        """Say so when the results replace a variable of the user's that was not a result table."""
-        namespace = self.shell.user_ns
-        if into not in namespace or type(namespace[into]).__name__ == "DataFrame":
-            return
-        text = (
-            f"{into} held a {type(namespace[into]).__name__}; it now holds this run's subagent "
-            f"results (use --into NAME to keep it)"
-        )
-        if view.quiet:
-            print(f"! {text}")
-        else:
-            view.note(text)
-
-    def _publish(self, plan: RunPlan) -> None:
-        trace = self.session.last_trace
-        self.shell.user_ns["_agent"] = trace
-        self.history.add(plan.thread, trace)
-        if self._inspector is not None:
-            self._inspector.render()  # the last events, whatever the throttle held back
-        if self.sidebar is not None:
-            self.sidebar.run_finished()
+        view.show(outcome)
 
     # -- %agent ------------------------------------------------------------------------------------
-    def _command(self, line: str) -> None:
-        command, _, rest = line.strip().partition(" ")
-        if command == "inspect":
-            self._inspect_run(rest)
-            return
-        try:
+    def _command(self, line: str) -> _Run | None:
+        name, _, rest = line.strip().partition(" ")
+        if name == "inspect":
+            inspect_run(self.session, self.shell, rest)
+            return None
+        with with_usage(LINE_USAGE, "%agent"):
             command = parse_line(line)
-        except ValueError as exc:
-            raise UsageError(f"{exc}\n{LINE_USAGE}") from None
         if isinstance(command, ConfigCommand):
-            self._config(command)
+            line_commands.show_config(self.session, command)
         elif isinstance(command, ResumeCommand):
-            self._resume(command)
+            return self._resume(command)
         elif command.name == "help":
             print(HELP)
+        elif command.name == "threads":
+            line_commands.show_threads(self.session, every_user=command.all)
+        elif command.name == "show":
+            line_commands.show_prompt(self.session, command.thread)
         else:
-            try:  # these only read the configuration and the state folder
-                self._inspect(command.name, command.thread, every_user=command.all)
-            except ValueError as exc:  # InputError too: a setting, env file, state folder
-                raise UsageError(str(exc)) from None
-            except ResearchAssistantError as exc:  # a damaged database, a thread in use
-                raise _brief(exc) from None
-
-    def _inspect(self, name: str, thread: str | None, *, every_user: bool = False) -> None:
-        if name == "threads":
-            self._threads(every_user=every_user)
-        elif name == "show":
-            self._show_prompt(thread)
-        else:
-            forgotten = self.session.reset(thread)
+            forgotten = line_commands.reset(self.session, command.thread)
             print(
                 f"Thread {forgotten!r} forgotten (its checkpoints and transcript); the next "
                 "%%agent on it starts afresh. Files in /large_tool_results/ and /subagents/ stay "
                 "in the state folder's artifacts/."
             )
+        return None
 
-    def _inspect_run(self, rest: str) -> None:
-        """`%agent inspect`: the inspector of an earlier run of this kernel, opened."""
-        try:
-            thread, run = parse_inspect(rest)
-            name = thread or self.session.last_thread or self.session.thread
-            trace = self.history.get(name, run)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        previous = self.history.previous_prompt(name, before=trace)
-        if is_terminal(self.shell):
-            from jupyter_deepagent.trace.inspector.snapshot import build_snapshot
-            from jupyter_deepagent.trace.inspector.text import snapshot_text
-
-            print(snapshot_text(build_snapshot(trace.events, previous)))
-            return
-        from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
-
-        show(Inspector.from_trace(trace, previous_prompt=previous, expanded=True))
-
-    def _config(self, command: ConfigCommand) -> None:
-        session = self.session
-        try:
-            if command.assignments:
-                session.configure(**command.assignments)
-            config, sources = session.config, session.config_sources()
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        if "database_url" in command.assignments and sources["database_url"] != "%agent config":
-            print(
-                f"database_url is set by {DATABASE_URL_VARIABLE} in the environment, which "
-                "wins: unset it there (and restart the kernel) to use another database."
-            )
-        rows = ["| setting | value | from |", "|---|---|---|"]
-        for name, source in sources.items():
-            value = shown_value(name, getattr(config, name))
-            if isinstance(value, tuple):
-                value = ", ".join(value)
-            elif isinstance(value, float):
-                value = f"{value:g}"  # 60.0 seconds as 60
-            elif not isinstance(value, (str, int, bool, type(None))):
-                value = f"a {type(value).__name__} object"
-            shown = f"`{value}`" if value != "" else "—"
-            rows.append(f"| {name} | {shown} | {source} |")
-        show(markdown("\n".join(rows)))
-
-    def _threads(self, *, every_user: bool = False) -> None:
-        session = self.session
-        infos = session.threads(every_user=every_user)
-        current, owner = session.thread, session.owner
-        if not infos:
-            text = f"No conversations yet. The next `%%agent` cell starts thread `{current}`."
-            if every_user:
-                text = f"No conversations yet in project `{owner.project}`."
-            show(markdown(text))
-            return
-        if not every_user:
-            rows = ["| thread | messages | last update |", "|---|---|---|"]
-            for info in infos:
-                name = f"**{info.name}** (current)" if info.name == current else info.name
-                rows.append(f"| {name} | {info.messages} | {info.updated} |")
-            show(markdown("\n".join(rows)))
-            return
-        rows = [
-            f"Project `{owner.project}`: others' threads are read-only (listed as "
-            "`user/thread`; only their owner may continue or reset them).",
-            "",
-            "| thread | owner | messages | last update |",
-            "|---|---|---|---|",
-        ]
-        for info in infos:
-            mine = info.owner == owner.user
-            name = info.name if mine else f"{info.owner}/{info.name}"
-            name = f"**{name}** (current)" if mine and info.name == current else name
-            who = f"{info.owner} (you)" if mine else info.owner
-            rows.append(f"| {name} | {who} | {info.messages} | {info.updated} |")
-        show(markdown("\n".join(rows)))
-
-    def _show_prompt(self, thread: str | None) -> None:
-        from jupyter_deepagent.jupyter.views.render import prompt_markdown
-
-        session = self.session
-        name = session.own_thread(thread or session.thread)  # not another user's
-        assembly, label = session.prompt_for(name)
-        show(prompt_markdown(assembly, label, name, session.conversation_size(name)))
-
-    def _ask(self, view: CellView, outcome: RunOutcome, code_id: str | None = None) -> None:
-        """Show the calls waiting for approval: with buttons in Jupyter, as text in a terminal
-        (`code_id`: the id that approves code from a research log)."""
-        thread = outcome.plan.thread
-        if not view.rich:
-            show_pending(outcome.pending, thread, place=view.below, code_id=code_id)
-            return
-        from jupyter_deepagent.jupyter.session.approvals import interrupt_ids
-        from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
-
-        shown = interrupt_ids(outcome.trace.interrupts)
-        cell = outcome.plan.config.get("metadata", {}).get("cell_id")
-
-        def decide(decision: str, message: str, edits: Any) -> None:
-            command = ResumeCommand(decision, message=message, edits=dict(edits), thread=thread)
-            self._resume(command, via="button", cell=cell, shown=shown)
-
-        prompt = ApprovalPrompt(outcome.pending, thread, decide, code_id)
-        self._prompts[thread] = prompt
-        prompt.show(place=view.below)
-
-    def _answered(self, thread: str, text: str) -> None:
-        prompt = self._prompts.pop(thread, None)
-        if prompt is not None:
-            prompt.answered(text)
+    def _decided(self, command: ResumeCommand, cell: str | None, shown: tuple[str, ...]) -> None:
+        """An approval button was clicked: resume the thread with its decision."""
+        self._answer(lambda: self._resume(command, via="button", cell=cell, shown=shown))
 
     def _resume(
         self,
@@ -496,41 +254,38 @@ class AgentMagics(Magics):
         via: str = "%agent resume",
         cell: str | None = None,
         shown: tuple[str, ...] | None = None,
-    ) -> None:
-        """Resume with the model and options of the run that paused (see `resume_options`)."""
-        from jupyter_deepagent.jupyter.session.approvals import (
-            decision_fields,
-            recording_decision,
-            still_waiting,
-        )
-        from jupyter_deepagent.jupyter.session.thread_state import pending_requests
+    ) -> _Run:
+        """Resume with the model and options of the run that paused (see `resume_options`).
+
+        Raises:
+            ValueError: Nothing waits for approval on the thread, or not what the buttons showed,
+                or the decision is not allowed.
+            RecordedCodeNotApproved: Code from a research log waits, not approved here.
+            ReplayMismatch: Under strict replay, the decision differs from the research log's.
+        """
+        from jupyter_deepagent.jupyter.session.approvals import decision_fields, still_waiting
+        from jupyter_deepagent.jupyter.session.thread_state import pending_requests, resume_command
 
         session = self.session
         if via != "button":  # a click comes from the page, whatever request is current
             session.recorded_code.headless = _recorded_code_policy(self.shell)
         plan = self._plan(session.resume_options(command.thread), cell=cell, resume=True)
-        try:
-            if shown is not None:
-                still_waiting(plan.agent, plan.config, shown)
-            state = plan.agent.get_state(plan.config)
-            pending = pending_requests(state.interrupts)
-            # a pause saved by an earlier kernel: its reply says whether the log served it
-            session.recorded_code.note_thread(state.values.get("messages", []))
-            payload = session.resume_payload(
-                plan, command.decision, message=command.message, edits=command.edits
-            )
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        try:  # code a research log served runs only with an approval given here, for it
-            session.recorded_code.check_resume(
-                pending,
-                command.decision,
-                via=via,
-                code_id=command.code_id,
-                edits=command.edits,
-            )
-        except ValueError as exc:
-            raise _brief(RecordedCodeNotApproved(str(exc))) from None
+        if shown is not None:
+            still_waiting(plan.agent, plan.config, shown)
+        state = plan.agent.get_state(plan.config)
+        pending = pending_requests(state.interrupts)
+        # a pause saved by an earlier kernel: its reply says whether the log served it
+        session.recorded_code.note_thread(state.values.get("messages", []))
+        if not pending:
+            msg = f"nothing is waiting for approval on thread {plan.thread!r}"
+            raise ValueError(msg)
+        payload = resume_command(
+            state.interrupts, command.decision, message=command.message, edits=command.edits
+        )
+        # code a research log served runs only with an approval given here, for it
+        session.recorded_code.check_resume(
+            pending, command.decision, via=via, code_id=command.code_id, edits=command.edits
+        )
         fields = decision_fields(
             plan.agent,
             plan.config,
@@ -541,17 +296,16 @@ class AgentMagics(Magics):
             via=via,
         )
         if plan.recording is not None:
-            try:
-                plan.recording.check_decision(fields)
-            except ReplayMismatch as exc:
-                raise _brief(exc) from None
-        self._answered(plan.thread, f"answered in another cell: %agent resume {command.decision}")
-        view = self._view(plan, _log_damage(plan), action=f" · resume {command.decision}")
-        on_event = recording_decision(self._watch(view, plan), fields)
-        outcome = self._drive(
-            view, plan, lambda: session.execute(plan, payload, on_event, view.on_token)
-        )
-        self._show_outcome(view, outcome)
+            plan.recording.check_decision(fields)
+
+        def run() -> None:
+            answered = f"answered in another cell: %agent resume {command.decision}"
+            session.runs.answered(plan.thread, answered)
+            action = f" · resume {command.decision}"
+            view = self._view(plan, notes=_log_damage(plan), action=action, decision=fields)
+            self._run(plan, payload, view)
+
+        return run
 
 
 def get_session(shell: Any = None) -> Session:
@@ -568,4 +322,5 @@ def get_session(shell: Any = None) -> Session:
     if magics is None:
         msg = "jupyter_deepagent is not loaded: run `%load_ext jupyter_deepagent` first"
         raise RuntimeError(msg)
-    return magics.session
+    session: Session = magics.session
+    return session

@@ -10,7 +10,6 @@ phrases, once, here, for every hint and warning the notebook shows.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 __all__ = ["notebook_warning", "notebook_words"]
 
@@ -50,6 +49,6 @@ def notebook_words(text: str, *, env_file: str = ".env") -> str:
     return text
 
 
-def notebook_warning(event: Mapping[str, Any]) -> str:
+def notebook_warning(event: Mapping[str, object]) -> str:
     """The text of a `warning` run event as the notebook shows it."""
     return notebook_words(str(event.get("message", "")))

@@ -1,7 +1,7 @@
 """What a `%%agent` or `%agent` line says, parsed into typed objects before anything runs.
 
 Parsing never touches the agent: a bad option raises `ValueError` with a message that names it,
-and the magic shows that message with the usage and runs nothing. Light on purpose (argparse and
+and the magic shows that message with the usage (`with_usage`) and runs nothing. Light on purpose (argparse and
 shlex only), since it loads with `%load_ext`.
 """
 
@@ -12,10 +12,12 @@ import json
 import keyword
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from jupyter_deepagent._exceptions import InputError
 from jupyter_deepagent.project.names import check_thread_name, check_variable_name
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "interpolate",
     "parse_line",
     "parse_run_options",
+    "with_usage",
 ]
 
 CELL_USAGE = """\
@@ -127,7 +130,7 @@ class ResumeCommand:
 
     decision: str
     message: str = ""
-    edits: Mapping[str, Any] = field(default_factory=dict)
+    edits: Mapping[str, object] = field(default_factory=dict)
     thread: str | None = None
     code_id: str | None = None
     """`approve CODE_ID`: the id of the code from a research log being approved (see
@@ -312,7 +315,7 @@ def parse_line(line: str) -> LineCommand:
 
 def interpolate(
     text: str,
-    namespace: Mapping[str, Any],
+    namespace: Mapping[str, object],
     shown: Callable[[str, Any], str] | None = None,
 ) -> str:
     """Replace `{name}` (or `{name.attr}`) with the variable's `str()`; `{{`/`}}` are braces.
@@ -345,3 +348,13 @@ def interpolate(
         return shown(match.group(1), value) if shown is not None else str(value)
 
     return _INTERPOLATION.sub(substitute, text)
+
+
+@contextmanager
+def with_usage(usage: str, source: str) -> Iterator[None]:
+    """Parse a magic's line in the block: a `ValueError` leaves it as an `InputError` whose
+    message ends with `usage` (`source`: the magic, "%%agent" or "%agent")."""
+    try:
+        yield
+    except ValueError as exc:
+        raise InputError(f"{exc}\n{usage}", source=source) from None

@@ -10,10 +10,11 @@ once. Tokens of subagents and of the summarizer are left out.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
 
 from jupyter_deepagent.harness.run_events.event_stream import current_agent
 
@@ -44,12 +45,12 @@ class AnswerStream(BaseCallbackHandler):
 
     def on_chat_model_start(
         self,
-        serialized: dict[str, Any],
-        messages: list[list[Any]],
+        serialized: dict[str, object],
+        messages: list[list[BaseMessage]],
         *,
         run_id: UUID,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
+        metadata: dict[str, object] | None = None,
+        **kwargs: object,
     ) -> None:
         """Follow this call if the main agent makes it (not a subagent, not the summarizer)."""
         if current_agent()[1] is not None:
@@ -59,19 +60,19 @@ class AnswerStream(BaseCallbackHandler):
         self._runs.add(run_id)
         self.on_token(None)
 
-    def on_llm_new_token(self, token: Any, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_llm_new_token(self, token: object, *, run_id: UUID, **kwargs: object) -> None:
         """Forward a piece of text of a followed call."""
         if run_id not in self._runs:
             return
         if not isinstance(token, str):  # content blocks: take the chunk's text
             token = getattr(getattr(kwargs.get("chunk"), "message", None), "text", "")
         if token:
-            self.on_token(token)
+            self.on_token(str(token))
 
-    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_llm_end(self, response: object, *, run_id: UUID, **kwargs: object) -> None:
         """Stop following a finished call."""
         self._runs.discard(run_id)
 
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: object) -> None:
         """Stop following a failed call."""
         self._runs.discard(run_id)

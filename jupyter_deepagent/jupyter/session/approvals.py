@@ -9,10 +9,18 @@ since (in another cell, or dropped by a new request) refuses to act.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final, TypedDict
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import Interrupt
+
+    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.jupyter.session.thread_state import PendingCall, ThreadAgent
 
 __all__ = [
     "APPROVAL_DECIDED",
+    "DecisionFields",
     "decision_fields",
     "interrupt_ids",
     "recording_decision",
@@ -22,12 +30,23 @@ __all__ = [
 APPROVAL_DECIDED: Final = "approval_decided"
 
 
-def interrupt_ids(interrupts: Any) -> tuple[str, ...]:
+class DecisionFields(TypedDict):
+    """The fields of an `approval_decided` event (see `decision_fields`)."""
+
+    decision: str
+    via: str
+    tools: list[str]
+    tool_call_ids: list[str | None]
+    message: str | None
+    edits: dict[str, object] | None
+
+
+def interrupt_ids(interrupts: Sequence[Interrupt] | None) -> tuple[str, ...]:
     """The ids of a thread's pending interrupts, in order."""
     return tuple(str(getattr(interrupt, "id", "")) for interrupt in interrupts or ())
 
 
-def still_waiting(agent: Any, config: dict[str, Any], shown: Sequence[str]) -> None:
+def still_waiting(agent: ThreadAgent, config: RunnableConfig, shown: Sequence[str]) -> None:
     """Check that the pause the buttons were shown for is the one the thread waits on now.
 
     Raises:
@@ -43,15 +62,15 @@ def still_waiting(agent: Any, config: dict[str, Any], shown: Sequence[str]) -> N
 
 
 def decision_fields(
-    agent: Any,
-    config: dict[str, Any],
-    pending: Sequence[Mapping[str, Any]],
+    agent: ThreadAgent,
+    config: RunnableConfig,
+    pending: Sequence[PendingCall],
     decision: str,
     *,
     message: str = "",
-    edits: Mapping[str, Any] | None = None,
+    edits: Mapping[str, object] | None = None,
     via: str,
-) -> dict[str, Any]:
+) -> DecisionFields:
     """The fields of the `approval_decided` event for a decision on `pending`.
 
     `tools` and `tool_call_ids` name the calls answered, in order; `edits` holds the changed
@@ -71,14 +90,14 @@ def decision_fields(
 
 
 def recording_decision(
-    on_event: Callable[[dict[str, Any]], None] | None, fields: Mapping[str, Any]
-) -> Callable[[dict[str, Any]], None]:
+    on_event: Callable[[RunEvent], None] | None, fields: DecisionFields
+) -> Callable[[RunEvent], None]:
     """`on_event`, emitting the `approval_decided` event right after the run's `run_started`."""
     from jupyter_deepagent.harness.run_events.event_stream import emit_event
 
     done = False
 
-    def take(event: dict[str, Any]) -> None:
+    def take(event: RunEvent) -> None:
         nonlocal done
         if on_event is not None:
             on_event(event)
@@ -90,7 +109,7 @@ def recording_decision(
 
 
 def _call_ids(
-    agent: Any, config: dict[str, Any], pending: Sequence[Mapping[str, Any]]
+    agent: ThreadAgent, config: RunnableConfig, pending: Sequence[PendingCall]
 ) -> list[str | None]:
     """The tool call ids of the pending requests: unanswered calls of the last AI message,
     matched by name and arguments."""

@@ -1,179 +1,172 @@
-"""Running a planned `%%agent` run: settle the thread, send the request or the approval, trace it.
+"""The agent of a planned `%%agent` run: built, run, and what a failure leaves behind.
 
-A `RunPlan` (made by `Session.plan`) holds the agent, thread and config of one run. `execute` runs
-it under the stop button and returns a `RunOutcome`. On a stop or a failure the thread is settled
-(unanswered tool calls get a result) and the exception leaves with the partial `RunTrace` as its
-`trace` attribute. A failure of the model call itself (a provider's network or HTTP error) leaves
-as `ModelCallFailed`: a short message without the provider's frames, whose locals hold request
-headers and so the API key, and with every secret masked.
+`agent_arguments` and `build_agent` make the run's agent with the kernel's hooks (the stop button, the pause for code
+a research log served). `execute` runs the plan's agent on a request (new messages, or a resume `Command`) under the stop
+button, into a `RunTrace` the caller holds, so the caller keeps the partial run whatever is
+raised. `after_failure` leaves the thread valid after a stop or a failure (unanswered tool calls
+get a result) and gives the error to report: a failure of the model call itself (a provider's
+network or HTTP error) becomes `ModelCallFailed`, a short message without the provider's frames,
+whose locals hold request headers and so the API key, and with every secret masked.
+`CellRuns.run` owns the run around them: the thread's lock, the research log, the last trace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent._exceptions import ModelCallFailed, ResearchAssistantError
-from jupyter_deepagent.jupyter.session.thread_state import (
-    keep_stopped_request,
-    pending_requests,
-    resume_command,
-    settle_thread,
-)
+from jupyter_deepagent.jupyter.session.thread_state import keep_stopped_request, settle_thread
 
-__all__ = [
-    "RunOutcome",
-    "RunPlan",
-    "execute",
-    "resume_payload",
-    "run",
-    "settle",
-]
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from jupyter_deepagent.backends.composite import CompositeBackend
+    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.jupyter.session.recorded_code import RecordedCode
+    from jupyter_deepagent.jupyter.session.runs import RunPlan
+    from jupyter_deepagent.jupyter.session.stop_button import StopButton
+    from jupyter_deepagent.project.settings.agent_config import AgentConfig
+    from jupyter_deepagent.project.storage import OwnedStorage
+    from jupyter_deepagent.trace.run_trace import RunTrace
+
+__all__ = ["after_failure", "agent_arguments", "build_agent", "execute", "new_request"]
 
 _MODEL_MODULES = ("langchain_core.language_models", "langchain_google_genai", "google.genai")
 _MESSAGE_LIMIT = 500
 
 
-@dataclass(frozen=True)
-class RunPlan:
-    """Everything one run needs, decided before it starts."""
+def agent_arguments(
+    shell: object,
+    settings: AgentConfig,
+    backend: CompositeBackend,
+    tools: Sequence[object],
+    recorded_code: RecordedCode,
+    redact: Callable[[str], str],
+) -> dict[str, Any]:
+    """The keyword arguments of `create_research_agent` (besides the model) for `settings`: the
+    session's `tools` and the notebook's, over `backend` (see `Session.filesystem`)."""
+    from jupyter_deepagent.jupyter.notebook_fs.mounts import notebook_prompt
+    from jupyter_deepagent.jupyter.session.recorded_code import gated_tools
+    from jupyter_deepagent.jupyter.tools.notebook_tools import tools_for_run
+    from jupyter_deepagent.project.settings.subagents import subagent_specs
 
-    thread: str
-    new_thread: bool
-    settings: Any
-    model_label: str
-    agent: Any
-    outputs: Any
-    context: Mapping[str, str]
-    config: dict[str, Any]
-    stop_button: Any
-    recording: Any = None
-    """The cell's `RunRecording` (research log), or None when the run is not a cell's turn."""
-
-
-@dataclass
-class RunOutcome:
-    """How a run ended: its trace, its /outputs/ files, and notes on how its thread was settled."""
-
-    plan: RunPlan
-    trace: Any
-    outputs: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    provenance: dict[str, Any] = field(default_factory=dict)
-    """The run's summary in the research log (run id, model, calls, tokens, replayed or live)."""
-
-    @property
-    def pending(self) -> list[dict[str, Any]]:
-        """Tool calls waiting for approval: `{name, args, description, allowed}` each."""
-        return pending_requests(self.trace.interrupts)
-
-
-def settle(plan: RunPlan) -> list[str]:
-    """Answer tool calls the thread left without results (see `settle_thread`)."""
-    return settle_thread(plan.agent, plan.config)
+    notebook = notebook_prompt(workspace_read_only=settings.workspace_read_only)
+    notebook_tools, approvals = tools_for_run(shell, settings, backend, redact=redact)
+    return {
+        # code-running tools refuse code a research log served that was not approved here
+        "tools": gated_tools([*tools, *notebook_tools], recorded_code),
+        "context_window": settings.context_window,
+        "system_prompt": "\n\n".join(p for p in (settings.system_prompt, notebook) if p),
+        "memory": list(settings.memory),
+        "skills": list(settings.skills),
+        "subagents": subagent_specs(settings.subagents),
+        "backend": backend,
+        # what the settings list always asks; `python: False` (python_approval) stays an opt-out
+        "interrupt_on": {**approvals, **dict.fromkeys(settings.interrupt_on, True)} or None,
+        "model_timeout": settings.model_timeout,
+        "model_retries": settings.model_retries,
+        "model_retry_wait": settings.model_retry_wait,
+    }
 
 
-def resume_payload(
-    plan: RunPlan,
-    decision: str,
-    *,
-    message: str = "",
-    edits: Mapping[str, Any] | None = None,
+def build_agent(
+    model: object,
+    arguments: dict[str, Any],
+    storage: OwnedStorage,
+    stop_button: StopButton,
+    recorded_code: RecordedCode,
 ) -> Any:
-    """The `Command` answering every tool call waiting for approval on the plan's thread.
+    """The run's agent (`create_research_agent` with `arguments`, see `Session.agent_arguments`),
+    stopped by `stop_button`, pausing on code-running calls a research log served."""
+    from jupyter_deepagent.harness.agent import create_research_agent
+    from jupyter_deepagent.jupyter.session.recorded_code_pause import RecordedCodeApproval
+    from jupyter_deepagent.jupyter.session.stop_button import StopButtonMiddleware
 
-    Raises:
-        ValueError: Nothing is waiting on the thread, or the decision is not allowed.
-    """
-    interrupts = plan.agent.get_state(plan.config).interrupts
-    if not pending_requests(interrupts):
-        msg = f"nothing is waiting for approval on thread {plan.thread!r}"
-        raise ValueError(msg)
-    return resume_command(interrupts, decision, message=message, edits=edits or {})
+    middleware: list[object] = [StopButtonMiddleware(stop_button)]
+    code_running = recorded_code.code_running(arguments["tools"])
+    if code_running:  # a pause for code a research log served, whatever interrupt_on says
+        middleware.append(RecordedCodeApproval(recorded_code, code_running))
+    return create_research_agent(
+        model,
+        **arguments,
+        middleware=middleware,
+        store=storage.store,
+        checkpointer=storage.checkpointer,
+        name="agent",
+    )
 
 
-def run(
-    plan: RunPlan,
-    prompt: str,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
-    *,
-    on_token: Callable[[str | None], None] | None = None,
-    redact: Callable[[str], str] = str,
-) -> RunOutcome:
-    """Send `prompt` to the plan's thread and run until the answer, a pause or an interrupt.
-
-    A thread left with unanswered tool calls (stopped mid-run, or an approval never given)
-    is settled first, so the conversation stays valid for every provider.
-    """
+def new_request(plan: RunPlan, prompt: str) -> dict[str, Any]:
+    """The payload sending `prompt` to the plan's thread (its message id is the cell's turn id, so
+    a rewind finds where the turn began)."""
     import uuid
 
     from langchain_core.messages import HumanMessage
 
-    notes = settle(plan)
-    turn = plan.config.get("metadata", {}).get("agent_turn")  # its id tells a rewind where it is
-    message = {"messages": [HumanMessage(content=prompt, id=turn or uuid.uuid4().hex)]}
-    outcome = execute(plan, message, on_event, on_token, redact=redact)
-    outcome.notes[:0] = notes
-    return outcome
+    turn = plan.config.get("metadata", {}).get("agent_turn")
+    return {"messages": [HumanMessage(content=prompt, id=turn or uuid.uuid4().hex)]}
 
 
 def execute(
     plan: RunPlan,
-    payload: Any,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    payload: object,
+    trace: RunTrace,
+    on_event: Callable[[RunEvent], None] | None = None,
     on_token: Callable[[str | None], None] | None = None,
-    *,
-    redact: Callable[[str], str] = str,
-) -> RunOutcome:
-    """Run the plan's agent on `payload` (new messages, or a resume `Command`).
+) -> None:
+    """Run the plan's agent on `payload` (new messages, or a resume `Command`) into `trace`.
 
-    `on_event` receives the run events; `on_token` the main agent's text as the model streams
-    it (see `AnswerStream`); `redact` masks secrets in every run event and in the message of a
-    failed model call.
+    `on_event` receives the run events, masked by the plan's `redact`; `on_token` the main
+    agent's text as the model streams it (see `AnswerStream`).
 
     Raises:
-        KeyboardInterrupt: The stop button; `.trace` holds the run so far.
-        ModelCallFailed: The model call failed; `.trace` holds the run so far.
-        Exception: Anything else, as raised, with `.trace` set when it can be.
+        KeyboardInterrupt: The stop button; `trace` holds the run so far.
+        BaseException: Whatever the run raised; `trace` holds the run so far.
     """
-    from jupyter_deepagent.trace.run_trace import RunTrace, trace_run
+    from jupyter_deepagent.trace.run_trace import trace_run
 
     config = _saved_at_exit(plan.config)
     if on_token is not None:
         from jupyter_deepagent.jupyter.session.answer_stream import AnswerStream
 
         config = {**config, "callbacks": [AnswerStream(on_token)]}
-    failure: ModelCallFailed | None = None
-    try:
-        with plan.stop_button.armed():
-            trace = trace_run(
-                plan.agent,
-                payload,
-                context=plan.context or None,
-                config=config,
-                on_event=on_event,
-                redact=redact,
-            )
-    except BaseException as exc:
-        partial = getattr(exc, "trace", None) or RunTrace()
-        if isinstance(exc, KeyboardInterrupt):  # a stop before the request was saved keeps it
-            keep_stopped_request(plan.agent, plan.config, payload)
-        _settle_partial(partial, plan)
-        settle_thread(plan.agent, plan.config, interrupted=True)
-        if isinstance(exc, Exception) and _from_model_call(exc):
-            failure = _model_call_failed(plan.model_label, exc, redact)
-            failure.trace = partial  # type: ignore[attr-defined]
-        else:
-            _attach(exc, partial)
-            raise
-    if failure is not None:
-        raise failure  # outside the handler, so the provider's exception is not its context
-    return RunOutcome(plan, trace, outputs=plan.outputs.files)
+    with plan.stop_button.armed():
+        trace_run(
+            plan.agent,
+            payload,
+            context=plan.context or None,
+            config=config,
+            on_event=on_event,
+            redact=plan.redact,
+            trace=trace,
+        )
 
 
-def _saved_at_exit(config: dict[str, Any]) -> dict[str, Any]:
+def after_failure(
+    plan: RunPlan, payload: object, exc: BaseException, trace: RunTrace
+) -> BaseException:
+    """Leave the thread valid after `exc` stopped the run, and say what to report.
+
+    A stop before the request was saved keeps the request; unanswered tool calls get a result;
+    `trace` gets the thread's state if the run left it none.
+
+    Returns:
+        `ModelCallFailed` (its message masked by the plan's `redact`) when the model call
+        itself failed, else `exc`.
+    """
+    if isinstance(exc, KeyboardInterrupt):  # a stop before the request was saved keeps it
+        keep_stopped_request(plan.agent, plan.config, payload)
+    if not trace.state:  # complete a stopped run's trace with its state (its events are masked)
+        trace.state = _state_values(plan)
+    settle_thread(plan.agent, plan.config, interrupted=True)
+    if isinstance(exc, Exception) and _from_model_call(exc):
+        return _model_call_failed(plan.model_label, exc, plan.redact)
+    return exc
+
+
+def _saved_at_exit(config: RunnableConfig) -> dict[str, Any]:
     """`config` with LangGraph's "exit" durability: the run's checkpoint is written once, when
     it ends (answered, waiting for approval, stopped or failed), not after every step.
 
@@ -191,20 +184,6 @@ def _saved_at_exit(config: dict[str, Any]) -> dict[str, Any]:
 
     configurable = {**config.get("configurable", {}), CONFIG_KEY_DURABILITY: "exit"}
     return {**config, "configurable": configurable}
-
-
-def _settle_partial(partial: Any, plan: RunPlan) -> None:
-    """Complete a stopped run's trace with its state if none came (its events are masked)."""
-    if not partial.state:
-        partial.state = _state_values(plan)
-
-
-def _attach(exc: BaseException, partial: Any) -> None:
-    if getattr(exc, "trace", None) is None:
-        try:
-            exc.trace = partial  # type: ignore[attr-defined]
-        except AttributeError:  # an exception type with __slots__
-            pass
 
 
 def _from_model_call(exc: BaseException) -> bool:

@@ -25,11 +25,18 @@ import hashlib
 import json
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final
 
+from jupyter_deepagent._exceptions import RecordedCodeNotApproved
 from jupyter_deepagent.harness.approval_policy import runs_code as _marked_as_running_code
 from jupyter_deepagent.jupyter.views.code_display import shown_code
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from langchain_core.tools import BaseTool
+
+    from jupyter_deepagent.jupyter.session.thread_state import CodeCall, PendingCall
 
 __all__ = [
     "CODE_RUNNING_TOOLS",
@@ -59,7 +66,7 @@ FROM_LOG_DESCRIPTION: Final = (
 """The description of a pause for code from the log (see `recorded_code_pause`)."""
 
 
-def runs_code(tool: Any) -> bool:
+def runs_code(tool: object) -> bool:
     """Tell whether a tool (or a tool's name) runs code: `python`, or a tool marked as running
     code (`metadata[RUNS_CODE]`, as `@agent_tool(runs_code=True)` marks a notebook tool)."""
     if isinstance(tool, str):
@@ -67,7 +74,7 @@ def runs_code(tool: Any) -> bool:
     return getattr(tool, "name", None) in CODE_RUNNING_TOOLS or _marked_as_running_code(tool)
 
 
-def code_text(name: str, args: Mapping[str, Any]) -> str:
+def code_text(name: str, args: Mapping[str, object]) -> str:
     """The code a call runs: the python tool's `code`, else its arguments as JSON."""
     code = args.get("code") if name in CODE_RUNNING_TOOLS else None
     if isinstance(code, str):
@@ -75,7 +82,7 @@ def code_text(name: str, args: Mapping[str, Any]) -> str:
     return json.dumps(dict(args), sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _key(name: str, args: Mapping[str, Any]) -> str:
+def _key(name: str, args: Mapping[str, object]) -> str:
     text = f"{name}\0{code_text(name, args)}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -97,14 +104,14 @@ class RecordedCode:
         self._approved: set[str] = set()
         self._lock = threading.Lock()
 
-    def code_running(self, tools: Iterable[Any]) -> list[str]:
+    def code_running(self, tools: Iterable[BaseTool]) -> list[str]:
         """Remember which of a run's tools run code; returns their names."""
         names = sorted({str(tool.name) for tool in tools if runs_code(tool)})
         with self._lock:
             self._names.update(names)
         return names
 
-    def note_served(self, message: Any) -> None:
+    def note_served(self, message: BaseMessage) -> None:
         """Remember the code-running calls of a model response the research log served."""
         with self._lock:
             for call in getattr(message, "tool_calls", None) or []:
@@ -113,7 +120,7 @@ class RecordedCode:
                     self._served.add(key)
                     self._served_by_tool.setdefault(call["name"], set()).add(key)
 
-    def note_thread(self, messages: Sequence[Any]) -> None:
+    def note_thread(self, messages: Sequence[BaseMessage]) -> None:
         """Remember the calls of a thread's last model reply if the log served it (marked by
         the replay), so a pause saved before a kernel restart is still known as the log's."""
         from jupyter_deepagent.trace.research_log.replay import SERVED_FROM_LOG
@@ -124,7 +131,7 @@ class RecordedCode:
         ):
             self.note_served(last)
 
-    def _awaits(self, name: str, args: Mapping[str, Any]) -> bool:
+    def _awaits(self, name: str, args: Mapping[str, object]) -> bool:
         """At the tool, for a tool other than `python`: whether a call of it that the log served
         is unapproved while this call's own code is not approved. The tool sees its arguments
         after validation (`"5"` may arrive as 5), so an exact match alone could miss them."""
@@ -135,27 +142,27 @@ class RecordedCode:
             waiting = self._served_by_tool.get(name, set()) - self._approved
             return bool(waiting) and key not in self._approved
 
-    def from_log(self, name: str, args: Mapping[str, Any]) -> bool:
+    def from_log(self, name: str, args: Mapping[str, object]) -> bool:
         """Tell whether this call's code was served by a research log and not approved here."""
         key = _key(name, args)
         with self._lock:
             return name in self._names and key in self._served and key not in self._approved
 
-    def needs_approval(self, name: str, args: Mapping[str, Any]) -> bool:
+    def needs_approval(self, name: str, args: Mapping[str, object]) -> bool:
         """Tell whether the call must wait for the user (code from the log, unapproved, and no
         `--approve-recorded`)."""
         return self.headless != "approve" and self.from_log(name, args)
 
-    def approve(self, name: str, args: Mapping[str, Any]) -> None:
+    def approve(self, name: str, args: Mapping[str, object]) -> None:
         """Record that the user approved this exact code in this kernel."""
         with self._lock:
             self._approved.add(_key(name, args))
 
-    def waiting(self, pending: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    def waiting(self, pending: Sequence[PendingCall]) -> list[PendingCall]:
         """The pending calls that wait on code from the log nobody approved here."""
         return [r for r in pending if self.needs_approval(str(r.get("name")), r.get("args") or {})]
 
-    def headless_refusal(self, pending: Sequence[Mapping[str, Any]]) -> str | None:
+    def headless_refusal(self, pending: Sequence[PendingCall]) -> str | None:
         """Headless without `--approve-recorded`, for a run that paused only because of code
         from the log (`recorded_code_pause`: no resume cell will answer it): why it stops."""
         if self.headless != "refuse":
@@ -165,20 +172,20 @@ class RecordedCode:
 
     def check_resume(
         self,
-        pending: Sequence[Mapping[str, Any]],
+        pending: Sequence[PendingCall],
         decision: str,
         *,
         via: str,
         code_id: str | None = None,
-        edits: Mapping[str, Any] | None = None,
+        edits: Mapping[str, object] | None = None,
     ) -> None:
         """Allow a decision on `pending` or refuse it (see the module's rules); an approval
         of code from the log is remembered, so the same code runs next time without asking.
 
         Raises:
-            ValueError: Code from the research log waits, and this is neither the button, nor
-                `%agent resume approve` with that code's id (`code_id`), nor `--approve-recorded`;
-                the message shows the code and its id.
+            RecordedCodeNotApproved: Code from the research log waits, and this is neither the
+                button, nor `%agent resume approve` with that code's id (`code_id`), nor
+                `--approve-recorded`; the message shows the code and its id.
         """
         if decision not in ("approve", "edit"):
             return
@@ -191,12 +198,12 @@ class RecordedCode:
             )
             for r in pending
         ]
-        waiting = [
+        waiting: list[CodeCall] = [
             {"name": name, "args": args} for name, args in calls if self.needs_approval(name, args)
         ]
         named = code_id is not None and code_id == recorded_code_id(waiting)
         if waiting and via != "button" and (self.headless == "refuse" or not named):
-            raise ValueError(
+            raise RecordedCodeNotApproved(
                 refusal_text(waiting, headless=self.headless == "refuse", wrong_id=code_id)
             )
         if self.headless == "approve":
@@ -205,7 +212,7 @@ class RecordedCode:
             if name in self._names:
                 self.approve(name, args)
 
-    def gate(self, name: str, args: Mapping[str, Any]) -> None:
+    def gate(self, name: str, args: Mapping[str, object]) -> None:
         """At the tool itself: refuse code from the log nobody approved; print it when the
         headless runner's `--approve-recorded` approves it.
 
@@ -229,14 +236,14 @@ class RecordedCode:
         raise PermissionError(msg)
 
 
-def recorded_code_id(calls: Sequence[Mapping[str, Any]]) -> str:
+def recorded_code_id(calls: Sequence[CodeCall]) -> str:
     """The id (16 hex digits) of the code of `calls`, which `%agent resume approve` takes."""
     keys = "\0".join(_key(str(c.get("name")), c.get("args") or {}) for c in calls)
     return hashlib.sha256(keys.encode()).hexdigest()[:16]
 
 
 def refusal_text(
-    waiting: Sequence[Mapping[str, Any]], headless: bool = False, wrong_id: str | None = None
+    waiting: Sequence[CodeCall], headless: bool = False, wrong_id: str | None = None
 ) -> str:
     """Why a resume does not run code from the log, with the code, and what to do."""
     blocks = "\n\n".join(
@@ -269,7 +276,7 @@ def _with_notes(code: str, notes: Sequence[str]) -> str:
     return "\n".join([*(f"(read closely: {note})" for note in notes), code])
 
 
-def gated_tools(tools: Sequence[Any], recorded: RecordedCode) -> list[Any]:
+def gated_tools(tools: Sequence[object], recorded: RecordedCode) -> list[object]:
     """`tools`, each code-running one refusing code from the log nobody approved here (see
     `RecordedCode.gate`). The tool's name, description and schema stay as they are. Only
     function tools (`StructuredTool`, as the python tool and notebook tools are) can be gated
@@ -281,7 +288,7 @@ def gated_tools(tools: Sequence[Any], recorded: RecordedCode) -> list[Any]:
         if not (runs_code(tool) and isinstance(tool, StructuredTool)):
             gated.append(tool)
             continue
-        update: dict[str, Any] = {}
+        update: dict[str, object] = {}
         if tool.func is not None:
             update["func"] = _gated(tool.name, tool.func, recorded)
         if tool.coroutine is not None:
@@ -290,10 +297,10 @@ def gated_tools(tools: Sequence[Any], recorded: RecordedCode) -> list[Any]:
     return gated
 
 
-def _gated(name: str, func: Callable[..., Any], recorded: RecordedCode) -> Callable[..., Any]:
+def _gated(name: str, func: Callable[..., object], recorded: RecordedCode) -> Callable[..., object]:
     from langchain_core.tools import ToolException
 
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def run(*args: object, **kwargs: object) -> object:
         try:
             recorded.gate(name, kwargs)
         except PermissionError as exc:
@@ -303,10 +310,12 @@ def _gated(name: str, func: Callable[..., Any], recorded: RecordedCode) -> Calla
     return run
 
 
-def _agated(name: str, coroutine: Callable[..., Any], recorded: RecordedCode) -> Callable[..., Any]:
+def _agated(
+    name: str, coroutine: Callable[..., Awaitable[object]], recorded: RecordedCode
+) -> Callable[..., Awaitable[object]]:
     from langchain_core.tools import ToolException
 
-    async def run(*args: Any, **kwargs: Any) -> Any:
+    async def run(*args: object, **kwargs: object) -> object:
         try:
             recorded.gate(name, kwargs)
         except PermissionError as exc:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolCallRequest
+from langchain.agents.middleware.human_in_the_loop import InterruptOnConfig
 
 from jupyter_deepagent.jupyter.session.recorded_code import FROM_LOG_DESCRIPTION, RecordedCode
 
@@ -17,7 +18,7 @@ __all__ = ["RecordedCodeApproval"]
 _EDITED_KEY = "hitl_edited_tool_calls"  # LangChain's human-in-the-loop state channel
 
 
-def _answered(call_id: Any, state: Mapping[str, Any]) -> bool:
+def _answered(call_id: object, state: Mapping[str, Any]) -> bool:
     """Tell whether a call of the last model reply has a result already (the run's own approval
     rejected it) or an edit the user typed. Only results after that reply count: ids recur
     across turns, and a log may choose them."""
@@ -31,7 +32,7 @@ def _answered(call_id: Any, state: Mapping[str, Any]) -> bool:
     return any(m.type == "tool" and getattr(m, "tool_call_id", None) == call_id for m in after)
 
 
-class RecordedCodeApproval(HumanInTheLoopMiddleware):  # type: ignore[misc]
+class RecordedCodeApproval(HumanInTheLoopMiddleware):
     """Pauses, like an approval, on code-running calls served from the research log that were
     not approved in this kernel, whatever the run's own approvals say.
 
@@ -45,14 +46,14 @@ class RecordedCodeApproval(HumanInTheLoopMiddleware):  # type: ignore[misc]
 
     def __init__(self, recorded: RecordedCode, names: Iterable[str]) -> None:
         self.recorded = recorded
-        config = {
+        config: InterruptOnConfig = {
             "allowed_decisions": ["approve", "edit", "reject"],
             "when": self._asks,
             "description": FROM_LOG_DESCRIPTION,
         }
         super().__init__(dict.fromkeys(names, config), description_prefix=FROM_LOG_DESCRIPTION)
 
-    def _asks(self, request: Any) -> bool:
+    def _asks(self, request: ToolCallRequest) -> bool:
         call = request.tool_call
         return self.recorded.needs_approval(call["name"], call.get("args") or {}) and not (
             _answered(call.get("id"), request.state or {})

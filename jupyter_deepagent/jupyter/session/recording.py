@@ -5,7 +5,8 @@ for a run resumed after an approval, the record of that resume of the cell's tur
 wraps the run's chat model in a `ReplayChatModel` that serves it; `RunRecording.finish` appends
 the run's record (secrets masked) and returns the summary kept in the cell's output metadata.
 The replay mode is the cell's `--replay`, else `JUPYTER_DEEPAGENT_REPLAY`, else the `replay`
-setting (`%agent config replay=...`, default auto).
+setting (`%agent config replay=...`, default auto). `CellRecordings` remembers, per thread, which
+cell's turn its next resume continues, so each run is recorded as the right record.
 """
 
 from __future__ import annotations
@@ -14,12 +15,21 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jupyter_deepagent._exceptions import ModelConfigurationError, ReplayMismatch
+from jupyter_deepagent._exceptions import InputError, ModelConfigurationError, ReplayMismatch
 from jupyter_deepagent.jupyter.session.turns import CellAddress
 
-__all__ = ["REPLAY_ENV", "RunRecording", "replay_mode", "start_recording"]
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+
+    from jupyter_deepagent.jupyter.session.runs import RunPlan
+    from jupyter_deepagent.trace.research_log.log import ResearchLog
+    from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
+    from jupyter_deepagent.trace.run_trace import RunTrace
+
+__all__ = ["REPLAY_ENV", "CellRecordings", "RunRecording", "replay_mode", "start_recording"]
 
 REPLAY_ENV = "JUPYTER_DEEPAGENT_REPLAY"
 _MODES = ("auto", "strict", "off")
@@ -62,10 +72,10 @@ def _cell_label(address: CellAddress, first_line: str) -> str:
 class RunRecording:
     """One `%%agent` run's part in the research log."""
 
-    log: Any
+    log: ResearchLog
     address: CellAddress
-    ledger: Any
-    model: Any
+    ledger: CallLedger
+    model: ReplayChatModel
     mode: str
     params: dict[str, Any]
     profile: Any
@@ -77,7 +87,7 @@ class RunRecording:
     damage: tuple[str, ...] = ()
     """Damaged lines of the log (skipped; the intact records replay), to warn about."""
 
-    def check_decision(self, fields: Mapping[str, Any]) -> None:
+    def check_decision(self, fields: Mapping[str, object]) -> None:
         """Under strict replay, check the human decision against the one recorded.
 
         Raises:
@@ -90,7 +100,7 @@ class RunRecording:
         if all(recorded.get(k) == fields.get(k) for k in keys):
             return
 
-        def said(d: Mapping[str, Any]) -> str:
+        def said(d: Mapping[str, object]) -> str:
             return ", ".join(f"{k} {d.get(k)!r}" for k in keys if d.get(k) is not None)
 
         text = (
@@ -100,7 +110,9 @@ class RunRecording:
         )
         raise ReplayMismatch(text, cell=self.ledger.cell, step=0)
 
-    def finish(self, trace: Any, thread: str, error: BaseException | None = None) -> dict[str, Any]:
+    def finish(
+        self, trace: RunTrace | None, thread: str, error: BaseException | None = None
+    ) -> dict[str, Any]:
         """Append the run's record; returns its summary (for the cell's output metadata).
 
         Raises:
@@ -122,7 +134,9 @@ class RunRecording:
         )
         record["params"] = self.params
         if self.resume:
-            decided = next((e for e in record["events"] if e.get("type") == "approval_decided"), {})
+            decided: dict[str, Any] = next(
+                (e for e in record["events"] if e.get("type") == "approval_decided"), {}
+            )
             record.update(
                 kind="resume",
                 resume=self.resume,
@@ -156,11 +170,11 @@ def start_recording(
     notebook: Path,
     address: CellAddress,
     mode: str,
-    spec: Any,
-    make_model: Callable[[], Any],
+    spec: object,
+    make_model: Callable[[], BaseChatModel],
     redact: Callable[[str], str],
     resume: int = 0,
-    on_served: Callable[[Any], None] | None = None,
+    on_served: Callable[[BaseMessage], None] | None = None,
     carried: Sequence[dict[str, Any]] = (),
 ) -> RunRecording:
     """Open the notebook's log, find the cell's recording and wrap the live model for the run.
@@ -207,8 +221,9 @@ def start_recording(
         profile = getattr(inner, "profile", None)
     else:
         # the configured model, named as it would name itself: a change of model is a change
-        model_name = model_label(spec) if isinstance(spec, str) else str(recorded.get("model"))
-        params, profile = dict(recorded.get("params") or {}), recorded.get("profile")
+        known = recorded or {}  # only unserved calls carried from the run before: no record
+        model_name = model_label(spec) if isinstance(spec, str) else str(known.get("model"))
+        params, profile = dict(known.get("params") or {}), known.get("profile")
     wrapper = ReplayChatModel(
         inner=inner,
         ledger=ledger,
@@ -237,3 +252,92 @@ def start_recording(
         decision if isinstance(decision, dict) else None,
         damage,
     )
+
+
+class CellRecordings:
+    """Which record of the research log each run of this kernel is, and writing it.
+
+    A cell's run is its cell's record; a resume is the next resume of the turn of the last
+    `%%agent` cell run on its thread, and is offered the recorded model calls the run before it
+    left unserved.
+    """
+
+    def __init__(self) -> None:
+        self._paused: dict[str, tuple[CellAddress, int]] = {}
+        """thread -> the cell of its last `%%agent` turn, and how many resumes it has had"""
+        self._unserved: dict[str, list[dict[str, Any]]] = {}
+        """thread -> recorded model calls its last run left unserved (offered to its resume)"""
+
+    def start(
+        self,
+        notebook: Path | None,
+        thread: str,
+        cell: CellAddress | None,
+        *,
+        resume: bool,
+        mode: str,
+        spec: object,
+        make_model: Callable[[], BaseChatModel],
+        redact: Callable[[str], str],
+        on_served: Callable[[BaseMessage], None],
+    ) -> RunRecording | None:
+        """The recording of a run on `thread`: of `cell`'s run, or (`resume`) of the next resume
+        of the thread's last cell turn; None outside a known notebook, for a run that is not a
+        cell's turn, or for a resume of a thread no `%%agent` cell of this kernel ran on.
+
+        Raises:
+            InputError: The research log exists but cannot be read.
+            MissingAPIKey: No key, and nothing recorded to replay (see `start_recording`).
+            ModelConfigurationError: The model cannot be created, likewise.
+        """
+        number, carried = 0, []
+        if resume:
+            paused = self._paused.get(thread)
+            if paused is None:
+                return None
+            cell, number = paused[0], paused[1] + 1
+            carried = self._unserved.get(thread, [])
+        if cell is None or notebook is None:
+            return None
+        try:
+            return start_recording(
+                notebook=notebook,
+                address=cell,
+                mode=mode,
+                spec=spec,
+                make_model=make_model,
+                redact=redact,
+                resume=number,
+                on_served=on_served,
+                carried=carried,
+            )
+        except OSError as exc:
+            msg = f"cannot read the research log beside {notebook.name}: {exc}"
+            raise InputError(msg, source=notebook.name) from None
+
+    def turn(self, thread: str, cell: CellAddress) -> None:
+        """`cell` ran a turn on `thread`: the thread's next resume continues it."""
+        self._paused[thread] = (cell, 0)
+
+    def finish(
+        self, plan: RunPlan, trace: RunTrace | None, error: BaseException | None
+    ) -> dict[str, Any]:
+        """Append the run to the notebook's research log (when it is a cell's turn); returns its
+        summary for the cell's output metadata.
+
+        Raises:
+            ValueError: The run finished but the log could not be written.
+        """
+        recording = plan.recording
+        if recording is None:
+            return {}
+        if recording.resume:  # the next resume of this cell's turn is the one after
+            self._paused[plan.thread] = (recording.address, recording.resume)
+        self._unserved[plan.thread] = recording.ledger.unserved()
+        try:
+            return recording.finish(trace, plan.thread, error)
+        except OSError as exc:
+            if error is None:
+                msg = f"the run finished but the research log could not be written: {exc}"
+                raise ValueError(msg) from None
+            return {}

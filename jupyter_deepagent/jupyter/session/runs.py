@@ -1,230 +1,243 @@
-"""Running a planned `%%agent` run and recording it in the notebook's research log: the half of
-`Session` that comes after `Session.plan`.
+"""A cell's run from its plan to its outcome, and `CellRuns`, the one owner of every run.
 
-`SessionRuns` is a base of `Session`: it holds the thread's lock while a run goes on, keeps the
-run's trace (also of a run that failed or was stopped), appends the run to the research log, and
-remembers which cell's turn the next resume of a thread continues. Running itself is
-`execution`'s job.
+`Session.plan` makes a `RunPlan` (the thread, the settings, the agent, its /outputs/ backend and
+stop button, the cell's recording in the research log). `CellRuns.run` runs it: under the
+thread's lock it rewinds and settles the thread, tells the `RunWatch` (the cell's view) that the
+run starts, runs the agent, keeps the trace (also of a run that failed or was stopped) and
+appends the run to the research log; it returns a `RunOutcome` for the cell to show. `CellRuns`
+also holds what the runs leave in this kernel: the `RunHistory` per thread (`%agent inspect`,
+the sidebar), the approval prompts still on screen and the live inspector.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
-from jupyter_deepagent._exceptions import ThreadBusy
 from jupyter_deepagent.jupyter.magic.options import RunOptions
-from jupyter_deepagent.jupyter.session import execution
-from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
-from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY, CellAddress, rewind_to_turn
-from jupyter_deepagent.project.models import ModelCache, call_policy
+from jupyter_deepagent.jupyter.session.execution import after_failure, execute, new_request
+from jupyter_deepagent.jupyter.session.recording import CellRecordings
+from jupyter_deepagent.jupyter.session.thread_state import pending_requests, settle_thread
+from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY, rewind_to_turn
 from jupyter_deepagent.project.settings.agent_config import AgentConfig
-from jupyter_deepagent.project.storage import OwnedStorage
+from jupyter_deepagent.project.settings.paths import virtual_path
 
-__all__ = ["SessionRuns"]
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import Command
+
+    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
+    from jupyter_deepagent.jupyter.session.recording import RunRecording
+    from jupyter_deepagent.jupyter.session.stop_button import StopButton
+    from jupyter_deepagent.jupyter.session.thread_state import PendingCall, ThreadAgent
+    from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
+    from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
+    from jupyter_deepagent.project.storage import OwnedStorage
+    from jupyter_deepagent.trace.run_trace import RunTrace
+
+__all__ = ["CellRuns", "RunHistory", "RunOutcome", "RunPlan", "RunWatch", "run_settings"]
+
+_KEPT = 50  # runs kept per thread
 
 
-class SessionRuns:
-    """Runs of planned `%%agent` cells, recorded in the research log (a base of `Session`).
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything one run needs, decided before it starts."""
 
-    Attributes:
-        last_trace: The `RunTrace` of the last run (partial if it was stopped or failed).
-        last_thread: The thread of the last run.
-        recorded_code: What code the research log served and what the user approved here
-            (see `recorded_code`).
-    """
-
-    # provided by `Session`
-    storage: OwnedStorage
-    notebook_path: Path | None
-    notebook_dir: Path
     thread: str
-    _models: ModelCache
-    redactor: Callable[[], Callable[[str], str]]
+    new_thread: bool
+    settings: AgentConfig
+    model_label: str
+    agent: ThreadAgent
+    """The compiled LangGraph agent of `create_research_agent`."""
+    outputs: OutputsBackend
+    context: Mapping[str, str]
+    config: RunnableConfig
+    stop_button: StopButton
+    storage: OwnedStorage
+    """The checkpointer and store the agent was built with; its lock guards the run."""
+    redact: Callable[[str], str]
+    """Masks secrets in the run's events and in the message of a failed model call."""
+    recording: RunRecording | None = None
+    """The cell's `RunRecording` (research log), or None when the run is not a cell's turn."""
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended: its trace, its /outputs/ files, and its summary in the research log."""
+
+    plan: RunPlan
+    trace: RunTrace
+    outputs: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, object] = field(default_factory=dict)
+    """The run's summary in the research log (run id, model, calls, tokens, replayed or live)."""
+
+    @property
+    def pending(self) -> list[PendingCall]:
+        """Tool calls waiting for approval: `{name, args, description, allowed}` each."""
+        return pending_requests(self.trace.interrupts)
+
+
+class RunWatch(Protocol):
+    """What follows a run as it goes: the cell's view (and through it the sidebar)."""
+
+    def start(self, notes: list[str]) -> None:
+        """The run starts, under its thread's lock; `notes` say how the thread was settled."""
+
+    def on_event(self, event: RunEvent) -> None:
+        """One run event, masked."""
+
+    def on_token(self, piece: str | None) -> None:
+        """A piece of the main agent's answer as the model streams it (None: a new call)."""
+
+
+class RunHistory:
+    """The traces of this kernel's runs, by thread, oldest first (at most 50 per thread)."""
 
     def __init__(self) -> None:
-        from jupyter_deepagent.jupyter.session.recorded_code import RecordedCode
+        self._runs: OrderedDict[str, list[RunTrace]] = OrderedDict()
 
-        self.recorded_code = RecordedCode()
-        """Code-running calls served from research logs, and the code approved in this kernel."""
-        self.last_trace: Any = None
-        self.last_thread: str | None = None
-        self._paused_cells: dict[str, tuple[CellAddress, int]] = {}
-        """thread -> the cell of its last `%%agent` turn, and how many resumes it has had"""
-        self._unserved: dict[str, list[dict[str, Any]]] = {}
-        """thread -> recorded model calls its last run left unserved (offered to its resume)"""
+    def add(self, thread: str, trace: RunTrace | None) -> None:
+        """Remember a run's trace (a stopped run's partial trace too); the same one once."""
+        if trace is None:
+            return
+        runs = self._runs.setdefault(thread, [])
+        if not runs or runs[-1] is not trace:
+            runs.append(trace)
+            del runs[:-_KEPT]
 
-    def _resume_recording(self, settings: AgentConfig, options: RunOptions) -> Any:
-        """The research-log recording of a resume: the next resume of the thread's last cell
-        turn; None when no `%%agent` cell of this kernel ran on the thread."""
-        paused = self._paused_cells.get(options.thread or self.thread)
-        if paused is None:
-            return None
-        cell, resumes = paused
-        carried = self._unserved.get(options.thread or self.thread, [])
-        return self._recording(settings, options, cell, resume=resumes + 1, carried=carried)
+    def counts(self) -> dict[str, int]:
+        """Thread -> how many of its runs are kept, threads in first-run order."""
+        return {thread: len(runs) for thread, runs in self._runs.items()}
 
-    def _recording(
-        self,
-        settings: AgentConfig,
-        options: RunOptions,
-        cell: CellAddress | None,
-        resume: int = 0,
-        carried: list[dict[str, Any]] | None = None,
-    ) -> Any:
-        """The research-log recording of a cell's run (or of its `resume`-th resume); None
-        outside a known notebook."""
-        path = self.notebook_path
-        if cell is None or path is None:
-            return None
-        from jupyter_deepagent.jupyter.session.recording import replay_mode, start_recording
+    def previous_prompt(self, thread: str, before: RunTrace | None = None) -> dict[str, Any] | None:
+        """The last prompt (`PromptAssembly.as_dict()`) of the run on `thread` before `before`
+        (before any new run when `before` is None), for marking what changed since."""
+        runs = self._runs.get(thread, [])
+        if before is not None and any(run is before for run in runs):
+            runs = runs[: next(i for i, run in enumerate(runs) if run is before)]
+        for trace in reversed(runs):
+            prompts = trace.prompts
+            if prompts:
+                return prompts[-1].as_dict()
+        return None
 
-        try:
-            return start_recording(
-                notebook=path,
-                address=cell,
-                mode=replay_mode(options.replay, settings.replay),
-                spec=settings.model,
-                make_model=lambda: self._models.get(
-                    settings.model, self.notebook_dir, settings.env_file, call_policy(settings)
-                ),
-                redact=self.redactor(),
-                resume=resume,
-                on_served=self.recorded_code.note_served,
-                carried=carried or (),
+    def get(self, thread: str, run: int) -> RunTrace:
+        """Run `run` of `thread` (1-based; negative counts from the last).
+
+        Raises:
+            ValueError: No such run in this kernel; the message says which runs there are.
+        """
+        runs = self._runs.get(thread, [])
+        if not runs:
+            known = ", ".join(self._runs) or "none yet"
+            msg = (
+                f"no run of thread {thread!r} in this kernel (threads with runs: {known}); "
+                "runs from before a kernel restart are not kept"
             )
-        except OSError as exc:
-            msg = f"cannot read the research log beside {path.name}: {exc}"
-            raise ValueError(msg) from None
+            raise ValueError(msg)
+        index = run - 1 if run > 0 else len(runs) + run
+        if run == 0 or not 0 <= index < len(runs):
+            msg = f"thread {thread!r} has runs 1 to {len(runs)} in this kernel; --run {run} is none"
+            raise ValueError(msg)
+        return runs[index]
 
-    # -- running (see `execution`) ----------------------------------------------------------------
-    def rewind(self, plan: RunPlan) -> str | None:
-        """Fork the plan's thread from before the cell's earlier turn, if it has one on the
-        current branch (see `rewind_to_turn`); returns that turn's id, or None.
 
-        Does nothing while another process runs the thread (the run then says so).
+class CellRuns:
+    """The runs of this kernel's cells, each owned by `run` from start to end, and what they leave.
 
-        Raises:
-            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
-            StateDamaged: A database of the state folder is damaged.
-        """
-        key = plan.config.get("metadata", {}).get(CELL_METADATA_KEY)
-        if not key:
-            return None
-        try:
-            with self.storage.writing(plan.thread):
-                return rewind_to_turn(plan.agent, self.storage.checkpointer, plan.config, key)
-        except ThreadBusy:
-            return None
+    Attributes:
+        history: The traces of this kernel's runs, per thread.
+        last_trace: The `RunTrace` of the last run (partial if it was stopped or failed).
+        last_thread: The thread of the last run.
+        recordings: Which record of the research log each run is.
+        prompts: Thread -> its approval prompt still on screen.
+        inspector: The live inspector of the last run shown with widgets, if any.
+    """
 
-    def settle(self, plan: RunPlan) -> list[str]:
-        """Answer tool calls the thread left without results (see `settle_thread`).
+    def __init__(self) -> None:
+        self.history = RunHistory()
+        self.last_trace: RunTrace | None = None
+        self.last_thread: str | None = None
+        self.recordings = CellRecordings()
+        self.prompts: dict[str, ApprovalPrompt] = {}
+        self.inspector: Inspector | None = None
 
-        Does nothing while another process runs the thread (the run then says so).
+    def run(self, plan: RunPlan, request: str | Command, watch: RunWatch) -> RunOutcome:
+        """Run a plan: a cell's request (`str`), or the answer to its approvals (a `Command`).
 
-        Raises:
-            StateDamaged: A database of the state folder is damaged.
-        """
-        try:
-            with self.storage.writing(plan.thread):
-                return execution.settle(plan)
-        except ThreadBusy:
-            return []
-
-    def run(
-        self,
-        plan: RunPlan,
-        prompt: str,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
-        *,
-        on_token: Callable[[str | None], None] | None = None,
-    ) -> RunOutcome:
-        """Send `prompt` to the plan's thread (settled first) and run it; see `execute`.
+        Under the thread's lock, a cell's request first rewinds the thread to before the cell's
+        earlier turn, if it has one on the current branch (see `rewind_to_turn`), and answers
+        tool calls the thread left without results (see `settle_thread`). Then `watch` starts,
+        the agent runs, and the run is kept (`last_trace`, `history`) and appended to the
+        notebook's research log, also when it failed or was stopped.
 
         Raises:
             ThreadBusy: Another process (a second kernel) is running the thread; nothing ran.
             StateDamaged: A database of the state folder is damaged.
-        """
-        return self._traced(
-            plan,
-            lambda: execution.run(
-                plan, prompt, on_event, on_token=on_token, redact=self.redactor()
-            ),
-        )
-
-    def resume_payload(
-        self,
-        plan: RunPlan,
-        decision: str,
-        *,
-        message: str = "",
-        edits: Mapping[str, Any] | None = None,
-    ) -> Any:
-        """The `Command` answering every tool call waiting for approval on the plan's thread.
-
-        Raises:
-            ValueError: Nothing is waiting on the thread, or the decision is not allowed.
-        """
-        return execution.resume_payload(plan, decision, message=message, edits=edits)
-
-    def execute(
-        self,
-        plan: RunPlan,
-        payload: Any,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
-        on_token: Callable[[str | None], None] | None = None,
-    ) -> RunOutcome:
-        """Run the plan's agent on `payload` (new messages, or a resume `Command`).
-
-        On a stop (KeyboardInterrupt) or a failure, `last_trace` keeps the events so far, the
-        thread is settled, and the exception propagates (a failed model call as
-        `ModelCallFailed`).
-
-        Raises:
-            ThreadBusy: Another process (a second kernel) is running the thread; nothing ran.
-            StateDamaged: A database of the state folder is damaged.
-        """
-        return self._traced(
-            plan,
-            lambda: execution.execute(plan, payload, on_event, on_token, redact=self.redactor()),
-        )
-
-    def _traced(self, plan: RunPlan, run: Callable[[], RunOutcome]) -> RunOutcome:
-        """Run holding the thread's lock; keep the trace, also of a run that failed, and append
-        the run to the notebook's research log.
-
-        Raises:
-            ThreadBusy: Another process is running the thread; nothing was run.
-            StateDamaged: A database of the state folder turned out damaged.
             ReplayMismatch: Under strict replay, a request differed from the research log.
+            KeyboardInterrupt: The stop button; the thread is settled and kept.
+            ModelCallFailed: The model call failed (its message masked); the thread is kept.
+            ValueError: The run finished but the research log could not be written.
         """
-        with self.storage.writing(plan.thread):
+        from jupyter_deepagent.trace.run_trace import RunTrace
+
+        with plan.storage.writing(plan.thread):
+            notes: list[str] = []
+            payload: object = request
+            if isinstance(request, str):
+                key = plan.config.get("metadata", {}).get(CELL_METADATA_KEY)
+                if key:
+                    rewind_to_turn(plan.agent, plan.storage.checkpointer, plan.config, key)
+                notes = settle_thread(plan.agent, plan.config)
+                payload = new_request(plan, request)
+            watch.start(notes)
             self.last_thread = plan.thread
+            trace = RunTrace()
+            error: BaseException | None = None
             try:
-                outcome = run()
+                execute(plan, payload, trace, watch.on_event, watch.on_token)
             except BaseException as exc:
-                self.last_trace = getattr(exc, "trace", None)
-                self._record(plan, self.last_trace, exc)
-                raise
-            self.last_trace = outcome.trace
-            outcome.provenance = self._record(plan, outcome.trace, None)
+                error = after_failure(plan, payload, exc, trace)
+                self._keep(plan, trace)
+                self.recordings.finish(plan, trace, error)
+                if error is exc:
+                    raise
+            if error is not None:
+                raise error  # outside the handler, so the provider's exception is not its context
+            self._keep(plan, trace)
+            outcome = RunOutcome(plan, trace, outputs=plan.outputs.files)
+            outcome.provenance = self.recordings.finish(plan, trace, None)
             mismatch = plan.recording.ledger.mismatch if plan.recording is not None else None
             if mismatch is not None:  # raised inside a subagent, which reported it as its failure
                 raise mismatch
             return outcome
 
-    def _record(self, plan: RunPlan, trace: Any, error: BaseException | None) -> dict[str, Any]:
-        """Append the run to the notebook's research log (when it is a cell's turn)."""
-        if plan.recording is None:
-            return {}
-        if plan.recording.resume:  # the next resume of this cell's turn is the one after
-            self._paused_cells[plan.thread] = (plan.recording.address, plan.recording.resume)
-        self._unserved[plan.thread] = plan.recording.ledger.unserved()
-        try:
-            return plan.recording.finish(trace, plan.thread, error)
-        except OSError as exc:
-            if error is None:
-                msg = f"the run finished but the research log could not be written: {exc}"
-                raise ValueError(msg) from None
-            return {}
+    def _keep(self, plan: RunPlan, trace: RunTrace) -> None:
+        self.last_trace = trace
+        self.history.add(plan.thread, trace)
+
+    def answered(self, thread: str, text: str) -> None:
+        """The approval prompt still on screen for `thread`, if any, says `text` and goes."""
+        prompt = self.prompts.pop(thread, None)
+        if prompt is not None:
+            prompt.answered(text)
+
+
+def run_settings(config: AgentConfig, options: RunOptions) -> AgentConfig:
+    """The settings of one run: the notebook's `config` with the cell's `options` applied."""
+    system = "\n\n".join(p for p in (config.system_prompt, options.system or "") if p.strip())
+    return replace(
+        config,
+        model=options.model if options.model is not None else config.model,
+        system_prompt=system,
+        skills=tuple(virtual_path(p) for p in (*config.skills, *options.skills)),
+        memory=tuple(virtual_path(p) for p in (*config.memory, *options.memory)),
+        into=options.into or config.into,
+        quiet=options.quiet or config.quiet,
+        tools=tuple(dict.fromkeys((*config.tools, *options.tools))),
+        python=options.python or config.python,
+    )

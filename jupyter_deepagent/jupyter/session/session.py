@@ -1,11 +1,12 @@
-"""`Session`: the one object per kernel behind `%%agent`, its configuration and its storage.
+"""`Session`: the one object per kernel behind `%%agent`, its configuration, storage and runs.
 
 It knows where the notebook is, reads the configuration layers, opens the checkpointer and store
 (SQLite in `.deepagent/` beside the notebook, or PostgreSQL with `database_url`; lazily, at the
 first run) as its user's view in the project (see `OwnedStorage`), keeps the current thread,
 reads `.env` before each run, and plans each cell's run: the agent over the notebook's
-filesystem. Running a plan and recording it is `SessionRuns`' job (a base of `Session`).
-LangChain and LangGraph are imported only when a run starts.
+filesystem. Its `runs` (`CellRuns`) run the plans and keep what they leave. The magic, the
+widgets, the sidebar and the CLI's kernels share one session (`get_session`). LangChain and
+LangGraph are imported only when a run starts.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from jupyter_deepagent._exceptions import InputError, MissingAPIKey, ModelConfigurationError
 from jupyter_deepagent.jupyter.magic.notebook_words import notebook_words
 from jupyter_deepagent.jupyter.magic.options import RunOptions
-from jupyter_deepagent.jupyter.session.execution import RunOutcome, RunPlan
-from jupyter_deepagent.jupyter.session.runs import SessionRuns
+from jupyter_deepagent.jupyter.session.execution import agent_arguments, build_agent
+from jupyter_deepagent.jupyter.session.recording import replay_mode
+from jupyter_deepagent.jupyter.session.runs import CellRuns, RunOutcome, RunPlan, run_settings
 from jupyter_deepagent.jupyter.session.turns import (
     CELL_METADATA_KEY,
     TURN_METADATA_KEY,
@@ -37,19 +40,28 @@ from jupyter_deepagent.project.settings.agent_config import (
     file_layers,
     resolve_config,
 )
-from jupyter_deepagent.project.settings.paths import virtual_path
 from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_storage
 from jupyter_deepagent.project.storage.owners import ThreadOwner, current_user, project_name
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.backends.composite import CompositeBackend
+    from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
+    from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
+    from jupyter_deepagent.project.secrets.masked_text import AgentTexts
+    from jupyter_deepagent.trace.run_trace import RunTrace
 
 __all__ = ["RunOutcome", "RunPlan", "Session"]
 
 
-class Session(SessionRuns):
-    """The agent's state in one kernel: configuration, storage, threads and the last run (see
-    `SessionRuns` for running a planned run).
+class Session:
+    """The agent's state in one kernel: configuration, storage, threads and its runs.
 
     Attributes:
         tools: Extra tools (LangChain tools or plain functions) every run's agent gets.
+        recorded_code: What code the research log served and what the user approved here
+            (see `recorded_code`).
+        runs: The runs of this kernel's cells and what they leave (its history, the approval
+            prompts on screen, the live inspector).
 
     Args:
         shell: The IPython shell (its user namespace gives the notebook path and variables).
@@ -57,7 +69,15 @@ class Session(SessionRuns):
         notebook_path: The notebook file, when known better than `__session__` says.
     """
 
-    def __init__(self, shell: Any, *, capture: Any = None, notebook_path: str | None = None):
+    def __init__(
+        self,
+        shell: Any,
+        *,
+        capture: OutputCapture | None = None,
+        notebook_path: str | None = None,
+    ) -> None:
+        from jupyter_deepagent.jupyter.session.recorded_code import RecordedCode
+
         self.shell = shell
         self.capture = capture
         self._notebook_path = notebook_path
@@ -66,11 +86,17 @@ class Session(SessionRuns):
         self._storage_identity: tuple[str, ThreadOwner] | None = None
         self._thread: str | None = None
         self.keys = ApiKeys()
-        self._models = ModelCache(self.keys, wording=notebook_words)
-        self._agent_texts: Any = None  # what the agent wrote in /workspace/ (read unmasked)
+        self._models = ModelCache(self.keys)
+        self._agent_texts: AgentTexts | None = None  # what the agent wrote in /workspace/
         self.tools: list[Any] = []
         self._run_options: dict[str, RunOptions] = {}
-        super().__init__()
+        self.recorded_code = RecordedCode()
+        self.runs = CellRuns()
+
+    @property
+    def last_trace(self) -> RunTrace | None:
+        """The `RunTrace` of the last run (partial if it was stopped or failed); see `runs`."""
+        return self.runs.last_trace
 
     # -- where the notebook is -------------------------------------------------------------------
     @property
@@ -111,7 +137,7 @@ class Session(SessionRuns):
         """Setting -> where its value comes from ("default", a file, "%agent config")."""
         return resolve_config(self._layers())[1]
 
-    def configure(self, **settings: Any) -> AgentConfig:
+    def configure(self, **settings: object) -> AgentConfig:
         """Set defaults for this kernel, as `%agent config` does; `model` may be a chat model.
 
         Raises:
@@ -126,7 +152,7 @@ class Session(SessionRuns):
         """The folder holding conversations, memories and artifacts.
 
         Raises:
-            ValueError: It is the notebook's folder, the workspace, or a folder above either:
+            InputError: It is the notebook's folder, the workspace, or a folder above either:
                 the databases and their `.gitignore` would land among the user's files.
         """
         config = self.config
@@ -139,7 +165,7 @@ class Session(SessionRuns):
                     "agent's databases would mix with your files. Set state_dir to a folder of "
                     "its own, such as .deepagent (in .deepagent.toml or with %agent config)."
                 )
-                raise ValueError(msg)
+                raise InputError(msg, source="state_dir")
         return folder
 
     @property
@@ -227,27 +253,6 @@ class Session(SessionRuns):
         """
         return self.owner.own(name)
 
-    def reset(self, thread: str | None = None) -> str:
-        """Forget a thread's conversation (the current one by default); returns its name.
-
-        Its checkpoints go, and so does its transcript `/conversation_history/<thread>.md` (the
-        user's own: another user's thread of the same name keeps its transcript). Files
-        the agent wrote elsewhere stay: `/large_tool_results/`, `/subagents/` (shared by every
-        thread), `/memories/`, `/workspace/`.
-
-        Raises:
-            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
-            ThreadBusy: Another process is running the thread.
-        """
-        name = self.own_thread(thread or self.thread)
-        with self.storage.writing(name):
-            self.storage.delete_thread(name)
-        from jupyter_deepagent.project.storage.artifacts import artifact_folder
-
-        history = artifact_folder(self.state_dir, "conversation_history", self.storage.owner.user)
-        (history / f"{name}.md").unlink(missing_ok=True)
-        return name
-
     def _fresh_thread(self) -> str:
         taken = set(self.storage.thread_names())
         base, number = self.default_thread, 2
@@ -278,22 +283,9 @@ class Session(SessionRuns):
         return Redactor(extra=self.secret_values)
 
     # -- planning a run ----------------------------------------------------------------------------
-    def _settings(self, options: RunOptions) -> AgentConfig:
-        config = self.config
-        system = "\n\n".join(p for p in (config.system_prompt, options.system or "") if p.strip())
-        return replace(
-            config,
-            model=options.model if options.model is not None else config.model,
-            system_prompt=system,
-            skills=tuple(virtual_path(p) for p in (*config.skills, *options.skills)),
-            memory=tuple(virtual_path(p) for p in (*config.memory, *options.memory)),
-            into=options.into or config.into,
-            quiet=options.quiet or config.quiet,
-            tools=tuple(dict.fromkeys((*config.tools, *options.tools))),
-            python=options.python or config.python,
-        )
-
-    def filesystem(self, outputs: Any, settings: AgentConfig | None = None) -> Any:
+    def filesystem(
+        self, outputs: OutputsBackend, settings: AgentConfig | None = None
+    ) -> CompositeBackend:
         """The CompositeBackend the agent sees, with `outputs` mounted at /outputs/."""
         from jupyter_deepagent.jupyter.notebook_fs.mounts import notebook_filesystem
         from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend
@@ -327,31 +319,25 @@ class Session(SessionRuns):
             notebook_folder=self.notebook_dir,
         )
 
-    def agent_arguments(self, settings: AgentConfig, backend: Any) -> dict[str, Any]:
-        """The keyword arguments of `create_research_agent` (besides the model) for `settings`."""
-        from jupyter_deepagent.jupyter.notebook_fs.mounts import notebook_prompt
-        from jupyter_deepagent.jupyter.tools.notebook_tools import tools_for_run
-        from jupyter_deepagent.project.settings.subagents import subagent_specs
+    def model(self, settings: AgentConfig) -> Any:
+        """The chat model of `settings` (see `ModelCache.get`); its errors in the notebook's
+        words (`%%agent -m ...`, `%agent config ...`), for every model this kernel makes.
 
-        notebook = notebook_prompt(workspace_read_only=settings.workspace_read_only)
-        from jupyter_deepagent.jupyter.session.recorded_code import gated_tools
-
-        tools, approvals = tools_for_run(self.shell, settings, backend, redact=self.redactor())
-        return {
-            # code-running tools refuse code a research log served that was not approved here
-            "tools": gated_tools([*self.tools, *tools], self.recorded_code),
-            "context_window": settings.context_window,
-            "system_prompt": "\n\n".join(p for p in (settings.system_prompt, notebook) if p),
-            "memory": list(settings.memory),
-            "skills": list(settings.skills),
-            "subagents": subagent_specs(settings.subagents),
-            "backend": backend,
-            # what the settings list always asks; `python: False` (python_approval) stays an opt-out
-            "interrupt_on": {**approvals, **dict.fromkeys(settings.interrupt_on, True)} or None,
-            "model_timeout": settings.model_timeout,
-            "model_retries": settings.model_retries,
-            "model_retry_wait": settings.model_retry_wait,
-        }
+        Raises:
+            MissingAPIKey: The model's provider needs a key that is not set.
+            ModelConfigurationError: The model cannot be created.
+            ValueError: The env file cannot be read.
+        """
+        env_file = settings.env_file
+        try:
+            return self._models.get(
+                settings.model, self.notebook_dir, env_file, call_policy(settings)
+            )
+        except MissingAPIKey as exc:
+            text = notebook_words(str(exc), env_file=env_file)
+            raise MissingAPIKey(text, variables=exc.variables) from None
+        except ModelConfigurationError as exc:
+            raise ModelConfigurationError(notebook_words(str(exc), env_file=env_file)) from exc
 
     def plan(
         self,
@@ -364,33 +350,34 @@ class Session(SessionRuns):
         """Decide the thread, model, filesystem and agent of a run, without running it.
 
         `cell` (an `%%agent` cell's address) makes the run a turn of that cell: its checkpoints
-        carry the cell's key, so a later re-run of the cell can rewind to it (`rewind`).
+        carry the cell's key, so a later re-run of the cell can rewind to it (see `run`).
         `resume` makes it the resume of a paused run: it is recorded in the research log as a
         "resume" of the cell whose turn it continues (the last `%%agent` cell of the thread).
 
         Raises:
             MissingAPIKey: The model's provider needs a key that is not set.
             ModelConfigurationError: The model cannot be created.
-            ValueError: A configuration file, the env file or the state folder is invalid.
+            InputError: A configuration file, the env file, the state folder or the research
+                log is invalid (a `ValueError`, as some checks still raise).
             StateDamaged: A database of the state folder is damaged.
             ThreadBusy: Another process (a second kernel) is running the thread.
         """
-        from jupyter_deepagent.harness.agent import create_research_agent
         from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
-        from jupyter_deepagent.jupyter.session.recorded_code_pause import RecordedCodeApproval
-        from jupyter_deepagent.jupyter.session.stop_button import StopButton, StopButtonMiddleware
+        from jupyter_deepagent.jupyter.session.stop_button import StopButton
 
-        settings = self._settings(options)
-        if resume:
-            recording = self._resume_recording(settings, options)
-        else:
-            recording = self._recording(settings, options, cell)
-        if recording is not None:
-            model = recording.model
-        else:
-            model = self._models.get(
-                settings.model, self.notebook_dir, settings.env_file, call_policy(settings)
-            )
+        settings = run_settings(self.config, options)
+        recording = self.runs.recordings.start(
+            self.notebook_path,
+            options.thread or self.thread,
+            cell,
+            resume=resume,
+            mode=replay_mode(options.replay, settings.replay),
+            spec=settings.model,
+            make_model=lambda: self.model(settings),
+            redact=self.redactor(),
+            on_served=self.recorded_code.note_served,
+        )
+        model = recording.model if recording is not None else self.model(settings)
         new_thread = options.new
         if options.new:
             self._thread = self._fresh_thread()
@@ -399,25 +386,18 @@ class Session(SessionRuns):
         thread = self.thread
         self._run_options[thread] = replace(options, thread=thread, new=False)
         if cell is not None:
-            self._paused_cells[thread] = (cell, 0)
+            self.runs.recordings.turn(thread, cell)
         self.keys.add_context(options.context)
         outputs = OutputsBackend()
         storage = self.storage
         storage.thread_lock(thread).check()
         stop_button = StopButton()
-        arguments = self.agent_arguments(settings, self.filesystem(outputs, settings))
-        middleware: list[Any] = [StopButtonMiddleware(stop_button)]
-        code_running = self.recorded_code.code_running(arguments["tools"])
-        if code_running:  # a pause for code a research log served, whatever interrupt_on says
-            middleware.append(RecordedCodeApproval(self.recorded_code, code_running))
-        agent = create_research_agent(
-            model,
-            **arguments,
-            middleware=middleware,
-            store=storage.store,
-            checkpointer=storage.checkpointer,
-            name="agent",
+        backend = self.filesystem(outputs, settings)
+        redact = self.redactor()
+        arguments = agent_arguments(
+            self.shell, settings, backend, self.tools, self.recorded_code, redact
         )
+        agent = build_agent(model, arguments, storage, stop_button, self.recorded_code)
         metadata = {"thread": thread}
         if cell_id:
             metadata["cell_id"] = cell_id
@@ -434,6 +414,8 @@ class Session(SessionRuns):
             context=dict(options.context),
             config={"configurable": {"thread_id": thread}, "metadata": metadata},
             stop_button=stop_button,
+            storage=storage,
+            redact=redact,
             recording=recording,
         )
 
@@ -442,40 +424,3 @@ class Session(SessionRuns):
         runtime context...), so resuming it continues with the same; else the defaults."""
         name = thread or self.thread
         return self._run_options.get(name) or RunOptions(thread=name)
-
-    # -- inspecting ------------------------------------------------------------------------------
-    def prompt_for(self, thread: str | None = None) -> tuple[Any, str]:
-        """The system prompt of a thread, and what it is: the last one sent, or the next one.
-
-        After a run on `thread` in this kernel, the prompt its last model call received;
-        otherwise the prompt the next run will send with the current configuration.
-
-        Raises:
-            ValueError: A configuration file or the state folder is invalid.
-        """
-        from jupyter_deepagent.harness.agent import assemble_prompt
-        from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
-
-        name = thread or self.thread
-        if self.last_thread == name and self.last_trace is not None and self.last_trace.prompts:
-            return self.last_trace.prompts[-1], "as sent in the last model call"
-        settings = self._settings(RunOptions())
-        backend = self.filesystem(OutputsBackend(), settings)
-        assembly = assemble_prompt(**self.agent_arguments(settings, backend))
-        return assembly, "as the next run sends it"
-
-    def conversation_size(self, thread: str | None = None) -> tuple[int, int]:
-        """Messages kept in a thread and their approximate tokens.
-
-        Raises:
-            ValueError: The state folder is misconfigured or cannot be opened (see `storage`).
-        """
-        from jupyter_deepagent.harness.compression.tokens import messages_tokens
-
-        saved = self.storage.checkpointer.get_tuple(
-            {"configurable": {"thread_id": thread or self.thread}}
-        )
-        if saved is None:
-            return 0, 0
-        messages = saved.checkpoint.get("channel_values", {}).get("messages", [])
-        return len(messages), messages_tokens(messages)

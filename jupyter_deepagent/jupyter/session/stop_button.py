@@ -23,7 +23,7 @@ import signal
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import FrameType
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import ToolCallRequest
@@ -87,7 +87,7 @@ class StopButton:
         self._stopping = False
         previous = signal.getsignal(signal.SIGINT)
 
-        def interrupt(signum: int, frame: Any) -> None:
+        def interrupt(signum: int, frame: FrameType | None) -> None:
             self.stop_tools()
             if callable(previous):
                 previous(signum, frame)

@@ -5,15 +5,51 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, cast
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage, ToolMessage
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import Command, Interrupt, StateSnapshot
 
 __all__ = [
+    "CodeCall",
+    "PendingCall",
+    "ThreadAgent",
     "keep_stopped_request",
     "pending_requests",
     "resume_command",
     "settle_thread",
     "unanswered_calls",
 ]
+
+
+class ThreadAgent(Protocol):
+    """A compiled agent (LangGraph's `Pregel`) as far as its thread's checkpoints go."""
+
+    def get_state(self, config: RunnableConfig) -> StateSnapshot:
+        """The thread's latest state: its values, and the interrupts waiting."""
+
+    def update_state(
+        self, config: RunnableConfig, values: object, as_node: str | None = None
+    ) -> RunnableConfig:
+        """Write a new checkpoint, as if `as_node` had returned `values`."""
+
+
+class CodeCall(TypedDict):
+    """A tool call as approvals and refusals show it: the tool's name and its arguments."""
+
+    name: str
+    args: dict[str, object]
+
+
+class PendingCall(CodeCall):
+    """A tool call waiting for approval (an interrupt's action request), with the decisions its
+    tool allows."""
+
+    description: NotRequired[str]
+    allowed: list[str]
+
 
 _INTERRUPTED_CALL = (
     "This tool call was interrupted by the user (the notebook's stop button) before it finished; "
@@ -24,9 +60,9 @@ _ABANDONED_CALL = (
 )
 
 
-def pending_requests(interrupts: Any) -> list[dict[str, Any]]:
+def pending_requests(interrupts: Sequence[Interrupt] | None) -> list[PendingCall]:
     """The action requests of human-in-the-loop interrupts, with the decisions each allows."""
-    requests = []
+    requests: list[PendingCall] = []
     for interrupt in interrupts or ():
         value = getattr(interrupt, "value", None)
         if not isinstance(value, dict):
@@ -36,13 +72,18 @@ def pending_requests(interrupts: Any) -> list[dict[str, Any]]:
         }
         for action in value.get("action_requests", []):
             default = ["approve", "edit", "reject"]
-            requests.append({**action, "allowed": list(allowed.get(action["name"], default))})
+            allows = list(allowed.get(action["name"], default))
+            requests.append(cast("PendingCall", {**action, "allowed": allows}))
     return requests
 
 
 def resume_command(
-    interrupts: Any, decision: str, *, message: str = "", edits: Mapping[str, Any]
-) -> Any:
+    interrupts: Sequence[Interrupt],
+    decision: str,
+    *,
+    message: str = "",
+    edits: Mapping[str, object],
+) -> Command:
     """The LangGraph `Command` giving `decision` to every pending tool call of `interrupts`.
 
     Raises:
@@ -64,8 +105,8 @@ def resume_command(
 
 
 def _decision(
-    decision: str, request: dict[str, Any], message: str, edits: Mapping[str, Any]
-) -> dict[str, Any]:
+    decision: str, request: PendingCall, message: str, edits: Mapping[str, object]
+) -> dict[str, object]:
     if decision == "approve":
         return {"type": "approve"}
     if decision == "reject":
@@ -74,7 +115,7 @@ def _decision(
     return {"type": "edit", "edited_action": {"name": request["name"], "args": args}}
 
 
-def unanswered_calls(messages: Sequence[Any]) -> list[tuple[int, list[dict[str, Any]]]]:
+def unanswered_calls(messages: Sequence[BaseMessage]) -> list[tuple[int, list[dict[str, Any]]]]:
     """The tool calls no result answers, found by position: `(index of the AI message, calls)`.
 
     A call's results are the tool messages right after its AI message, up to the next message of
@@ -100,7 +141,9 @@ def unanswered_calls(messages: Sequence[Any]) -> list[tuple[int, list[dict[str, 
     return found
 
 
-def settle_thread(agent: Any, config: dict[str, Any], *, interrupted: bool = False) -> list[str]:
+def settle_thread(
+    agent: ThreadAgent, config: RunnableConfig, *, interrupted: bool = False
+) -> list[str]:
     """Answer every tool call the thread left without a result; say what was done.
 
     After a stop mid-run, the checkpoint ends with an AI message whose tool calls never ran;
@@ -141,7 +184,7 @@ def settle_thread(agent: Any, config: dict[str, Any], *, interrupted: bool = Fal
     return [f"the {len(missing)} interrupted calls ({names}) were marked as not completed"]
 
 
-def keep_stopped_request(agent: Any, config: dict[str, Any], payload: Any) -> bool:
+def keep_stopped_request(agent: ThreadAgent, config: RunnableConfig, payload: object) -> bool:
     """Save the request of a run stopped before LangGraph saved it, so the turn is not lost.
 
     A stop that lands as the run starts (the first run of a kernel spends seconds importing)
@@ -164,14 +207,16 @@ def keep_stopped_request(agent: Any, config: dict[str, Any], payload: Any) -> bo
     return bool(missing)
 
 
-def _with_answers(messages: list[Any], answers: dict[int, list[Any]]) -> list[Any]:
+def _with_answers(
+    messages: list[BaseMessage], answers: dict[int, list[ToolMessage]]
+) -> list[BaseMessage]:
     """The whole message list, replacing the old one, with each AI message's missing results
     inserted after the results it has."""
     from langchain_core.messages import RemoveMessage
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-    rebuilt: list[Any] = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
-    pending: list[Any] = []
+    rebuilt: list[BaseMessage] = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
+    pending: list[BaseMessage] = []
     for index, message in enumerate(messages):
         if pending and message.type != "tool":
             rebuilt += pending

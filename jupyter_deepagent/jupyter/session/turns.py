@@ -13,7 +13,13 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from jupyter_deepagent.jupyter.session.thread_state import ThreadAgent
 
 __all__ = [
     "CELL_METADATA_KEY",
@@ -73,7 +79,7 @@ def new_turn_id() -> str:
     return f"turn-{uuid.uuid4().hex}"
 
 
-def _head_message_ids(agent: Any, config: dict[str, Any]) -> set[str]:
+def _head_message_ids(agent: ThreadAgent, config: RunnableConfig) -> set[str]:
     try:
         state = agent.get_state(config)
     except Exception:
@@ -82,7 +88,9 @@ def _head_message_ids(agent: Any, config: dict[str, Any]) -> set[str]:
     return {m.id for m in messages if getattr(m, "id", None)}
 
 
-def rewind_to_turn(agent: Any, checkpointer: Any, config: dict[str, Any], key: str) -> str | None:
+def rewind_to_turn(
+    agent: ThreadAgent, checkpointer: BaseCheckpointSaver, config: RunnableConfig, key: str
+) -> str | None:
     """Fork the thread of `config` from where the cell `key`'s turn began, if it has one.
 
     The turn is found among the thread's checkpoints tagged with `key` whose user message is
@@ -91,8 +99,9 @@ def rewind_to_turn(agent: Any, checkpointer: Any, config: dict[str, Any], key: s
     first saved state grew from, the previous turn's end; a thread's first turn began empty.
     Returns the turn's old id, or None when the cell has no turn on the branch (nothing changes).
     """
-    thread_config = {"configurable": dict(config.get("configurable", {}))}
-    thread_config["configurable"].pop("checkpoint_id", None)
+    configurable = dict(config.get("configurable", {}))
+    configurable.pop("checkpoint_id", None)
+    thread_config: RunnableConfig = {"configurable": configurable}
     try:
         candidates = list(checkpointer.list(thread_config, filter={CELL_METADATA_KEY: key}))
     except Exception:
@@ -114,7 +123,7 @@ def rewind_to_turn(agent: Any, checkpointer: Any, config: dict[str, Any], key: s
     return str(earliest.metadata.get(TURN_METADATA_KEY))
 
 
-def _fork_empty(checkpointer: Any, thread_config: dict[str, Any]) -> None:
+def _fork_empty(checkpointer: BaseCheckpointSaver, thread_config: RunnableConfig) -> None:
     """Make an empty checkpoint the thread's head, a child of the current head (which stays in
     the history): the thread then continues as if new."""
     from langgraph.checkpoint.base import empty_checkpoint
@@ -122,6 +131,7 @@ def _fork_empty(checkpointer: Any, thread_config: dict[str, Any]) -> None:
     head = checkpointer.get_tuple(thread_config)
     if head is None:
         return
-    parent = {"configurable": {**head.config["configurable"]}}
-    parent["configurable"].setdefault("checkpoint_ns", "")
+    configurable = {**head.config["configurable"]}
+    configurable.setdefault("checkpoint_ns", "")
+    parent: RunnableConfig = {"configurable": configurable}
     checkpointer.put(parent, empty_checkpoint(), {"source": "fork", "step": -1, "parents": {}}, {})

@@ -20,8 +20,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jupyter_deepagent.jupyter.sidebar.protocol import (
     PROTOCOL_VERSION,
@@ -33,12 +34,19 @@ from jupyter_deepagent.jupyter.sidebar.protocol import (
     read_request,
 )
 
+if TYPE_CHECKING:
+    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.jupyter.session.session import Session
+    from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
+
 __all__ = [
     "FILE_CHARS",
     "LIVE_PUSH_INTERVAL",
     "MAX_SIDEBARS",
     "REQUEST_BURST",
     "REQUEST_WINDOW",
+    "Comm",
+    "Message",
     "SidebarChannel",
 ]
 
@@ -59,19 +67,39 @@ MAX_SIDEBARS = 16
 
 _now = time.monotonic  # the clock of the request limit
 
+Message = dict[str, object]
+"""A message of the sidebar protocol, JSON-ready (see `sidebar_protocol`)."""
+
+
+class Comm(Protocol):
+    """The kernel's end of one comm (`comm.base_comm.BaseComm`), as far as the channel uses it."""
+
+    def send(self, data: Message) -> None:
+        """Send a message to the browser."""
+
+    def close(self) -> None:
+        """Close the comm."""
+
+    def on_msg(self, callback: Callable[[object], None]) -> None:
+        """Call `callback` with each message from the browser."""
+
+    def on_close(self, callback: Callable[[object], None]) -> None:
+        """Call `callback` when the browser closes the comm."""
+
 
 class SidebarChannel:
-    """Answers the sidebar's requests from the magics' run history and the run in progress.
+    """Answers the sidebar's requests from the session's run history and the run in progress.
 
     Args:
-        magics: The `AgentMagics` of this kernel (its `history` and, once created, `_session`).
+        session: The kernel's session (its runs' history; its notebook folder and settings say
+            which of a run's files are on disk).
     """
 
-    def __init__(self, magics: Any) -> None:
-        self.magics = magics
-        self.comms: list[Any] = []
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.comms: list[Comm] = []
         self._lock = threading.RLock()
-        self._live: tuple[str, Any] | None = None  # (thread, InspectorBuilder) of the running cell
+        self._live: tuple[str, InspectorBuilder] | None = None  # of the running cell
         self._last_push = 0.0
         self._current: str | None = None
         self._served: set[str] = set()  # virtual paths sent in a snapshot's `files`: readable
@@ -102,7 +130,7 @@ class SidebarChannel:
             except Exception:
                 pass
 
-    def open(self, comm: Any, msg: dict[str, Any]) -> None:
+    def open(self, comm: Comm, msg: object) -> None:
         """A sidebar opened a comm: keep it, answer what its open message asks."""
         with self._lock:
             full = len(self.comms) >= MAX_SIDEBARS
@@ -129,7 +157,7 @@ class SidebarChannel:
         else:
             self._send(comm, self.threads_message(None))
 
-    def receive(self, comm: Any, msg: Any) -> None:
+    def receive(self, comm: Comm, msg: object) -> None:
         """Answer one message from the sidebar; never raises, and drops a flood unanswered."""
         ident = None
         try:
@@ -156,7 +184,7 @@ class SidebarChannel:
             )
         self._send(comm, reply)
 
-    def answer(self, request: Request) -> dict[str, Any]:
+    def answer(self, request: Request) -> Message:
         """The reply to a checked request."""
         if request.want == "threads":
             return self.threads_message(request.id)
@@ -164,7 +192,7 @@ class SidebarChannel:
             return self.file_message(str(request.path), request.id)
         return self.snapshot_message(request.thread, request.run, request.id)
 
-    def _admit(self, comm: Any) -> bool:
+    def _admit(self, comm: Comm) -> bool:
         """True if `comm` asked fewer than `REQUEST_BURST` requests in the last `REQUEST_WINDOW`."""
         now = _now()
         with self._lock:
@@ -175,9 +203,9 @@ class SidebarChannel:
             return True
 
     # -- messages -----------------------------------------------------------------------------------
-    def threads_message(self, ident: str | None) -> dict[str, Any]:
+    def threads_message(self, ident: str | None) -> Message:
         """The `threads` message: every thread with runs in this kernel."""
-        runs = self.magics.history.counts()
+        runs = self.session.runs.history.counts()
         live = self._live[0] if self._live else None
         names = list(runs)
         if live is not None and live not in names:
@@ -194,7 +222,7 @@ class SidebarChannel:
             "current": live or self._current,
         }
 
-    def snapshot_message(self, thread: str | None, run: int, ident: str | None) -> dict[str, Any]:
+    def snapshot_message(self, thread: str | None, run: int, ident: str | None) -> Message:
         """The `snapshot` message of run `run` of `thread` (None: the current thread).
 
         Raises:
@@ -208,12 +236,12 @@ class SidebarChannel:
         if name is None:
             msg = "no %%agent run in this kernel yet: run an %%agent cell"
             raise ValueError(msg)
-        history = self.magics.history
+        history = self.session.runs.history
         runs = history.counts().get(name, 0)
         is_live = live is not None and live[0] == name
         total = runs + is_live
         index = run if run > 0 else total + 1 + run
-        if is_live and index == total:
+        if live is not None and is_live and index == total:
             with self._lock:
                 snap = live[1].snapshot()
         else:
@@ -223,7 +251,7 @@ class SidebarChannel:
 
     def _snapshot(
         self, snap: dict[str, Any], thread: str, run: int, runs: int, live: bool, ident: str | None
-    ) -> dict[str, Any]:
+    ) -> Message:
         from jupyter_deepagent.trace.inspector.html import static_html
 
         return {
@@ -255,9 +283,9 @@ class SidebarChannel:
     def local_path(self, virtual: str) -> tuple[Path, str] | None:
         """The file on disk of a virtual path and its path relative to the notebook's folder;
         None unless it is a file of the workspace or a harness folder inside that folder."""
-        session = getattr(self.magics, "_session", None)
+        session = self.session
         mount, _, rest = virtual.lstrip("/").partition("/")
-        if session is None or not rest:
+        if not rest:
             return None
         try:
             from jupyter_deepagent.project.storage.artifacts import ARTIFACT_MOUNTS, artifact_folder
@@ -276,7 +304,7 @@ class SidebarChannel:
             return None
         return local, local.relative_to(root).as_posix()
 
-    def file_message(self, virtual: str, ident: str | None) -> dict[str, Any]:
+    def file_message(self, virtual: str, ident: str | None) -> Message:
         """The `file` message: the text of a run's file on disk (at most `FILE_CHARS`).
 
         Raises:
@@ -305,7 +333,7 @@ class SidebarChannel:
         }
 
     # -- the live run -------------------------------------------------------------------------------
-    def run_started(self, thread: str, previous_prompt: dict[str, Any] | None) -> None:
+    def run_started(self, thread: str, previous_prompt: dict[str, object] | None) -> None:
         """A `%%agent` cell starts a run on `thread`: follow its events."""
         from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
 
@@ -315,7 +343,7 @@ class SidebarChannel:
             self._last_push = 0.0
         self._broadcast(lambda: self.threads_message(None))
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: RunEvent) -> None:
         """One event of the running cell: sent as it is, and the snapshot a few times a second."""
         with self._lock:
             live = self._live
@@ -341,7 +369,7 @@ class SidebarChannel:
         self._broadcast(lambda: self.snapshot_message(live[0], -1, None))
 
     # -- sending ------------------------------------------------------------------------------------
-    def _broadcast(self, build: Any) -> None:
+    def _broadcast(self, build: Callable[[], Message]) -> None:
         with self._lock:
             comms = list(self.comms)
         if not comms:
@@ -353,13 +381,13 @@ class SidebarChannel:
         for comm in comms:
             self._send(comm, message)
 
-    def _send(self, comm: Any, message: dict[str, Any]) -> None:
+    def _send(self, comm: Comm, message: Message) -> None:
         try:
             comm.send(message)
         except Exception:
             self._forget(comm)
 
-    def _forget(self, comm: Any) -> None:
+    def _forget(self, comm: Comm) -> None:
         with self._lock:
             if comm in self.comms:
                 self.comms.remove(comm)
