@@ -159,7 +159,7 @@ class RunView:
             RecordedCodeNotApproved: Headless without `--approve-recorded`, code from the
                 research log waits for approval (shown briefly).
         """
-        from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import output_displays
+        from jupyter_deepagent.jupyter.views.output_files import output_displays
 
         view = self.view
         if view is None:  # pragma: no cover - `CellRuns.run` starts the view before it runs
