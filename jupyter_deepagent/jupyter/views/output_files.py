@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from html import escape
-from typing import Any
+
+from jupyter_deepagent.events import FILE_WRITTEN, MODEL_CALL, RunEvent
 
 __all__ = ["show_files", "written_order"]
 
 
-def _show(obj: Any) -> None:
+def _show(obj: object) -> None:
     from IPython.display import display
 
     display(obj)
@@ -22,7 +23,9 @@ class _Caption:
     def __init__(self, path: str) -> None:
         self.path = path
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, str], dict[str, object]]:
         from jupyter_deepagent.trace.safe_html import clean_html
 
         html = (  # the agent chose the name: escaped, and cleaned inside the caption's own box
@@ -37,16 +40,16 @@ class _Caption:
         )
 
 
-def written_order(events: Iterable[dict[str, Any]], mount: str = "/outputs/") -> list[str]:
+def written_order(events: Iterable[RunEvent], mount: str = "/outputs/") -> list[str]:
     """Paths under `mount` in the order the run wrote them: the order of the `write_file` and
     `edit_file` calls in the model's replies (calls of one reply run concurrently, so the order
     they finish in, which `file_written` events follow, changes from run to run; their order in
     the reply does not). When there are `file_written` events, only the files they name count."""
     events = list(events)
-    written = [e.get("path") for e in events if e.get("type") == "file_written"]
-    called: list[Any] = []
+    written = [e.get("path") for e in events if e["type"] == FILE_WRITTEN]
+    called: list[object] = []
     for event in events:
-        if event.get("type") != "model_call":
+        if event["type"] != MODEL_CALL:
             continue
         data = (event.get("reply") or {}).get("data") or {}
         called += [
@@ -63,11 +66,11 @@ def written_order(events: Iterable[dict[str, Any]], mount: str = "/outputs/") ->
 
 
 def show_files(
-    displays: list[tuple[str, Any]],
+    displays: list[tuple[str, object]],
     *,
     rich: bool,
     order: Iterable[str] = (),
-    place: Callable[[Any], None] | None = None,
+    place: Callable[[object], None] | None = None,
 ) -> None:
     """The `/outputs/` files (from `output_displays`), each under a caption naming its path, in
     the order they were written (`order`; files not in it follow by path)."""
