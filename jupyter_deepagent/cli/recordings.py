@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_deepagent.events import MODEL_CALL
 from jupyter_deepagent.jupyter.session.turns import source_key
 from jupyter_deepagent.trace.research_log.log import LogProblem, ResearchLog, log_path_for
 
@@ -83,7 +84,7 @@ def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
 def _incomplete(name: str, record: dict[str, Any]) -> list[LogProblem]:
     """A problem when a record lacks the response of a model call it made."""
     calls = record.get("calls", [])
-    made = [e for e in record.get("events", []) if e.get("type") == "model_call"]
+    made = [e for e in record.get("events", []) if e.get("type") == MODEL_CALL]
     if any(not call.get("response") for call in calls) or len(calls) < len(made):
         return [
             LogProblem(

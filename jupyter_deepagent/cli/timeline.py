@@ -6,6 +6,8 @@ import json
 import time
 from typing import Any
 
+from jupyter_deepagent.events import RUN_STARTED, TOOL_CALL
+
 __all__ = ["format_timeline", "timeline"]
 
 
@@ -56,7 +58,7 @@ def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if record.get("kind") not in ("run", "resume"):
             continue
         events = record.get("events", [])
-        title = next((e.get("input") for e in events if e.get("type") == "run_started"), "")
+        title = next((e.get("input") for e in events if e.get("type") == RUN_STARTED), "")
         decision = _decision(record)
         if decision:
             title = decision
@@ -78,7 +80,7 @@ def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
                     + f"{e.get('tool')} {_args(e.get('args'))}".rstrip()
                     for e in events
-                    if e.get("type") == "tool_call"
+                    if e.get("type") == TOOL_CALL
                 ],
             }
         )

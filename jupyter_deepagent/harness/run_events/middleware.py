@@ -16,6 +16,7 @@ from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
+from jupyter_deepagent.events import FILE_WRITTEN, TODOS, TOOL_CALL, TOOL_RESULT
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step, summarize_args
 from jupyter_deepagent.harness.run_events.model_call_event import as_ai_message, emit_model_call
 
@@ -90,7 +91,7 @@ class RunEventsMiddleware(AgentMiddleware):
         call = request.tool_call
         step = run_step(request.state["messages"]) if isinstance(request.state, dict) else 0
         emit_event(
-            "tool_call",
+            TOOL_CALL,
             step=step,
             tool=call["name"],
             tool_call_id=call.get("id"),
@@ -115,7 +116,7 @@ class RunEventsMiddleware(AgentMiddleware):
         elif message is not None and message.status == "error":
             error = content
         emit_event(
-            "tool_result",
+            TOOL_RESULT,
             step=step,
             tool=call["name"],
             tool_call_id=call.get("id"),
@@ -125,12 +126,12 @@ class RunEventsMiddleware(AgentMiddleware):
             error=error,
         )
         if call["name"] == "write_todos" and error is None:
-            emit_event("todos", step=step, todos=list(call.get("args", {}).get("todos", [])))
+            emit_event(TODOS, step=step, todos=list(call.get("args", {}).get("todos", [])))
         if call["name"] in _FILE_WRITING_TOOLS and error is None:
             args = call.get("args", {})
             text = args.get(_FILE_WRITING_TOOLS[call["name"]])
             emit_event(
-                "file_written",
+                FILE_WRITTEN,
                 step=step,
                 path=str(args.get("file_path", "")),
                 tool=call["name"],

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
 
+from jupyter_deepagent.events import MODEL_CALL
 from jupyter_deepagent.harness.compression.tokens import messages_tokens
 from jupyter_deepagent.harness.models.label import model_label
 from jupyter_deepagent.harness.run_events.event_stream import emit_event
@@ -38,7 +39,7 @@ def emit_model_call(
     if estimated:
         tokens_in = messages_tokens(list(sent))
     emit_event(
-        "model_call",
+        MODEL_CALL,
         step=step,
         purpose=purpose,
         model=model_label(model),

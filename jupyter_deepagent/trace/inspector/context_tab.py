@@ -121,7 +121,7 @@ class ContextTracker:
         sizes = self._results.get(call_id)
         form = self._forms.get(call_id)
         if sizes is not None and form is not None:
-            sizes[0] = sizes[1] if form == "offloaded" else sizes[2]
+            sizes[0] = sizes[1] if form == OFFLOADED else sizes[2]
 
     def _fold(self, tokens_after: int) -> None:
         """After a summary, only the most recent results that fit in what is left are sent."""
