@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent.events import MODEL_CALL
 from jupyter_deepagent.jupyter.session.turns import source_key
 from jupyter_deepagent.trace.research_log.log import LogProblem, ResearchLog, log_path_for
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = ["AgentCell", "agent_cells", "check_recordings"]
 
@@ -25,7 +28,7 @@ class AgentCell:
     title: str
 
 
-def agent_cells(notebook: Any) -> list[AgentCell]:
+def agent_cells(notebook: NotebookNode) -> list[AgentCell]:
     """The `%%agent` cells of an nbformat notebook, in order."""
     cells = []
     for index, cell in enumerate(notebook.cells):
@@ -41,7 +44,7 @@ def agent_cells(notebook: Any) -> list[AgentCell]:
     return cells
 
 
-def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
+def check_recordings(path: Path, notebook: NotebookNode) -> list[LogProblem]:
     """Problems of a notebook's research log: its hash chain, any agent cell without a
     complete recording (a finished run whose every model call has its response), and any
     recorded resume lacking a response or its human decision.

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, cast
 
 from jupyter_deepagent.events import RUN_STARTED, TOOL_CALL
 
 __all__ = ["format_timeline", "timeline"]
 
 
-def _tokens(count: Any) -> str:
-    count = int(count or 0)
+def _tokens(value: object) -> str:
+    count = int(cast("int", value) or 0)
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
@@ -23,7 +23,7 @@ def _when(record: dict[str, Any]) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started))
 
 
-def _args(args: Any) -> str:
+def _args(args: object) -> str:
     if not isinstance(args, dict):
         return ""
     parts = []

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
 from jupyter_deepagent.events import FILE_WRITTEN, TODOS, TOOL_CALL, TOOL_RESULT
@@ -31,7 +30,7 @@ class RunEventsMiddleware(AgentMiddleware):
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
+    ) -> ModelResponse | AIMessage | ExtendedModelResponse:
         started = time.perf_counter()
         response = handler(request)
         self._model_event(request, response, time.perf_counter() - started)
@@ -39,7 +38,7 @@ class RunEventsMiddleware(AgentMiddleware):
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
+    ) -> ModelResponse | AIMessage | ExtendedModelResponse:
         started = time.perf_counter()
         response = await handler(request)
         self._model_event(request, response, time.perf_counter() - started)
@@ -75,7 +74,7 @@ class RunEventsMiddleware(AgentMiddleware):
 
     # -- event building ---------------------------------------------------------------------------
     @staticmethod
-    def _model_event(request: ModelRequest, response: Any, seconds: float) -> None:
+    def _model_event(request: ModelRequest, response: ModelResponse, seconds: float) -> None:
         system = [request.system_message] if request.system_message is not None else []
         emit_model_call(
             step=run_step(request.state["messages"]) + 1,
@@ -102,7 +101,7 @@ class RunEventsMiddleware(AgentMiddleware):
     @staticmethod
     def _tool_finished(
         request: ToolCallRequest,
-        result: Any,
+        result: ToolMessage | Command | None,
         seconds: float,
         step: int,
         exc: BaseException | None = None,
@@ -139,7 +138,7 @@ class RunEventsMiddleware(AgentMiddleware):
             )
 
 
-def _tool_message(result: Any) -> ToolMessage | None:
+def _tool_message(result: ToolMessage | Command | None) -> ToolMessage | None:
     if isinstance(result, ToolMessage):
         return result
     if isinstance(result, Command) and isinstance(result.update, dict):

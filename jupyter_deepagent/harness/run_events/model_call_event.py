@@ -6,8 +6,8 @@ again without the model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
 
@@ -22,7 +22,7 @@ __all__ = ["as_ai_message", "emit_model_call"]
 def emit_model_call(
     *,
     step: int,
-    model: Any,
+    model: object,
     sent: Sequence[BaseMessage],
     reply: AIMessage | None,
     seconds: float,
@@ -33,7 +33,7 @@ def emit_model_call(
     Raises:
         ValueError: Never for a well-formed call (the event is checked against the schema).
     """
-    usage = (reply.usage_metadata if reply is not None else None) or {}
+    usage: Mapping[str, object] = (reply.usage_metadata if reply is not None else None) or {}
     tokens_in = usage.get("input_tokens")
     estimated = tokens_in is None
     if estimated:
@@ -53,7 +53,7 @@ def emit_model_call(
     )
 
 
-def as_ai_message(response: Any) -> AIMessage | None:
+def as_ai_message(response: object) -> AIMessage | None:
     """The AI message of a model's response (a message, a `ModelResponse` or an extended one)."""
     if isinstance(response, AIMessage):
         return response
@@ -64,7 +64,7 @@ def as_ai_message(response: Any) -> AIMessage | None:
     return None
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> object:
     """`value` with anything JSON cannot hold (a provider's enum, say) as text; strings are
     shared, not copied, so a long tool argument costs no second copy."""
     if value is None or isinstance(value, (str, bool, int, float)):

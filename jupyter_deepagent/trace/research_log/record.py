@@ -57,7 +57,9 @@ def run_record(
 ) -> dict[str, Any]:
     """The record of one cell's run, ready for `ResearchLog.append`."""
     slim = [_slim(event) for event in events]
-    finished = next((e for e in reversed(slim) if e.get("type") == RUN_FINISHED), {})
+    finished: dict[str, object] = next(
+        (e for e in reversed(slim) if e.get("type") == RUN_FINISHED), {}
+    )
     record = {
         "v": RECORD_VERSION,
         "kind": "run",

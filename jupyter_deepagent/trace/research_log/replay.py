@@ -307,7 +307,7 @@ def _as_chunk(message: BaseMessage) -> AIMessageChunk:
     calls = getattr(message, "tool_calls", None) or []
     return AIMessageChunk(
         content=message.content,
-        tool_call_chunks=[  # type: ignore[arg-type]
+        tool_call_chunks=[
             {"name": c["name"], "args": json.dumps(c["args"]), "id": c.get("id"), "index": i}
             for i, c in enumerate(calls)
         ],
