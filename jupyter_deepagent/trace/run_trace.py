@@ -150,13 +150,13 @@ class RunTrace:
 
     # -- display: the inspector, not a dump of the state -------------------------------------------
     def __repr__(self) -> str:
-        from jupyter_deepagent.trace.inspector.text import trace_line
+        from jupyter_deepagent.trace.inspector import trace_line
 
         return trace_line(self.events, len(self.messages))
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         """The inspector as static HTML and plain text (a notebook shows the live widget)."""
-        from jupyter_deepagent.trace.inspector.html import static_bundle
+        from jupyter_deepagent.trace.inspector import static_bundle
 
         return static_bundle(self.events)
 

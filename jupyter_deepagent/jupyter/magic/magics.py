@@ -388,8 +388,7 @@ class AgentMagics(Magics):
             raise UsageError(str(exc)) from None
         previous = self.history.previous_prompt(name, before=trace)
         if is_terminal(self.shell):
-            from jupyter_deepagent.trace.inspector.snapshot import build_snapshot
-            from jupyter_deepagent.trace.inspector.text import snapshot_text
+            from jupyter_deepagent.trace.inspector import build_snapshot, snapshot_text
 
             print(snapshot_text(build_snapshot(trace.events, previous)))
             return

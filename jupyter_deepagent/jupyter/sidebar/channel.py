@@ -200,7 +200,7 @@ class SidebarChannel:
         Raises:
             ValueError: No such thread or run in this kernel (the reply says which there are).
         """
-        from jupyter_deepagent.trace.inspector.snapshot import build_snapshot
+        from jupyter_deepagent.trace.inspector import build_snapshot
 
         with self._lock:
             live = self._live
@@ -224,7 +224,7 @@ class SidebarChannel:
     def _snapshot(
         self, snap: dict[str, Any], thread: str, run: int, runs: int, live: bool, ident: str | None
     ) -> dict[str, Any]:
-        from jupyter_deepagent.trace.inspector.html import static_html
+        from jupyter_deepagent.trace.inspector import static_html
 
         return {
             "protocol": PROTOCOL_VERSION,
@@ -307,7 +307,7 @@ class SidebarChannel:
     # -- the live run -------------------------------------------------------------------------------
     def run_started(self, thread: str, previous_prompt: dict[str, Any] | None) -> None:
         """A `%%agent` cell starts a run on `thread`: follow its events."""
-        from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
+        from jupyter_deepagent.trace.inspector import InspectorBuilder
 
         with self._lock:
             self._live = (thread, InspectorBuilder(previous_prompt))
