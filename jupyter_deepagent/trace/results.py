@@ -56,7 +56,9 @@ def _ordered_tasks(
     started: dict[str, float] = {}
     finished: dict[str, SubagentFinishedEvent] = {}
     for position, event in enumerate(events):
-        if event["type"] not in (SUBAGENT_STARTED, SUBAGENT_FINISHED) or not event.get("task_id"):
+        if "type" not in event or event["type"] not in (SUBAGENT_STARTED, SUBAGENT_FINISHED):
+            continue
+        if not event.get("task_id"):
             continue
         task_id = str(event["task_id"])
         turn = event.get("turn_id")

@@ -62,7 +62,7 @@ class RunTrace:
     @classmethod
     def from_events(cls, events: Iterable[RunEvent]) -> RunTrace:
         """A trace of these events alone (no state, no interrupts)."""
-        return cls(events=[event.copy() for event in events])
+        return cls(events=[cast("RunEvent", dict(event)) for event in events])
 
     def to_jsonl(self, path: str | Path) -> None:
         """Write the events to `path`, one JSON object per line (UTF-8)."""
@@ -113,14 +113,15 @@ class RunTrace:
     def prompts(self) -> list[PromptAssembly]:
         """The system prompt of each of the main agent's model calls, in order (a `prompt` event
         without an assembly repeats the last one with the same hash)."""
-        known: dict[str, PromptAssembly] = {}
+        known: dict[str | None, PromptAssembly] = {}
         prompts = []
         for event in self.events:
-            if event["type"] != PROMPT or event["task_id"] is not None:
+            if event["type"] != PROMPT or event.get("task_id") is not None:
                 continue
-            digest = event["hash"]
-            if event["assembly"] is not None:
-                assembly = PromptAssembly.from_dict(event["assembly"])
+            digest = event.get("hash")
+            given = event.get("assembly")
+            if given is not None:
+                assembly = PromptAssembly.from_dict(given)
                 known[digest] = assembly
             elif digest in known:
                 assembly = known[digest]
@@ -311,7 +312,7 @@ def _run_finished(events: list[RunEvent]) -> RunFinishedEvent | None:
 
 
 def _main_step(trace: RunTrace) -> int:
-    steps = [e["step"] for e in _model_calls(trace) if e["task_id"] is None]
+    steps = [e["step"] for e in _model_calls(trace) if e.get("task_id") is None]
     return max(steps, default=0)
 
 

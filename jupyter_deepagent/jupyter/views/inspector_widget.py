@@ -2,7 +2,7 @@
 
 Collapsed, it is one summary line (model, model calls, tokens, a small gauge, status); the toggle
 opens five tabs (Prompt, Skills, Files, Context, Subagents). Each tab is an `ipywidgets.HTML` pane
-showing a fragment of `trace.inspector_html`, the views shared with the static fallback and the
+showing a fragment of `trace.inspector.html`, the views shared with the static fallback and the
 JupyterLab sidebar. While the agent runs, `on_event` feeds the snapshot and re-renders at most
 `LIVE_INTERVAL` apart: the summary line and the Context tab (gauge, step chart) always, the other
 tabs when they are open. Only panes whose HTML changed are sent to the browser, and every pane's

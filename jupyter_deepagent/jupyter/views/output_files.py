@@ -46,10 +46,10 @@ def written_order(events: Iterable[RunEvent], mount: str = "/outputs/") -> list[
     they finish in, which `file_written` events follow, changes from run to run; their order in
     the reply does not). When there are `file_written` events, only the files they name count."""
     events = list(events)
-    written = [e.get("path") for e in events if e["type"] == FILE_WRITTEN]
+    written = [e.get("path") for e in events if "type" in e and e["type"] == FILE_WRITTEN]
     called: list[object] = []
     for event in events:
-        if event["type"] != MODEL_CALL:
+        if "type" not in event or event["type"] != MODEL_CALL:
             continue
         data = (event.get("reply") or {}).get("data") or {}
         called += [

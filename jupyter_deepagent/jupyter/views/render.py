@@ -7,7 +7,7 @@ ends: the final answer, the `/outputs/` files, the subagent results, or the tool
 for approval. Terminal IPython gets the same as plain printed lines.
 
 Text the model or agent wrote reaches the page only as HTML rendered and cleaned in the kernel
-(`trace.safe_html`, shown through `jupyter.safe_display`), never as Markdown for the page to
+(`trace.safe_html`, shown through `jupyter.views.safe_display`), never as Markdown for the page to
 render: the page would run its raw HTML.
 """
 

@@ -5,12 +5,12 @@ place a run is looked at, with nothing to build or load. The cell widget puts th
 `ipywidgets.HTML` panes (and replaces only the live ones while the agent runs), the static
 fallback of a saved notebook (nbconvert HTML, GitHub, VS Code without widget state) joins them
 with CSS-only tabs inside a `<details>`, and the JupyterLab sidebar asks the kernel for them over
-its comm. Charts are plain SVG (`inspector_svg`); colours are JupyterLab theme variables with
+its comm. Charts are plain SVG (`svg`); colours are JupyterLab theme variables with
 light-theme fallbacks, so a dark theme is followed where the page defines them.
 
 Every function takes the snapshot of `trace.inspector` (or one of its parts) and returns text;
 all text from the run is escaped. What leaves the kernel is cleaned as well (`static_html` here,
-the widget's panes in `jupyter.inspector_widget`) by the views' allow-list
+the widget's panes in `jupyter.views.inspector_widget`) by the views' allow-list
 (`trace.safe_html.clean_view_html`), so a text a view forgot to escape still cannot run; the
 stylesheet, the kernel's own constant, is added after cleaning.
 """

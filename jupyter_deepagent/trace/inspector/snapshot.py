@@ -13,9 +13,9 @@ The snapshot (every value JSON):
   share of the total, text, `change`: "new", "changed" or None against the prompt before it in
   this run, or the previous run's last prompt), `tokens`, `calls` (prompts sent), `removed`
 - `skills`: `available` (name, description, path, `loaded_step`), `loaded` events, `skipped`
-- `files`: artifacts and written files grouped by `mount` (see `inspector_files`)
+- `files`: artifacts and written files grouped by `mount` (see `files_tab`)
 - `context`: the gauge (last request, window, trigger), its `breakdown`, per-step `steps` and the
-  compression `marks` (see `inspector_context`)
+  compression `marks` (see `context_tab`)
 - `subagents`: the results table (`columns`, `rows`, as `results_frame()` has them) and each
   task's `transcript`
 - `todos`, `warnings`
@@ -118,6 +118,8 @@ class InspectorBuilder:
 
     def add(self, event: RunEvent) -> None:
         """Take one run event (unknown types are ignored)."""
+        if "type" not in event:  # not a run event
+            return
         main = event.get("task_id") is None
         self.files.add(event)
         self.tasks.add(event)

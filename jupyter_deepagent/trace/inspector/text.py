@@ -82,10 +82,11 @@ def snapshot_text(snap: Snapshot) -> str:
 def trace_line(events: Sequence[RunEvent], messages: int) -> str:
     """`repr(RunTrace)`: one line (status, model calls, tokens, events, messages), never the state."""
     finished: RunFinishedEvent | None = next(
-        (e for e in reversed(events) if e["type"] == RUN_FINISHED), None
+        (e for e in reversed(events) if "type" in e and e["type"] == RUN_FINISHED),
+        None,
     )
     if finished is None:
-        calls = [e for e in events if e["type"] == MODEL_CALL]
+        calls = [e for e in events if "type" in e and e["type"] == MODEL_CALL]
         status, count = "running", len(calls)
         tokens_in = sum(int(e.get("tokens_in") or 0) for e in calls)
     else:
