@@ -182,10 +182,11 @@ class CellView:
         task_id = str(event.get("task_id"))
         if task_id not in self._tasks:
             # tasks of one model turn start in any order: number them by their place in the turn
-            task = event if event["type"] in (SUBAGENT_STARTED, SUBAGENT_FINISHED) else None
-            turn = str((task and task.get("turn_id")) or f"task:{task_id}")
-            base = self._turns.setdefault(turn, len(self._tasks))
-            number = base + int((task and task.get("call_index")) or 0) + 1
+            turn_id, index = None, 0  # a subagent's own step says neither
+            if event["type"] in (SUBAGENT_STARTED, SUBAGENT_FINISHED):
+                turn_id, index = event.get("turn_id"), event.get("call_index") or 0
+            base = self._turns.setdefault(str(turn_id or f"task:{task_id}"), len(self._tasks))
+            number = base + index + 1
             self._tasks[task_id] = f"{event.get('agent')} #{number}"
         return self._tasks[task_id]
 
