@@ -91,13 +91,14 @@ def _received(chunk: object) -> RunEvent:
     return cast("RunEvent", dict(cast("RunEvent", chunk)))
 
 
-def _as_messages(state: Mapping[str, Any]) -> dict[str, Any]:
+def _as_messages(state: Mapping[str, object]) -> dict[str, object]:
     """The state's values with its messages (JSON from the server) as LangChain messages."""
     from langchain_core.messages import convert_to_messages
 
     values = dict(state)
-    if isinstance(values.get("messages"), list):
-        values["messages"] = convert_to_messages(values["messages"])
+    messages = values.get("messages")
+    if isinstance(messages, list):
+        values["messages"] = convert_to_messages(messages)
     return values
 
 

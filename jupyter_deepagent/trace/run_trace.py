@@ -370,7 +370,7 @@ def _runnable(config: dict[str, Any] | None) -> RunnableConfig | None:
 
 
 def _stream_options(context: object) -> dict[str, Any]:
-    """Pregel's stream options (typed per option by its overloads, so given as `Any`)."""
+    """Pregel's stream options (its overloads type each option; the dict is loosely typed)."""
     options: dict[str, Any] = {"stream_mode": ["values", "updates"]}
     if context is not None:
         options["context"] = context

@@ -33,7 +33,7 @@ def versions() -> dict[str, str]:
     return found
 
 
-def _slim(event: Any) -> dict[str, Any]:
+def _slim(event: object) -> dict[str, Any]:
     data = dict(event) if isinstance(event, dict) else dict(getattr(event, "__dict__", {}))
     if data.get("type") == TOOL_RESULT and isinstance(data.get("content"), str):
         data["content"] = text_digest(data["content"])
@@ -44,7 +44,7 @@ def _slim(event: Any) -> dict[str, Any]:
 
 def run_record(
     *,
-    events: Iterable[Any],
+    events: Iterable[object],
     calls: list[dict[str, Any]],
     cell_id: str | None,
     source_key: str,
@@ -52,7 +52,7 @@ def run_record(
     mode: str,
     outcome: str,
     model: str,
-    profile: Any,
+    profile: object,
     redact: Callable[[str], str] = str,
 ) -> dict[str, Any]:
     """The record of one cell's run, ready for `ResearchLog.append`."""
