@@ -17,6 +17,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = ["main"]
 
@@ -71,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_notebook(path: Path) -> object:
+def _read_notebook(path: Path) -> NotebookNode:
     import nbformat
 
     try:

@@ -20,7 +20,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from jupyter_client.client import KernelClient
+    from nbformat import NotebookNode
 
 __all__ = ["CellReport", "RunReport", "run_notebook"]
 
@@ -58,7 +62,7 @@ class RunReport:
 
 
 def _execute_with_cell_id(
-    kc: Any, current: Callable[[], str | None], recorded_code: str = "refuse"
+    kc: KernelClient, current: Callable[[], str | None], recorded_code: str = "refuse"
 ) -> Callable[..., str]:
     """`kc.execute`, but the request's metadata carries the running cell's id and what to do
     with code from the research log ("approve" or "refuse")."""
@@ -68,7 +72,7 @@ def _execute_with_cell_id(
         code: str,
         silent: bool = False,
         store_history: bool = True,
-        user_expressions: dict[str, Any] | None = None,
+        user_expressions: dict[str, str] | None = None,
         allow_stdin: bool | None = None,
         stop_on_error: bool = True,
     ) -> str:
@@ -91,7 +95,7 @@ def _execute_with_cell_id(
     return execute
 
 
-def _summary(cell: Any) -> dict[str, Any] | None:
+def _summary(cell: NotebookNode) -> dict[str, object] | None:
     for output in cell.get("outputs", []):
         run = output.get("metadata", {}).get("jupyter_deepagent", {}).get("run")
         if isinstance(run, dict):
@@ -99,14 +103,19 @@ def _summary(cell: Any) -> dict[str, Any] | None:
     return None
 
 
-def _error(cell: Any) -> tuple[str, str] | None:
+def _error(cell: NotebookNode) -> tuple[str, str] | None:
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             return str(output.get("ename", "")), str(output.get("evalue", ""))
     return None
 
 
-def _resume_cells(notebook: Any) -> list[tuple[int, str]]:
+def _count(value: object) -> int:
+    """A count from a cell's run summary (0 when missing)."""
+    return int(cast("int", value) or 0)
+
+
+def _resume_cells(notebook: NotebookNode) -> list[tuple[int, str]]:
     """The `%agent resume ...` cells (position, their line): they replay a paused cell's run."""
     found = []
     for index, cell in enumerate(notebook.cells):
@@ -156,10 +165,10 @@ def run_notebook(
     bar = tqdm(total=code_cells, desc=path.name, unit="cell", disable=not progress, leave=False)
     state: dict[str, Any] = {"cell_id": None, "started": 0.0}
 
-    def on_start(cell: Any, cell_index: int, **_: Any) -> None:
+    def on_start(cell: NotebookNode, cell_index: int, **_: object) -> None:
         state["cell_id"], state["started"] = cell.get("id"), time.perf_counter()
 
-    def on_executed(cell: Any, cell_index: int, **_: Any) -> None:
+    def on_executed(cell: NotebookNode, cell_index: int, **_: object) -> None:
         bar.update(1)
         row = by_index.get(cell_index)
         if row is None:
@@ -168,8 +177,8 @@ def run_notebook(
         summary, error = _summary(cell), _error(cell)
         if summary:
             row.outcome = str(summary.get("replay"))
-            row.calls = int(summary.get("calls") or 0)
-            row.tokens = int(summary.get("tokens_in") or 0) + int(summary.get("tokens_out") or 0)
+            row.calls = _count(summary.get("calls"))
+            row.tokens = _count(summary.get("tokens_in")) + _count(summary.get("tokens_out"))
         if error is not None:
             row.outcome = "mismatch" if error[0] == "ReplayMismatch" else "error"
             row.error = f"{error[0]}: {error[1]}"
@@ -177,12 +186,20 @@ def run_notebook(
     policy = "approve" if approve_recorded else "refuse"
 
     class Client(NotebookClient):
-        async def async_start_new_kernel_client(self) -> Any:
+        async def async_start_new_kernel_client(self) -> KernelClient:
             kc = await super().async_start_new_kernel_client()
-            kc.execute = _execute_with_cell_id(kc, lambda: state["cell_id"], policy)
+            # the client's own execute, replaced for this client alone: every request says which
+            # cell runs and what to do with code from the research log
+            vars(kc)["execute"] = _execute_with_cell_id(kc, lambda: state["cell_id"], policy)
             return kc
 
-        def output(self, outs: Any, msg: dict[str, Any], display_id: Any, cell_index: int) -> Any:
+        def output(
+            self,
+            outs: list[NotebookNode],
+            msg: dict[str, Any],
+            display_id: str | None,
+            cell_index: int,
+        ) -> NotebookNode | None:
             content = msg.get("content", {})
             text = content.get("text", "") if msg.get("msg_type") == "stream" else ""
             if on_recorded_code is not None and PRINTED_HEADER in text:

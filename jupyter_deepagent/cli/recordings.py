@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from jupyter_deepagent.events import MODEL_CALL
 from jupyter_deepagent.jupyter.session.turns import source_key
 from jupyter_deepagent.trace.research_log.log import LogProblem, ResearchLog, log_path_for
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = ["AgentCell", "agent_cells", "check_recordings"]
 
@@ -24,7 +28,7 @@ class AgentCell:
     title: str
 
 
-def agent_cells(notebook: Any) -> list[AgentCell]:
+def agent_cells(notebook: NotebookNode) -> list[AgentCell]:
     """The `%%agent` cells of an nbformat notebook, in order."""
     cells = []
     for index, cell in enumerate(notebook.cells):
@@ -40,7 +44,7 @@ def agent_cells(notebook: Any) -> list[AgentCell]:
     return cells
 
 
-def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
+def check_recordings(path: Path, notebook: NotebookNode) -> list[LogProblem]:
     """Problems of a notebook's research log: its hash chain, any agent cell without a
     complete recording (a finished run whose every model call has its response), and any
     recorded resume lacking a response or its human decision.
@@ -83,7 +87,7 @@ def check_recordings(path: Path, notebook: Any) -> list[LogProblem]:
 def _incomplete(name: str, record: dict[str, Any]) -> list[LogProblem]:
     """A problem when a record lacks the response of a model call it made."""
     calls = record.get("calls", [])
-    made = [e for e in record.get("events", []) if e.get("type") == "model_call"]
+    made = [e for e in record.get("events", []) if e.get("type") == MODEL_CALL]
     if any(not call.get("response") for call in calls) or len(calls) < len(made):
         return [
             LogProblem(

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, cast
+
+from jupyter_deepagent.events import RUN_STARTED, TOOL_CALL
 
 __all__ = ["format_timeline", "timeline"]
 
 
-def _tokens(count: Any) -> str:
-    count = int(count or 0)
+def _tokens(value: object) -> str:
+    count = int(cast("int", value) or 0)
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
@@ -21,7 +23,7 @@ def _when(record: dict[str, Any]) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started))
 
 
-def _args(args: Any) -> str:
+def _args(args: object) -> str:
     if not isinstance(args, dict):
         return ""
     parts = []
@@ -56,7 +58,7 @@ def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if record.get("kind") not in ("run", "resume"):
             continue
         events = record.get("events", [])
-        title = next((e.get("input") for e in events if e.get("type") == "run_started"), "")
+        title = next((e.get("input") for e in events if e.get("type") == RUN_STARTED), "")
         decision = _decision(record)
         if decision:
             title = decision
@@ -78,7 +80,7 @@ def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
                     + f"{e.get('tool')} {_args(e.get('args'))}".rstrip()
                     for e in events
-                    if e.get("type") == "tool_call"
+                    if e.get("type") == TOOL_CALL
                 ],
             }
         )

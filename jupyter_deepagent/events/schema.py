@@ -16,12 +16,15 @@ import os
 import sys
 import time
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any, Final, TypeAlias, Union, get_args
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, Union, cast, get_args
 
 from jupyter_deepagent.events import context, run, subagents
 from jupyter_deepagent.events.common import SCHEMA_VERSION, EventStamp
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = [
     "CHECK_EVENTS_VARIABLE",
@@ -78,12 +81,20 @@ EVENT_TYPES: Final = tuple(EVENT_DEFINITIONS)
 COMMON_FIELDS: Final = ("type", *EventStamp.__annotations__)
 """The fields every event has (`run_id` and `seq` only once `trace_run` stamped it)."""
 
+
+class _TypedDictClass(Protocol):
+    """What the registry reads from an event's TypedDict class: its keys."""
+
+    __required_keys__: frozenset[str]
+    __optional_keys__: frozenset[str]
+
+
 _STAMP_ONLY: Final = frozenset({"run_id", "seq"})
 
 CHECK_EVENTS_VARIABLE: Final = "JUPYTER_DEEPAGENT_CHECK_EVENTS"
 """Set to 1 in the environment to run `validate_event` on every event built or stamped (tests)."""
 
-EventCheck: TypeAlias = Callable[[dict[str, Any], bool], None]
+EventCheck: TypeAlias = Callable[[Mapping[str, object], bool], None]
 
 _check: EventCheck | None = None
 
@@ -95,19 +106,23 @@ def check_events(check: EventCheck | None) -> None:
     _check = check
 
 
-def _raise_if_invalid(event: dict[str, Any], stamped: bool) -> None:
+def _raise_if_invalid(event: Mapping[str, object], stamped: bool) -> None:
     validate_event(event, stamped=stamped)
 
 
 @cache
 def _required(event_type: str) -> frozenset[str]:
-    return frozenset(EVENT_DEFINITIONS[event_type].__required_keys__)
+    return frozenset(_definition(event_type).__required_keys__)
 
 
 @cache
 def _allowed(event_type: str) -> frozenset[str]:
-    definition = EVENT_DEFINITIONS[event_type]
+    definition = _definition(event_type)
     return frozenset(definition.__required_keys__ | definition.__optional_keys__)
+
+
+def _definition(event_type: str) -> _TypedDictClass:
+    return cast("_TypedDictClass", EVENT_DEFINITIONS[event_type])
 
 
 def _unknown_type(event_type: object) -> ValueError:
@@ -117,8 +132,8 @@ def _unknown_type(event_type: object) -> ValueError:
 
 
 def build_event(
-    event_type: str, *, agent: str, task_id: str | None, step: int = 0, **fields: Any
-) -> dict[str, Any]:
+    event_type: str, *, agent: str, task_id: str | None, step: int = 0, **fields: object
+) -> RunEvent:
     """Build one event of `event_type` with the common fields, checked against its definition.
 
     Raises:
@@ -139,20 +154,20 @@ def build_event(
     _check_keys(event, stamped=False)
     if _check is not None:
         _check(event, False)
-    return event
+    return cast("RunEvent", event)
 
 
-def stamped(event: dict[str, Any], *, run_id: str, seq: int) -> dict[str, Any]:
+def stamped(event: RunEvent, *, run_id: str, seq: int) -> RunEvent:
     """A new event: `event` with its run's id and its position in the run."""
-    event = {**event, "run_id": run_id, "seq": seq}
+    copy = {**event, "run_id": run_id, "seq": seq}
     if _check is not None:
-        _check(event, True)
-    return event
+        _check(copy, True)
+    return cast("RunEvent", copy)
 
 
-def _check_keys(event: dict[str, Any], *, stamped: bool) -> None:
+def _check_keys(event: Mapping[str, object], *, stamped: bool) -> None:
     event_type = event.get("type")
-    if event_type not in EVENT_DEFINITIONS:
+    if not isinstance(event_type, str) or event_type not in EVENT_DEFINITIONS:
         raise _unknown_type(event_type)
     keys = set(event)
     missing = _required(event_type) - keys
@@ -167,7 +182,7 @@ def _check_keys(event: dict[str, Any], *, stamped: bool) -> None:
         raise ValueError(msg)
 
 
-def validate_event(event: Any, *, stamped: bool = False) -> None:
+def validate_event(event: object, *, stamped: bool = False) -> None:
     """Check `event` against the schema: its type, its fields, each value's type, the schema
     version, and that it is plain JSON.
 
@@ -200,7 +215,7 @@ def validate_event(event: Any, *, stamped: bool = False) -> None:
 
 
 @cache
-def _adapter(event_type: str) -> Any:
+def _adapter(event_type: str) -> TypeAdapter[object]:
     from pydantic import TypeAdapter
 
     return TypeAdapter(EVENT_DEFINITIONS[event_type])

@@ -41,7 +41,7 @@ RUNS_CODE: Final = "runs_code"
 """Key of a tool's `metadata`: True marks a tool that runs code the model sends (it always asks)."""
 
 
-def runs_code(tool: AgentTool) -> bool:
+def runs_code(tool: object) -> bool:
     """Whether `tool` is marked as running code the model sends (`metadata[RUNS_CODE]`)."""
     if isinstance(tool, Mapping):
         metadata = tool.get("metadata")

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
-from jupyter_deepagent.events.schema import stamped
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent, emit_event, summarize_args
+from jupyter_deepagent.events import APPROVAL_DECIDED, APPROVAL_REQUESTED, RunEvent, stamped
+from jupyter_deepagent.harness.run_events.event_stream import emit_event, summarize_args
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import StateSnapshot
 
 __all__ = [
     "RunSink",
+    "StatefulAgent",
     "emit_approval_decisions",
     "emit_approval_requests",
     "input_text",
@@ -19,14 +24,29 @@ __all__ = [
 ]
 
 
-def masked(value: Any, redact: Callable[[str], str]) -> Any:
+_Value = TypeVar("_Value")
+
+
+class StatefulAgent(Protocol):
+    """What the tracer reads from an agent besides its stream: the state a resume answers."""
+
+    def get_state(self, config: RunnableConfig) -> StateSnapshot:
+        """The thread's state (values, pending interrupts)."""
+        ...
+
+
+def masked(value: _Value, redact: Callable[[str], str]) -> _Value:
     """`value` with `redact` applied to every string inside it (keys included); a new object."""
+    return cast("_Value", _masked(value, redact))
+
+
+def _masked(value: object, redact: Callable[[str], str]) -> object:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {masked(k, redact): masked(v, redact) for k, v in value.items()}
+        return {_masked(k, redact): _masked(v, redact) for k, v in value.items()}
     if isinstance(value, list):
-        return [masked(item, redact) for item in value]
+        return [_masked(item, redact) for item in value]
     return value
 
 
@@ -54,7 +74,7 @@ class RunSink:
                 self.on_event(event)
 
 
-def input_text(payload: Any) -> str:
+def input_text(payload: object) -> str:
     """The text of the last human message of a run's input; "resume" for a `Command` or None."""
     messages = payload.get("messages") if isinstance(payload, dict) else None
     if not messages:
@@ -71,7 +91,7 @@ def input_text(payload: Any) -> str:
     return ""
 
 
-def _action_requests(interrupt: Any) -> list[tuple[dict[str, Any], list[str]]]:
+def _action_requests(interrupt: object) -> list[tuple[dict[str, object], list[str]]]:
     """The human-in-the-loop action requests of one interrupt, with the decisions each allows."""
     value = getattr(interrupt, "value", None)
     if not isinstance(value, Mapping):
@@ -88,12 +108,12 @@ def _action_requests(interrupt: Any) -> list[tuple[dict[str, Any], list[str]]]:
     ]
 
 
-def emit_approval_requests(interrupts: Iterable[Any], step: int) -> None:
+def emit_approval_requests(interrupts: Iterable[object], step: int) -> None:
     """One `approval_requested` event per tool call the run paused on."""
     for interrupt in interrupts:
         for action, allowed in _action_requests(interrupt):
             emit_event(
-                "approval_requested",
+                APPROVAL_REQUESTED,
                 step=step,
                 tool=str(action.get("name", "")),
                 args=summarize_args(action.get("args", {})),
@@ -104,16 +124,19 @@ def emit_approval_requests(interrupts: Iterable[Any], step: int) -> None:
 
 
 def emit_approval_decisions(
-    agent: Any, payload: Any, config: dict[str, Any] | None, events: list[RunEvent]
+    agent: StatefulAgent,
+    payload: object,
+    config: Mapping[str, object] | None,
+    events: list[RunEvent],
 ) -> None:
     """The `approval_decided` event of a resume `Command`, unless the caller already reported
     the decision in this run (the notebook does, saying whether a button or `%agent resume`
     answered)."""
     resume = getattr(payload, "resume", None)
-    if not isinstance(resume, Mapping) or any(e["type"] == "approval_decided" for e in events):
+    if not isinstance(resume, Mapping) or any(e["type"] == APPROVAL_DECIDED for e in events):
         return
     try:
-        state = agent.get_state(config) if config else None
+        state = agent.get_state(cast("RunnableConfig", config)) if config else None
     except Exception:
         state = None
     interrupts = list(getattr(state, "interrupts", None) or [])
@@ -123,8 +146,8 @@ def emit_approval_decisions(
     else:
         answers = [(by_id.get(key), value) for key, value in resume.items()]
     kinds: list[str] = []
-    actions: list[dict[str, Any]] = []
-    edits: dict[str, Any] = {}
+    actions: list[dict[str, object]] = []
+    edits: dict[str, object] = {}
     message = None
     for interrupt, answer in answers:
         decisions = answer.get("decisions", []) if isinstance(answer, Mapping) else []
@@ -138,7 +161,7 @@ def emit_approval_decisions(
     if not kinds:
         return
     emit_event(
-        "approval_decided",
+        APPROVAL_DECIDED,
         decision=",".join(dict.fromkeys(kinds)),
         via="command",
         tools=[str(action.get("name", "")) for action in actions],
@@ -148,7 +171,7 @@ def emit_approval_decisions(
     )
 
 
-def _call_ids(state: Any, actions: list[dict[str, Any]]) -> list[str | None]:
+def _call_ids(state: object, actions: list[dict[str, object]]) -> list[str | None]:
     """The ids of the unanswered tool calls the actions ask about, matched by name and args."""
     messages = list((getattr(state, "values", None) or {}).get("messages", []))
     answered = {getattr(m, "tool_call_id", None) for m in messages if m.type == "tool"}

@@ -12,9 +12,13 @@ settles the few cases where a later line changes an earlier block (a definition 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from jupyter_deepagent.trace.safe_html import clean_html, markdown_parser, wrap_html
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 __all__ = ["MarkdownStream"]
 
@@ -28,7 +32,7 @@ class MarkdownStream:
         self._pieces: list[str] = []
         self._done_at = 0  # characters of the text whose blocks are rendered in `_done_html`
         self._done_html: list[str] = []
-        self._references: dict[str, Any] = {}  # reference definitions in the blocks done
+        self._references: dict[str, object] = {}  # reference definitions in the blocks done
 
     @property
     def text(self) -> str:
@@ -62,7 +66,7 @@ class MarkdownStream:
         return wrap_html("".join(self._done_html) + live)
 
     @staticmethod
-    def _last_block(tail: str, tokens: list[Any]) -> tuple[int, int] | None:
+    def _last_block(tail: str, tokens: Sequence[Token]) -> tuple[int, int] | None:
         """(token index, character offset in `tail`) of the last top-level block, when the blocks
         before it can no longer change: it starts after a blank line, at the line's first
         column (so it continues no list, quote or indented code before it)."""

@@ -16,18 +16,24 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from jupyter_deepagent.events.schema import validate_event
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent, current_sink
-from jupyter_deepagent.trace.run_trace import RunTrace, _traced
+from jupyter_deepagent.events import RunEvent, validate_event
+from jupyter_deepagent.harness.run_events.event_stream import current_sink
+from jupyter_deepagent.trace.run_trace import RunTrace, traced
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.pregel.remote import RemoteGraph
+    from langgraph.types import Interrupt, StateSnapshot
+    from langgraph_sdk.client import SyncLangGraphClient
 
 __all__ = ["remote_graph", "trace_remote_run"]
 
 _STREAM_MODES = ["values", "updates", "custom"]
 
 
-def remote_graph(client: Any, assistant_id: str) -> Any:
+def remote_graph(client: SyncLangGraphClient | RemoteGraph, assistant_id: str) -> RemoteGraph:
     """A `RemoteGraph` of `assistant_id` (a graph name of `langgraph.json`, or an assistant's id)
     through a `langgraph_sdk` sync client; a `RemoteGraph` is returned as it is.
 
@@ -67,7 +73,7 @@ def _checked_thread(thread_id: str | None) -> str | None:
         raise ValueError(msg) from None
 
 
-def _received(chunk: Any) -> RunEvent:
+def _received(chunk: object) -> RunEvent:
     """A custom-stream chunk checked as a run event (its type and every field's type).
 
     Raises:
@@ -82,20 +88,21 @@ def _received(chunk: Any) -> RunEvent:
             "Check that the server runs the same jupyter-deepagent version as this client."
         )
         raise ValueError(msg) from None
-    return dict(chunk)
+    return cast("RunEvent", dict(cast("RunEvent", chunk)))
 
 
-def _as_messages(state: Mapping[str, Any]) -> dict[str, Any]:
+def _as_messages(state: Mapping[str, object]) -> dict[str, object]:
     """The state's values with its messages (JSON from the server) as LangChain messages."""
     from langchain_core.messages import convert_to_messages
 
     values = dict(state)
-    if isinstance(values.get("messages"), list):
-        values["messages"] = convert_to_messages(values["messages"])
+    messages = values.get("messages")
+    if isinstance(messages, list):
+        values["messages"] = convert_to_messages(messages)
     return values
 
 
-def _as_interrupts(items: Any) -> list[Any]:
+def _as_interrupts(items: object) -> list[Interrupt]:
     """The server's interrupts (JSON) as LangGraph `Interrupt`s, as a local run has them."""
     from langgraph.types import Interrupt
 
@@ -103,7 +110,7 @@ def _as_interrupts(items: Any) -> list[Any]:
         Interrupt(value=item.get("value"), id=str(item.get("id", "")))
         if isinstance(item, Mapping)
         else item
-        for item in items or []
+        for item in cast("list[Interrupt | Mapping[str, object]]", items or [])
     ]
 
 
@@ -111,11 +118,11 @@ class _RemoteAgent:
     """A `RemoteGraph` as the tracer reads an agent: its thread's state holds LangChain messages
     and `Interrupt`s (the server sends JSON), so a resume names the calls it answers."""
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: RemoteGraph) -> None:
         self.graph = graph
         self.config = graph.config
 
-    def get_state(self, config: dict[str, Any]) -> Any:
+    def get_state(self, config: RunnableConfig) -> StateSnapshot:
         snapshot = self.graph.get_state(config)
         return snapshot._replace(
             values=_as_messages(snapshot.values or {}),
@@ -124,12 +131,12 @@ class _RemoteAgent:
 
 
 def trace_remote_run(
-    client_or_url: Any,
+    client_or_url: str | SyncLangGraphClient | RemoteGraph,
     assistant_id: str,
-    input: Any,
+    input: object,
     *,
     thread_id: str | None = None,
-    context: Any = None,
+    context: object = None,
     config: dict[str, Any] | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
     redact: Callable[[str], str] | None = None,
@@ -173,10 +180,11 @@ def trace_remote_run(
         graph = remote_graph(client, assistant_id)
         state_config = run_config if thread is not None else None
         agent = _RemoteAgent(graph)
-        with _traced(trace, agent, input, state_config, on_event, redact) as absorb:
+        with traced(trace, agent, input, state_config, on_event, redact) as absorb:
             sink = current_sink()
-            for part in graph.stream(input, run_config or None, **options):
-                mode, chunk = part["type"], part["data"]
+            for part in graph.stream(input, _runnable(run_config), **options):
+                mode: str = part["type"]
+                chunk: object = part["data"]
                 if mode == "custom":
                     if sink is not None:
                         sink(_received(chunk))
@@ -187,8 +195,15 @@ def trace_remote_run(
     return trace
 
 
+def _runnable(config: dict[str, Any]) -> RunnableConfig | None:
+    """The run's config as LangGraph types it (None when empty)."""
+    return cast("RunnableConfig", config) if config else None
+
+
 @contextmanager
-def _connected(client_or_url: Any) -> Iterator[Any]:
+def _connected(
+    client_or_url: str | SyncLangGraphClient | RemoteGraph,
+) -> Iterator[SyncLangGraphClient | RemoteGraph]:
     """The client to use: a new one for a URL (closed after the run), else the one given."""
     if not isinstance(client_or_url, str):
         yield client_or_url

@@ -7,9 +7,14 @@ replayed research log, or the events of many runs concatenated.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+from jupyter_deepagent.events import (
+    SUBAGENT_FINISHED,
+    SUBAGENT_STARTED,
+    RunEvent,
+    SubagentFinishedEvent,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,12 +37,13 @@ RESULT_COLUMNS = (
 )
 """The columns every results frame has, before one column per structured field."""
 
-_TASK_EVENTS = ("subagent_started", "subagent_finished")
 _FIELDS = {"subagent": "agent"}  # column -> the event field it comes from, where they differ
 _MISSING = object()
 
 
-def _ordered_tasks(events: Iterable[RunEvent]) -> list[tuple[RunEvent, float | None]]:
+def _ordered_tasks(
+    events: Iterable[RunEvent],
+) -> list[tuple[SubagentFinishedEvent, float | None]]:
     """The last `subagent_finished` event of each task, with the time the task first started,
     in the order the tasks were called.
 
@@ -48,20 +54,22 @@ def _ordered_tasks(events: Iterable[RunEvent]) -> list[tuple[RunEvent, float | N
     turn_seen: dict[str, int] = {}
     task_seen: dict[str, int] = {}
     started: dict[str, float] = {}
-    finished: dict[str, RunEvent] = {}
+    finished: dict[str, SubagentFinishedEvent] = {}
     for position, event in enumerate(events):
-        if event.get("type") not in _TASK_EVENTS or not event.get("task_id"):
+        if "type" not in event or event["type"] not in (SUBAGENT_STARTED, SUBAGENT_FINISHED):
+            continue
+        if not event.get("task_id"):
             continue
         task_id = str(event["task_id"])
         turn = event.get("turn_id")
         turn_seen.setdefault(f"turn:{turn}" if turn else f"task:{task_id}", position)
         task_seen.setdefault(task_id, position)
-        if event["type"] == "subagent_finished":
+        if event["type"] == SUBAGENT_FINISHED:
             finished[task_id] = event
         elif isinstance(event.get("time"), (int, float)):
             started.setdefault(task_id, float(event["time"]))
 
-    def key(event: RunEvent) -> tuple[int, int, int]:
+    def key(event: SubagentFinishedEvent) -> tuple[int, int, int]:
         task_id = str(event["task_id"])
         turn = event.get("turn_id")
         return (
@@ -75,7 +83,7 @@ def _ordered_tasks(events: Iterable[RunEvent]) -> list[tuple[RunEvent, float | N
     ]
 
 
-def _typed_column(values: Sequence[Any]) -> pd.Series:
+def _typed_column(values: Sequence[object]) -> pd.Series:
     """A column whose dtype follows its values: bools stay bool, whole numbers int, other numbers
     float, text str, anything else (lists, dicts) Python objects. Missing values are NA."""
     import pandas as pd
@@ -88,7 +96,10 @@ def _typed_column(values: Sequence[Any]) -> pd.Series:
         dtype = "Int64" if missing else "int64"
     elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
         return pd.Series(
-            [float("nan") if v is _MISSING or v is None else float(v) for v in values],
+            [
+                float("nan") if v is _MISSING or v is None else float(cast("float", v))
+                for v in values
+            ],
             dtype="float64",
         )
     elif present and all(isinstance(v, str) for v in present):
@@ -98,8 +109,13 @@ def _typed_column(values: Sequence[Any]) -> pd.Series:
     return pd.Series([pd.NA if v is _MISSING or v is None else v for v in values], dtype=dtype)
 
 
-def _clean(values: Sequence[Any]) -> list[Any]:
+def _clean(values: Sequence[object]) -> list[object]:
     return [None if v is _MISSING else v for v in values]
+
+
+def _field(event: SubagentFinishedEvent, name: str, default: object = None) -> object:
+    """A field of a task's event, read by name (a damaged record may lack it)."""
+    return cast("dict[str, object]", event).get(name, default)
 
 
 def results_frame(events: Iterable[RunEvent]) -> pd.DataFrame:
@@ -127,15 +143,21 @@ def results_frame(events: Iterable[RunEvent]) -> pd.DataFrame:
             if name not in structured_names:
                 structured_names.append(name)
 
-    data: dict[str, Any] = {}
+    data: dict[str, pd.Series] = {}
     for column in RESULT_COLUMNS:
-        values = [event.get(_FIELDS.get(column, column), _MISSING) for event in tasks]
+        values = [_field(event, _FIELDS.get(column, column), _MISSING) for event in tasks]
         if column == "files_written":
-            data[column] = pd.Series([list(v or []) for v in _clean(values)], dtype=object)
+            data[column] = pd.Series(
+                [list(cast("list[str]", v) or []) for v in _clean(values)], dtype=object
+            )
         elif column in ("tokens_in", "tokens_out"):
-            data[column] = pd.Series([int(v or 0) for v in _clean(values)], dtype="int64")
+            data[column] = pd.Series(
+                [int(cast("int", v) or 0) for v in _clean(values)], dtype="int64"
+            )
         elif column == "seconds":
-            data[column] = pd.Series([float(v or 0.0) for v in _clean(values)], dtype="float64")
+            data[column] = pd.Series(
+                [float(cast("float", v) or 0.0) for v in _clean(values)], dtype="float64"
+            )
         elif column == "started_at":
             times = pd.Series([float("nan") if t is None else t for _, t in ordered], dtype=float)
             data[column] = pd.to_datetime(times, unit="s", utc=True)

@@ -15,15 +15,22 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from jupyter_deepagent.harness.prompt.sections import PromptAssembly
-from jupyter_deepagent.harness.run_events.event_stream import (
+from jupyter_deepagent.events import (
+    ANSWER,
+    MODEL_CALL,
+    PROMPT,
+    RUN_FINISHED,
+    RUN_STARTED,
+    TOOL_CALL,
+    WARNING,
+    ModelCallEvent,
     RunEvent,
-    emit_event,
-    event_sink,
-    run_scope,
+    RunFinishedEvent,
 )
+from jupyter_deepagent.harness.prompt.sections import PromptAssembly
+from jupyter_deepagent.harness.run_events.event_stream import emit_event, event_sink, run_scope
 from jupyter_deepagent.trace._run_sink import (
     RunSink,
     emit_approval_decisions,
@@ -31,7 +38,16 @@ from jupyter_deepagent.trace._run_sink import (
     input_text,
 )
 
-__all__ = ["RunTrace", "atrace_run", "trace_run"]
+if TYPE_CHECKING:
+    import pandas as pd
+    from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.pregel import Pregel
+    from langgraph.types import Interrupt
+
+    from jupyter_deepagent.trace._run_sink import StatefulAgent
+
+__all__ = ["RunTrace", "atrace_run", "trace_run", "traced"]
 
 
 @dataclass
@@ -41,12 +57,12 @@ class RunTrace:
 
     events: list[RunEvent] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
-    interrupts: list[Any] = field(default_factory=list)
+    interrupts: list[Interrupt] = field(default_factory=list)
 
     @classmethod
     def from_events(cls, events: Iterable[RunEvent]) -> RunTrace:
         """A trace of these events alone (no state, no interrupts)."""
-        return cls(events=[dict(event) for event in events])
+        return cls(events=[cast("RunEvent", dict(event)) for event in events])
 
     def to_jsonl(self, path: str | Path) -> None:
         """Write the events to `path`, one JSON object per line (UTF-8)."""
@@ -62,7 +78,7 @@ class RunTrace:
             OSError: The file cannot be read.
             ValueError: A line is not a JSON object; the message names the file and line.
         """
-        events = []
+        events: list[RunEvent] = []
         with Path(path).open(encoding="utf-8") as file:
             for number, line in enumerate(file, 1):
                 if not line.strip():
@@ -75,7 +91,7 @@ class RunTrace:
                 if not isinstance(event, dict):
                     msg = f"{path}, line {number}: a run event is a JSON object"
                     raise ValueError(msg)
-                events.append(event)
+                events.append(cast("RunEvent", event))
         return cls.from_events(events)
 
     def of_type(self, *types: str) -> list[RunEvent]:
@@ -90,21 +106,22 @@ class RunTrace:
     @property
     def status(self) -> str | None:
         """How the run ended (`run_finished`'s status: ok, interrupted, stopped, error)."""
-        finished = self.of_type("run_finished")
-        return finished[-1]["status"] if finished else None
+        finished = _run_finished(self.events)
+        return finished["status"] if finished is not None else None
 
     @property
     def prompts(self) -> list[PromptAssembly]:
         """The system prompt of each of the main agent's model calls, in order (a `prompt` event
         without an assembly repeats the last one with the same hash)."""
-        known: dict[str, PromptAssembly] = {}
+        known: dict[str | None, PromptAssembly] = {}
         prompts = []
-        for event in self.of_type("prompt"):
-            if event.get("task_id") is not None:
+        for event in self.events:
+            if event["type"] != PROMPT or event.get("task_id") is not None:
                 continue
             digest = event.get("hash")
-            if event.get("assembly") is not None:
-                assembly = PromptAssembly.from_dict(event["assembly"])
+            given = event.get("assembly")
+            if given is not None:
+                assembly = PromptAssembly.from_dict(given)
                 known[digest] = assembly
             elif digest in known:
                 assembly = known[digest]
@@ -114,7 +131,7 @@ class RunTrace:
         return prompts
 
     @property
-    def messages(self) -> list[Any]:
+    def messages(self) -> list[BaseMessage]:
         """The conversation as checkpointed at the end of the run (live traces only)."""
         return list(self.state.get("messages", []))
 
@@ -122,29 +139,29 @@ class RunTrace:
     def final_text(self) -> str:
         """The final answer's text, from `run_finished` ("" when the run ended on an interrupt or
         a tool); before the run finished, from the state so far."""
-        finished = self.of_type("run_finished")
-        if finished:
-            return str(finished[-1].get("final_text") or "")
+        finished = _run_finished(self.events)
+        if finished is not None:
+            return str(finished.get("final_text") or "")
         return _state_final_text(self.state)
 
     @property
     def warnings(self) -> list[str]:
         """Messages of the run's warning events."""
-        return [event["message"] for event in self.of_type("warning")]
+        return [event["message"] for event in self.events if event["type"] == WARNING]
 
     # -- display: the inspector, not a dump of the state -------------------------------------------
     def __repr__(self) -> str:
-        from jupyter_deepagent.trace.inspector.text import trace_line
+        from jupyter_deepagent.trace.inspector import trace_line
 
         return trace_line(self.events, len(self.messages))
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         """The inspector as static HTML and plain text (a notebook shows the live widget)."""
-        from jupyter_deepagent.trace.inspector.html import static_bundle
+        from jupyter_deepagent.trace.inspector import static_bundle
 
         return static_bundle(self.events)
 
-    def results_frame(self) -> Any:
+    def results_frame(self) -> pd.DataFrame:
         """The run's subagent tasks as a pandas DataFrame, one row per task in call order
         (see `jupyter_deepagent.trace.results.results_frame`)."""
         from jupyter_deepagent.trace.results import results_frame
@@ -153,10 +170,10 @@ class RunTrace:
 
 
 def trace_run(
-    agent: Any,
-    input: Any,
+    agent: Pregel,
+    input: object,
     *,
-    context: Any = None,
+    context: object = None,
     config: dict[str, Any] | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
     redact: Callable[[str], str] | None = None,
@@ -183,17 +200,18 @@ def trace_run(
             `RunTrace` is attached to it as `exc.trace`, and is in `trace` when one was given.
     """
     trace = trace if trace is not None else RunTrace()
-    with _traced(trace, agent, input, config, on_event, redact) as absorb:
-        for mode, chunk in agent.stream(input, config, **_stream_options(context)):
+    with traced(trace, agent, input, config, on_event, redact) as absorb:
+        chunks = agent.stream(input, _runnable(config), **_stream_options(context))
+        for mode, chunk in cast("Iterator[tuple[str, object]]", chunks):
             absorb(mode, chunk)
     return trace
 
 
 async def atrace_run(
-    agent: Any,
-    input: Any,
+    agent: Pregel,
+    input: object,
     *,
-    context: Any = None,
+    context: object = None,
     config: dict[str, Any] | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
     redact: Callable[[str], str] | None = None,
@@ -204,28 +222,44 @@ async def atrace_run(
         BaseException: as `trace_run` (a cancelled task records status "stopped").
     """
     trace = RunTrace()
-    with _traced(trace, agent, input, config, on_event, redact) as absorb:
-        stream: AsyncIterator[Any] = agent.astream(input, config, **_stream_options(context))
-        async for mode, chunk in stream:
+    with traced(trace, agent, input, config, on_event, redact) as absorb:
+        chunks = agent.astream(input, _runnable(config), **_stream_options(context))
+        async for mode, chunk in cast("AsyncIterator[tuple[str, object]]", chunks):
             absorb(mode, chunk)
     return trace
 
 
 @contextmanager
-def _traced(
+def traced(
     trace: RunTrace,
-    agent: Any,
-    payload: Any,
+    agent: StatefulAgent,
+    payload: object,
     config: dict[str, Any] | None,
     on_event: Callable[[RunEvent], None] | None,
     redact: Callable[[str], str] | None,
-) -> Iterator[Callable[[str, Any], None]]:
-    """The part of a traced run both drivers share: the sink, the first and last events, and
-    what each streamed chunk adds."""
+) -> Iterator[Callable[[str, object], None]]:
+    """Trace the run driven inside the block into `trace`: the sink, the first and last events,
+    and what each streamed chunk adds. `trace_run`, `atrace_run` and `trace_remote_run` drive
+    the run and hand every `(mode, chunk)` they stream to the function the block gets.
+
+    Args:
+        trace: The trace to fill (its events, state and interrupts).
+        agent: The agent, read for its model's label and for the state a resume answers.
+        payload: The run's input, or a resume `Command`.
+        config: The run's config (its thread id goes in `run_started`).
+        on_event: Called with each event once masked and stamped.
+        redact: Masks secrets in every string of every event.
+
+    Yields:
+        The function that takes each streamed `(mode, chunk)`.
+
+    Raises:
+        BaseException: Whatever the block raised, after `run_finished` recorded it.
+    """
     run_id = uuid.uuid4().hex
     started = time.perf_counter()
 
-    def absorb(mode: str, chunk: Any) -> None:
+    def absorb(mode: str, chunk: object) -> None:
         if not isinstance(chunk, dict):
             return
         if "__interrupt__" in chunk:
@@ -237,7 +271,7 @@ def _traced(
 
     with event_sink(RunSink(run_id, trace.events, on_event, redact)), run_scope(run_id):
         emit_event(
-            "run_started",
+            RUN_STARTED,
             input=input_text(payload),
             thread_id=_thread_id(config),
             model=_model_label(agent),
@@ -268,8 +302,18 @@ def _cancelled() -> type[BaseException]:
     return asyncio.CancelledError
 
 
+def _model_calls(trace: RunTrace) -> list[ModelCallEvent]:
+    return [event for event in trace.events if event["type"] == MODEL_CALL]
+
+
+def _run_finished(events: list[RunEvent]) -> RunFinishedEvent | None:
+    """The last `run_finished` event, if the run finished."""
+    finished = [event for event in events if event["type"] == RUN_FINISHED]
+    return finished[-1] if finished else None
+
+
 def _main_step(trace: RunTrace) -> int:
-    steps = [e["step"] for e in trace.of_type("model_call") if e.get("task_id") is None]
+    steps = [e["step"] for e in _model_calls(trace) if e.get("task_id") is None]
     return max(steps, default=0)
 
 
@@ -279,14 +323,14 @@ def _finished(trace: RunTrace, status: str, seconds: float, error: str | None) -
         from jupyter_deepagent.harness.subagents.outcome import structured_as_dict
 
         emit_event(
-            "answer",
+            ANSWER,
             step=_main_step(trace),
             text=text,
             structured=structured_as_dict(trace.state.get("structured_response")),
         )
-    model_calls = trace.of_type("model_call")
+    model_calls = _model_calls(trace)
     emit_event(
-        "run_finished",
+        RUN_FINISHED,
         step=_main_step(trace),
         status=status,
         error=error,
@@ -294,7 +338,7 @@ def _finished(trace: RunTrace, status: str, seconds: float, error: str | None) -
         tokens_in=sum(int(e.get("tokens_in") or 0) for e in model_calls),
         tokens_out=sum(int(e.get("tokens_out") or 0) for e in model_calls),
         model_calls=len(model_calls),
-        tool_calls=len(trace.of_type("tool_call")),
+        tool_calls=len(trace.of_type(TOOL_CALL)),
         seconds=round(seconds, 6),
     )
 
@@ -312,7 +356,7 @@ def _thread_id(config: dict[str, Any] | None) -> str | None:
     return None if thread is None else str(thread)
 
 
-def _model_label(agent: Any) -> str | None:
+def _model_label(agent: object) -> str | None:
     """The main model's label, as `create_research_agent` put it in the graph's config metadata."""
     from jupyter_deepagent.harness.models.label import MODEL_METADATA_KEY
 
@@ -321,7 +365,13 @@ def _model_label(agent: Any) -> str | None:
     return label if isinstance(label, str) else None
 
 
-def _stream_options(context: Any) -> dict[str, Any]:
+def _runnable(config: dict[str, Any] | None) -> RunnableConfig | None:
+    """The run's config as LangGraph types it (a `RunnableConfig` is a plain dict)."""
+    return cast("RunnableConfig | None", config)
+
+
+def _stream_options(context: object) -> dict[str, Any]:
+    """Pregel's stream options (its overloads type each option; the dict is loosely typed)."""
     options: dict[str, Any] = {"stream_mode": ["values", "updates"]}
     if context is not None:
         options["context"] = context

@@ -27,9 +27,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import nh3
+    from markdown_it import MarkdownIt
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
 
 __all__ = [
     "clean_html",
@@ -196,7 +203,7 @@ def _attribute_filter(view: bool) -> Callable[[str, str, str], str | None]:
 
 
 @cache
-def _cleaner(kind: str) -> Any:
+def _cleaner(kind: str) -> nh3.Cleaner:
     """The nh3 cleaner of an allow-list: "text", "view" or "page"."""
     import nh3
 
@@ -300,7 +307,7 @@ def clean_page_html(page: str) -> str:
 
 
 @cache
-def markdown_parser() -> Any:
+def markdown_parser() -> MarkdownIt:
     """The one markdown-it parser every display uses (raw HTML off, math shown as code).
 
     Its output is not clean by itself (only its own escaping): pass it through `clean_html`.
@@ -322,7 +329,13 @@ def markdown_parser() -> Any:
     return parser
 
 
-def _image(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+def _image(
+    renderer: RendererHTML,
+    tokens: Sequence[Token],
+    index: int,
+    options: OptionsDict,
+    env: EnvType,
+) -> str:
     """An image as Markdown has it, or, when it would load from another server, a link to it
     (the page shows no remote image: see `_safe_url`)."""
     token = tokens[index]
@@ -333,13 +346,25 @@ def _image(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> st
     return f'<a href="{href}">[image: {html.escape(alt)}]</a>'
 
 
-def _inline_math(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+def _inline_math(
+    renderer: RendererHTML,
+    tokens: Sequence[Token],
+    index: int,
+    options: OptionsDict,
+    env: EnvType,
+) -> str:
     token = tokens[index]
     mark = "$$" if token.markup == "$$" else "$"
     return f"<code>{html.escape(mark + token.content + mark)}</code>"
 
 
-def _block_math(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+def _block_math(
+    renderer: RendererHTML,
+    tokens: Sequence[Token],
+    index: int,
+    options: OptionsDict,
+    env: EnvType,
+) -> str:
     source = "$$\n" + tokens[index].content.strip("\n") + "\n$$"
     return f"<pre><code>{html.escape(source)}</code></pre>\n"
 

@@ -12,6 +12,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
+from jupyter_deepagent.events import COMPACTION_REFUSED
 from jupyter_deepagent.harness.compression.state import COMPRESSION_KEY
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 
@@ -32,7 +33,7 @@ def _compact(runtime: ToolRuntime) -> Command | str:
     threshold = trigger // 2
     step = run_step(state.get("messages", []))
     if not trigger or tokens < threshold:
-        emit_event("compaction_refused", step=step, tokens=tokens, threshold=threshold)
+        emit_event(COMPACTION_REFUSED, step=step, tokens=tokens, threshold=threshold)
         return (
             f"Not compacting yet: the conversation uses about {tokens:,} tokens, under half "
             f"({threshold:,}) of the {trigger:,} at which it is summarized automatically, so "

@@ -35,6 +35,7 @@ from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files, state_files
+from jupyter_deepagent.events import CONTEXT, CONTEXT_OVERFLOW, WARNING
 from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER
 from jupyter_deepagent.harness.compression.compact_tool import compact_conversation_tool
 from jupyter_deepagent.harness.compression.offload import safe_name
@@ -126,7 +127,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         key, main = ("context_window", self.model_label), current_agent()[1] is None
         if self.window.source == "default" and first_in_run(key, otherwise=main):
             emit_event(
-                "warning",
+                WARNING,
                 source="context_window",
                 message=(
                     f"The model {self.model_label} reports no context window "
@@ -217,7 +218,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
                 raise
             call.overflowed_at = view.total()
             emit_event(
-                "context_overflow",
+                CONTEXT_OVERFLOW,
                 step=call.step,
                 tokens=call.overflowed_at,
                 window=call.window.tokens,
@@ -326,7 +327,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         call.attempt += 1
         view = call.view
         emit_event(
-            "context",
+            CONTEXT,
             step=call.step,
             tokens=view.total(),
             window=call.window.tokens,
@@ -349,7 +350,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
     def _give_up(self, call: _Call, exc: BaseException, *, retried: bool) -> Exception:
         now = call.view.total()
         emit_event(
-            "context_overflow",
+            CONTEXT_OVERFLOW,
             step=call.step,
             tokens=now,
             window=call.window.tokens,

@@ -18,6 +18,7 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files, merge_files
+from jupyter_deepagent.events import OFFLOADED, WARNING
 from jupyter_deepagent.harness.artifact_folders import LARGE_RESULTS_FOLDER
 from jupyter_deepagent.harness.compression.offload import (
     persist_text,
@@ -66,7 +67,7 @@ def offload_tool_result(
             )
         except BackendError as exc:
             emit(
-                "warning",
+                WARNING,
                 message=f"Could not offload the result of {name}: {exc}",
                 source=LARGE_RESULTS_FOLDER,
             )
@@ -81,7 +82,7 @@ def offload_tool_result(
         }
     )
     emit(
-        "offloaded",
+        OFFLOADED,
         path=offloaded.path,
         tool=name,
         tool_call_id=call_id,

@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.events import AGED, INPUT_OFFLOADED, SUMMARIZED, WARNING
 from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
 from jupyter_deepagent.harness.compression.history import (
     append_transcript,
@@ -224,14 +225,14 @@ class ContextView:
         except BackendError as exc:
             self.cache.failed.add(key)
             self.emit(
-                "warning", message=f"Could not move a message to {folder}: {exc}", source=folder
+                WARNING, message=f"Could not move a message to {folder}: {exc}", source=folder
             )
             return None
         self.pointers[key] = offloaded.path
         self.update.setdefault("pointers", {})[key] = offloaded.path
         if isinstance(message, ToolMessage):
             self.emit(
-                "aged",
+                AGED,
                 path=offloaded.path,
                 tool=message.name,
                 tool_call_id=message.tool_call_id,
@@ -242,7 +243,7 @@ class ContextView:
             )
         else:
             self.emit(
-                "input_offloaded",
+                INPUT_OFFLOADED,
                 kind="human",
                 path=offloaded.path,
                 tokens=offloaded.tokens,
@@ -279,7 +280,7 @@ class ContextView:
                 self.cut_args.add(call_id)
                 self.update.setdefault("cut_args", set()).add(call_id)
                 self.emit(
-                    "input_offloaded",
+                    INPUT_OFFLOADED,
                     kind="tool_args",
                     tool=call["name"],
                     tool_call_id=call["id"],
@@ -360,7 +361,7 @@ class ContextView:
             self.backend,
             self.transcript,
             section,
-            lambda problem: self.emit("warning", message=problem, source=self.transcript),
+            lambda problem: self.emit(WARNING, message=problem, source=self.transcript),
         )
         content = summary_content(
             count, self.transcript, text, todos, self.settings.summary_limit(self.window)
@@ -375,7 +376,7 @@ class ContextView:
         self.update["summary"] = self.summary
         self.entries = [self._summary_entry(content), *self.entries[job.cut :]]
         self.emit(
-            "summarized",
+            SUMMARIZED,
             reason=reason,
             count=count,
             tokens_before=before,

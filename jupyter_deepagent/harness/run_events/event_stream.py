@@ -16,12 +16,10 @@ import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
-from jupyter_deepagent.events.schema import build_event
+from jupyter_deepagent.events import RunEvent, build_event
 
 __all__ = [
-    "RunEvent",
     "RunScope",
     "agent_scope",
     "current_agent",
@@ -34,9 +32,6 @@ __all__ = [
     "run_step",
     "summarize_args",
 ]
-
-RunEvent = dict[str, Any]
-"""A run event as it travels: a plain JSON dict (its shape: `jupyter_deepagent.events.RunEvent`)."""
 
 _MAX_ITEMS = 50  # list items (and dict keys) `summarize_args` keeps
 _MAX_DEPTH = 6
@@ -134,7 +129,7 @@ def prompt_changed(digest: str) -> bool:
         return changed
 
 
-def emit_event(event_type: str, step: int = 0, **fields: Any) -> RunEvent:
+def emit_event(event_type: str, step: int = 0, **fields: object) -> RunEvent:
     """Build an event (`build_event`) and write it to the current sink or custom stream.
 
     Outside a graph run (a plain function call in a test or script) the event is only returned.
@@ -143,7 +138,7 @@ def emit_event(event_type: str, step: int = 0, **fields: Any) -> RunEvent:
         ValueError: `event_type` is not in the schema, or `fields` miss or add a field.
     """
     agent, task_id = _agent_scope.get()
-    event: RunEvent = build_event(event_type, agent=agent, task_id=task_id, step=step, **fields)
+    event = build_event(event_type, agent=agent, task_id=task_id, step=step, **fields)
     sink = _extra_sink.get()
     if sink is not None:
         sink(event)
@@ -158,7 +153,7 @@ def emit_event(event_type: str, step: int = 0, **fields: Any) -> RunEvent:
     return event
 
 
-def run_step(messages: Sequence[Any]) -> int:
+def run_step(messages: Sequence[object]) -> int:
     """Number of model replies since the last human message: the step of the current run."""
     steps = 0
     for message in reversed(messages):
@@ -170,7 +165,7 @@ def run_step(messages: Sequence[Any]) -> int:
     return steps
 
 
-def summarize_args(args: Any, limit: int = 200) -> dict[str, Any]:
+def summarize_args(args: object, limit: int = 200) -> dict[str, object]:
     """A short, display-safe copy of a tool call's arguments, as JSON values.
 
     Lists and dicts stay lists and dicts. A string longer than `limit` becomes
@@ -184,7 +179,7 @@ def summarize_args(args: Any, limit: int = 200) -> dict[str, Any]:
     return {str(key): _short(value, limit, 0) for key, value in args.items()}
 
 
-def _short(value: Any, limit: int, depth: int) -> Any:
+def _short(value: object, limit: int, depth: int) -> object:
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if not isinstance(value, (str, list, tuple, dict)) or depth >= _MAX_DEPTH:

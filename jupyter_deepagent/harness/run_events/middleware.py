@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
+from jupyter_deepagent.events import FILE_WRITTEN, TODOS, TOOL_CALL, TOOL_RESULT
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step, summarize_args
 from jupyter_deepagent.harness.run_events.model_call_event import as_ai_message, emit_model_call
 
@@ -30,7 +30,7 @@ class RunEventsMiddleware(AgentMiddleware):
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
+    ) -> ModelResponse | AIMessage | ExtendedModelResponse:
         started = time.perf_counter()
         response = handler(request)
         self._model_event(request, response, time.perf_counter() - started)
@@ -38,7 +38,7 @@ class RunEventsMiddleware(AgentMiddleware):
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
+    ) -> ModelResponse | AIMessage | ExtendedModelResponse:
         started = time.perf_counter()
         response = await handler(request)
         self._model_event(request, response, time.perf_counter() - started)
@@ -74,7 +74,7 @@ class RunEventsMiddleware(AgentMiddleware):
 
     # -- event building ---------------------------------------------------------------------------
     @staticmethod
-    def _model_event(request: ModelRequest, response: Any, seconds: float) -> None:
+    def _model_event(request: ModelRequest, response: ModelResponse, seconds: float) -> None:
         system = [request.system_message] if request.system_message is not None else []
         emit_model_call(
             step=run_step(request.state["messages"]) + 1,
@@ -90,7 +90,7 @@ class RunEventsMiddleware(AgentMiddleware):
         call = request.tool_call
         step = run_step(request.state["messages"]) if isinstance(request.state, dict) else 0
         emit_event(
-            "tool_call",
+            TOOL_CALL,
             step=step,
             tool=call["name"],
             tool_call_id=call.get("id"),
@@ -101,7 +101,7 @@ class RunEventsMiddleware(AgentMiddleware):
     @staticmethod
     def _tool_finished(
         request: ToolCallRequest,
-        result: Any,
+        result: ToolMessage | Command | None,
         seconds: float,
         step: int,
         exc: BaseException | None = None,
@@ -115,7 +115,7 @@ class RunEventsMiddleware(AgentMiddleware):
         elif message is not None and message.status == "error":
             error = content
         emit_event(
-            "tool_result",
+            TOOL_RESULT,
             step=step,
             tool=call["name"],
             tool_call_id=call.get("id"),
@@ -125,12 +125,12 @@ class RunEventsMiddleware(AgentMiddleware):
             error=error,
         )
         if call["name"] == "write_todos" and error is None:
-            emit_event("todos", step=step, todos=list(call.get("args", {}).get("todos", [])))
+            emit_event(TODOS, step=step, todos=list(call.get("args", {}).get("todos", [])))
         if call["name"] in _FILE_WRITING_TOOLS and error is None:
             args = call.get("args", {})
             text = args.get(_FILE_WRITING_TOOLS[call["name"]])
             emit_event(
-                "file_written",
+                FILE_WRITTEN,
                 step=step,
                 path=str(args.get("file_path", "")),
                 tool=call["name"],
@@ -138,7 +138,7 @@ class RunEventsMiddleware(AgentMiddleware):
             )
 
 
-def _tool_message(result: Any) -> ToolMessage | None:
+def _tool_message(result: ToolMessage | Command | None) -> ToolMessage | None:
     if isinstance(result, ToolMessage):
         return result
     if isinstance(result, Command) and isinstance(result.update, dict):

@@ -7,10 +7,11 @@ again without the model.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
 
+from jupyter_deepagent.events import MODEL_CALL
 from jupyter_deepagent.harness.compression.tokens import messages_tokens
 from jupyter_deepagent.harness.models.label import model_label
 from jupyter_deepagent.harness.run_events.event_stream import emit_event
@@ -38,7 +39,7 @@ def emit_model_call(
     if estimated:
         tokens_in = messages_tokens(list(sent))
     emit_event(
-        "model_call",
+        MODEL_CALL,
         step=step,
         purpose=purpose,
         model=model_label(model),
@@ -52,7 +53,7 @@ def emit_model_call(
     )
 
 
-def as_ai_message(response: Any) -> AIMessage | None:
+def as_ai_message(response: object) -> AIMessage | None:
     """The AI message of a model's response (a message, a `ModelResponse` or an extended one)."""
     if isinstance(response, AIMessage):
         return response
@@ -63,7 +64,7 @@ def as_ai_message(response: Any) -> AIMessage | None:
     return None
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> object:
     """`value` with anything JSON cannot hold (a provider's enum, say) as text; strings are
     shared, not copied, so a long tool argument costs no second copy."""
     if value is None or isinstance(value, (str, bool, int, float)):

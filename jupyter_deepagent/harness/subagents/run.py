@@ -21,13 +21,15 @@ from langgraph.types import Command
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import FileData, bind_state_files, merge_files
-from jupyter_deepagent.harness.artifact_folders import TRANSCRIPT_FOLDER
-from jupyter_deepagent.harness.run_events.event_stream import (
+from jupyter_deepagent.events import (
+    MODEL_CALL,
+    SUBAGENT_FINISHED,
+    SUBAGENT_STARTED,
+    WARNING,
     RunEvent,
-    agent_scope,
-    emit_event,
-    event_sink,
 )
+from jupyter_deepagent.harness.artifact_folders import TRANSCRIPT_FOLDER
+from jupyter_deepagent.harness.run_events.event_stream import agent_scope, emit_event, event_sink
 from jupyter_deepagent.harness.subagents.outcome import (
     last_ai_text,
     structured_as_dict,
@@ -81,7 +83,7 @@ class TaskRun:
     # -- events -----------------------------------------------------------------------------------
     def forward(self, event: RunEvent) -> None:
         """The event sink of the subagent's steps: count its tokens, pass the event on."""
-        if event.get("type") == "model_call":
+        if event["type"] == MODEL_CALL:
             with self._lock:
                 self.tokens_in += int(event.get("tokens_in") or 0)
                 self.tokens_out += int(event.get("tokens_out") or 0)
@@ -103,7 +105,7 @@ class TaskRun:
         with agent_scope(self.subagent, self.task_id), event_sink(self.forward):
             self.started_at = _now()
             self._clock = time.perf_counter()
-            emit_event("subagent_started", step=self.step, **self._common())
+            emit_event(SUBAGENT_STARTED, step=self.step, **self._common())
             yield
 
     @contextmanager
@@ -268,7 +270,7 @@ class TaskRun:
         return self._close(outcome, saved)
 
     def _not_saved(self, exc: BackendError) -> None:
-        emit_event("warning", message=f"transcript not saved: {exc}", source=self.transcript_path)
+        emit_event(WARNING, message=f"transcript not saved: {exc}", source=self.transcript_path)
 
     def _finished_event(
         self,
@@ -278,7 +280,7 @@ class TaskRun:
         transcript_path: str | None,
     ) -> None:
         emit_event(
-            "subagent_finished",
+            SUBAGENT_FINISHED,
             step=self.step,
             **self._common(),
             status=self.status,

@@ -24,7 +24,7 @@ from jupyter_deepagent.jupyter.views.render import (
 )
 
 if TYPE_CHECKING:
-    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.events import RunEvent
     from jupyter_deepagent.jupyter.session.approvals import DecisionFields
     from jupyter_deepagent.jupyter.session.runs import RunOutcome, RunPlan
     from jupyter_deepagent.jupyter.session.session import Session

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.types import Interrupt
 
-    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.events import RunEvent
     from jupyter_deepagent.jupyter.session.thread_state import PendingCall, ThreadAgent
 
 __all__ = [

@@ -20,10 +20,13 @@ from jupyter_deepagent._exceptions import ModelCallFailed, ResearchAssistantErro
 from jupyter_deepagent.jupyter.session.thread_state import keep_stopped_request, settle_thread
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import RunnableConfig
 
     from jupyter_deepagent.backends.composite import CompositeBackend
-    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.events import RunEvent
     from jupyter_deepagent.jupyter.session.recorded_code import RecordedCode
     from jupyter_deepagent.jupyter.session.runs import RunPlan
     from jupyter_deepagent.jupyter.session.stop_button import StopButton
@@ -38,7 +41,7 @@ _MESSAGE_LIMIT = 500
 
 
 def agent_arguments(
-    shell: object,
+    shell: InteractiveShell,
     settings: AgentConfig,
     backend: CompositeBackend,
     tools: Sequence[object],
@@ -72,7 +75,7 @@ def agent_arguments(
 
 
 def build_agent(
-    model: object,
+    model: BaseChatModel,
     arguments: dict[str, Any],
     storage: OwnedStorage,
     stop_button: StopButton,
@@ -84,7 +87,7 @@ def build_agent(
     from jupyter_deepagent.jupyter.session.recorded_code_pause import RecordedCodeApproval
     from jupyter_deepagent.jupyter.session.stop_button import StopButtonMiddleware
 
-    middleware: list[object] = [StopButtonMiddleware(stop_button)]
+    middleware: list[AgentMiddleware] = [StopButtonMiddleware(stop_button)]
     code_running = recorded_code.code_running(arguments["tools"])
     if code_running:  # a pause for code a research log served, whatever interrupt_on says
         middleware.append(RecordedCodeApproval(recorded_code, code_running))

@@ -26,13 +26,14 @@ from jupyter_deepagent.project.settings.paths import virtual_path
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
+    from langgraph.pregel import Pregel
     from langgraph.types import Command
 
-    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.events import RunEvent
     from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
     from jupyter_deepagent.jupyter.session.recording import RunRecording
     from jupyter_deepagent.jupyter.session.stop_button import StopButton
-    from jupyter_deepagent.jupyter.session.thread_state import PendingCall, ThreadAgent
+    from jupyter_deepagent.jupyter.session.thread_state import PendingCall
     from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
     from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
     from jupyter_deepagent.project.storage import OwnedStorage
@@ -51,7 +52,7 @@ class RunPlan:
     new_thread: bool
     settings: AgentConfig
     model_label: str
-    agent: ThreadAgent
+    agent: Pregel
     """The compiled LangGraph agent of `create_research_agent`."""
     outputs: OutputsBackend
     context: Mapping[str, str]

@@ -35,7 +35,7 @@ from jupyter_deepagent.jupyter.sidebar.protocol import (
 )
 
 if TYPE_CHECKING:
-    from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+    from jupyter_deepagent.events import RunEvent
     from jupyter_deepagent.jupyter.session.session import Session
     from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
 
@@ -228,7 +228,7 @@ class SidebarChannel:
         Raises:
             ValueError: No such thread or run in this kernel (the reply says which there are).
         """
-        from jupyter_deepagent.trace.inspector.snapshot import build_snapshot
+        from jupyter_deepagent.trace.inspector import build_snapshot
 
         with self._lock:
             live = self._live
@@ -252,7 +252,7 @@ class SidebarChannel:
     def _snapshot(
         self, snap: dict[str, Any], thread: str, run: int, runs: int, live: bool, ident: str | None
     ) -> Message:
-        from jupyter_deepagent.trace.inspector.html import static_html
+        from jupyter_deepagent.trace.inspector import static_html
 
         return {
             "protocol": PROTOCOL_VERSION,
@@ -335,7 +335,7 @@ class SidebarChannel:
     # -- the live run -------------------------------------------------------------------------------
     def run_started(self, thread: str, previous_prompt: dict[str, object] | None) -> None:
         """A `%%agent` cell starts a run on `thread`: follow its events."""
-        from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
+        from jupyter_deepagent.trace.inspector import InspectorBuilder
 
         with self._lock:
             self._live = (thread, InspectorBuilder(previous_prompt))

@@ -19,23 +19,27 @@ import json
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jupyter_deepagent.jupyter.views.code_display import shown_code
 from jupyter_deepagent.jupyter.views.safe_display import code_span, markdown
 from jupyter_deepagent.trace.safe_html import clean_html
 
+if TYPE_CHECKING:
+    import ipywidgets
+
 __all__ = ["ApprovalPrompt", "OutputWidgetSink", "approval_markdown"]
 
-Decide = Callable[[str, str, Mapping[str, Any]], None]
+Decide = Callable[[str, str, Mapping[str, object]], None]
 """Called with (decision, reason, edited arguments) when a button is clicked."""
 
 _LABELS = {"approve": "approved", "edit": "edited and approved", "reject": "rejected"}
 
 
-def _code(request: Mapping[str, Any]) -> str | None:
+def _code(request: Mapping[str, object]) -> str | None:
     """The code of a `python` call, else None."""
-    code = (request.get("args") or {}).get("code")
+    args = request.get("args")
+    code = args.get("code") if isinstance(args, Mapping) else None
     return code if request.get("name") == "python" and isinstance(code, str) else None
 
 
@@ -45,7 +49,11 @@ def _fence(text: str) -> str:
 
 
 def approval_markdown(
-    pending: Sequence[Mapping[str, Any]], thread: str, *, buttons: bool, code_id: str | None = None
+    pending: Sequence[Mapping[str, Any]],
+    thread: str,
+    *,
+    buttons: bool,
+    code_id: str | None = None,
 ) -> str:
     """The waiting calls as Markdown, with how to answer them (`code_id`: the code comes from
     a research log, and only `%agent resume approve CODE_ID` names it)."""
@@ -136,7 +144,7 @@ class ApprovalPrompt:
         self.widget = widgets.VBox([buttons, self.editing, self.status, self.output])
 
     # -- display ---------------------------------------------------------------------------------
-    def show(self, place: Callable[[Any], None] | None = None) -> None:
+    def show(self, place: Callable[[object], None] | None = None) -> None:
         """Display the waiting calls as Markdown, then the buttons (through `place`, the cell's
         spot under the answer, when given)."""
         from IPython.display import display
@@ -146,7 +154,9 @@ class ApprovalPrompt:
         place(markdown(text, {"jupyter_deepagent": {"kind": "approval"}}))
         place(self)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, object], dict[str, object]]:
         data = self.widget._repr_mimebundle_()
         data = dict(data[0] if isinstance(data, tuple) else data)
         data["text/plain"] = "[Approve / Edit / Reject buttons: they need the running kernel]"
@@ -181,7 +191,7 @@ class ApprovalPrompt:
         request = self.pending[0]
         text = self.editor.value
         if _code(request) is not None:
-            edits: dict[str, Any] = {"code": text}
+            edits: dict[str, object] = {"code": text}
         else:
             try:
                 edits = json.loads(text)
@@ -200,7 +210,7 @@ class ApprovalPrompt:
         self.editor.disabled = True
 
     def _answer(
-        self, decision: str, *, message: str = "", edits: Mapping[str, Any] | None = None
+        self, decision: str, *, message: str = "", edits: Mapping[str, object] | None = None
     ) -> None:
         from jupyter_deepagent.jupyter.tools.output_routing import route_output
 
@@ -227,9 +237,9 @@ class OutputWidgetSink:
     """Writes printed text and displays into an `ipywidgets.Output` as its `outputs`, updating a
     display in place when its display id is updated (the widget's own capture cannot)."""
 
-    def __init__(self, widget: Any) -> None:
+    def __init__(self, widget: ipywidgets.Output) -> None:
         self.widget = widget
-        self._outputs: list[dict[str, Any]] = list(widget.outputs)
+        self._outputs: list[dict[str, object]] = list(widget.outputs)
         self._ids: dict[str, list[int]] = {}
         self._lock = threading.Lock()
 
@@ -237,20 +247,24 @@ class OutputWidgetSink:
         with self._lock:
             last = self._outputs[-1] if self._outputs else None
             if last and last.get("output_type") == "stream" and last.get("name") == name:
-                self._outputs[-1] = {**last, "text": last["text"] + text}
+                self._outputs[-1] = {**last, "text": cast("str", last["text"]) + text}
             else:
                 self._outputs.append({"output_type": "stream", "name": name, "text": text})
             self._push()
 
     def display(
         self,
-        data: dict[str, Any],
-        metadata: dict[str, Any],
-        transient: dict[str, Any],
+        data: Mapping[str, object],
+        metadata: Mapping[str, object],
+        transient: Mapping[str, object] | None,
         update: bool,
     ) -> None:
-        output = {"output_type": "display_data", "data": dict(data), "metadata": dict(metadata)}
-        display_id = (transient or {}).get("display_id")
+        output: dict[str, object] = {
+            "output_type": "display_data",
+            "data": dict(data),
+            "metadata": dict(metadata),
+        }
+        display_id = str((transient or {}).get("display_id") or "")
         with self._lock:
             if update:
                 for index in self._ids.get(display_id, []):

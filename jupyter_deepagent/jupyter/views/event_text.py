@@ -4,7 +4,12 @@ token counts, compression steps)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
+
+from jupyter_deepagent.events import OFFLOADED
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.events import ModelRetryEvent, OffloadedEvent, SummarizedEvent
 
 __all__ = [
     "compression_line",
@@ -19,14 +24,14 @@ _PATH_ARGS = ("file_path", "path")
 _BODY_ARGS = ("content", "old_string", "new_string")
 
 
-def short_text(value: Any, limit: int = 60) -> str:
+def short_text(value: object, limit: int = 60) -> str:
     """`value` (text, or any JSON value) on one line of at most `limit` characters."""
     text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def short_args(args: Any, limit: int = 90) -> str:
+def short_args(args: object, limit: int = 90) -> str:
     """A tool call's arguments (as `summarize_args` gives them) on one short line: paths bare,
     text bodies as their true size, lists as their length, other values as key=value."""
     if not isinstance(args, dict):
@@ -46,7 +51,7 @@ def short_args(args: Any, limit: int = 90) -> str:
     return short_text(" ".join(parts), limit)
 
 
-def _size(value: Any) -> tuple[str | None, int]:
+def _size(value: object) -> tuple[str | None, int]:
     """("chars", n) for a text, ("items", n) for a list, whole or as `summarize_args` cut it."""
     if isinstance(value, str):
         return "chars", len(value)
@@ -54,8 +59,9 @@ def _size(value: Any) -> tuple[str | None, int]:
         return "items", len(value)
     if isinstance(value, dict) and len(value) == 2 and "head" in value:
         for kind in ("chars", "items"):
-            if isinstance(value.get(kind), int):
-                return kind, value[kind]
+            count = value.get(kind)
+            if isinstance(count, int):
+                return kind, count
     return None, 0
 
 
@@ -69,15 +75,15 @@ def token_count(count: int) -> str:
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
-def compression_line(event: dict[str, Any]) -> str:
+def compression_line(event: OffloadedEvent | SummarizedEvent) -> str:
     """What an `offloaded` or `summarized` event did, in a few words."""
-    if event.get("type") == "offloaded":
+    if event["type"] == OFFLOADED:
         return f"{event.get('tool', 'result')} result saved to {event.get('path')}"
     before, after = event.get("tokens_before"), event.get("tokens_after")
     return f"summarized older messages ({before} → {after} tokens)"
 
 
-def retry_line(event: dict[str, Any]) -> str:
+def retry_line(event: ModelRetryEvent) -> str:
     """A `model_retry` event as "retrying in 2 s (attempt 2 of 3): ConnectError: ..."."""
     wait = float(event.get("wait") or 0)
     when = f"{wait:g} s" if wait >= 1 else duration(wait)

@@ -2,7 +2,7 @@
 
 Collapsed, it is one summary line (model, model calls, tokens, a small gauge, status); the toggle
 opens five tabs (Prompt, Skills, Files, Context, Subagents). Each tab is an `ipywidgets.HTML` pane
-showing a fragment of `trace.inspector_html`, the views shared with the static fallback and the
+showing a fragment of `trace.inspector.html`, the views shared with the static fallback and the
 JupyterLab sidebar. While the agent runs, `on_event` feeds the snapshot and re-renders at most
 `LIVE_INTERVAL` apart: the summary line and the Context tab (gauge, step chart) always, the other
 tabs when they are open. Only panes whose HTML changed are sent to the browser, and every pane's
@@ -16,16 +16,26 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, cast
 
 import ipywidgets as widgets
 
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent
-from jupyter_deepagent.trace.inspector.html import PANELS, STYLE, static_html, summary_html
-from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
-from jupyter_deepagent.trace.inspector.text import snapshot_text, summary_text
+from jupyter_deepagent.trace.inspector import (
+    PANELS,
+    STYLE,
+    InspectorBuilder,
+    snapshot_text,
+    static_html,
+    summary_html,
+    summary_text,
+)
 from jupyter_deepagent.trace.safe_html import clean_view_html
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.events import RunEvent
+    from jupyter_deepagent.trace.inspector import Snapshot
+    from jupyter_deepagent.trace.run_trace import RunTrace
 
 __all__ = ["LIVE_INTERVAL", "Inspector"]
 
@@ -49,7 +59,7 @@ class Inspector(widgets.VBox):
         self,
         events: Iterable[RunEvent] = (),
         *,
-        previous_prompt: dict[str, Any] | None = None,
+        previous_prompt: dict[str, object] | None = None,
         expanded: bool = False,
     ) -> None:
         self._builder = InspectorBuilder(previous_prompt).extend(events)
@@ -89,9 +99,16 @@ class Inspector(widgets.VBox):
         self.render()
 
     @classmethod
-    def from_trace(cls, trace: Any, **kwargs: Any) -> Inspector:
+    def from_trace(
+        cls,
+        trace: RunTrace | Iterable[RunEvent],
+        *,
+        previous_prompt: dict[str, object] | None = None,
+        expanded: bool = False,
+    ) -> Inspector:
         """The inspector of a finished (or stopped) `RunTrace`, or of any list of run events."""
-        return cls(getattr(trace, "events", trace), **kwargs)
+        events = cast("Iterable[RunEvent]", getattr(trace, "events", trace))
+        return cls(events, previous_prompt=previous_prompt, expanded=expanded)
 
     # -- live ---------------------------------------------------------------------------------------
     def on_event(self, event: RunEvent) -> None:
@@ -131,7 +148,7 @@ class Inspector(widgets.VBox):
         if pane.value != value:
             pane.value = value
 
-    def _toggled(self, change: dict[str, Any]) -> None:
+    def _toggled(self, change: Mapping[str, object]) -> None:
         opened = bool(change["new"])
         self._toggle.icon = "chevron-down" if opened else "chevron-right"
         self._tabs.layout.display = "" if opened else "none"
@@ -140,12 +157,12 @@ class Inspector(widgets.VBox):
 
     # -- data and fallbacks -------------------------------------------------------------------------
     @property
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         """The snapshot shown (see `jupyter_deepagent.trace.inspector.snapshot`)."""
         with self._lock:
             return self._builder.snapshot()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: object) -> dict[str, object]:
         """The widget, plus static HTML and plain text for viewers without widgets."""
         data = super()._repr_mimebundle_(**kwargs)
         snap = self.snapshot

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_deepagent.events.run import FILE_WRITTEN, MODEL_CALL
+from jupyter_deepagent.events import FILE_WRITTEN, MODEL_CALL
 from jupyter_deepagent.jupyter.views.safe_display import FrameDisplay
 from jupyter_deepagent.trace.safe_html import clean_page_html, markdown_html
 

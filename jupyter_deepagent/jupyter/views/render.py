@@ -7,7 +7,7 @@ ends: the final answer, the `/outputs/` files, the subagent results, or the tool
 for approval. Terminal IPython gets the same as plain printed lines.
 
 Text the model or agent wrote reaches the page only as HTML rendered and cleaned in the kernel
-(`trace.safe_html`, shown through `jupyter.safe_display`), never as Markdown for the page to
+(`trace.safe_html`, shown through `jupyter.views.safe_display`), never as Markdown for the page to
 render: the page would run its raw HTML.
 """
 
@@ -15,10 +15,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
-from html import escape
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from jupyter_deepagent.events import (
+    MODEL_CALL,
+    MODEL_RETRY,
+    OFFLOADED,
+    SUBAGENT_FINISHED,
+    SUBAGENT_STARTED,
+    SUMMARIZED,
+    TODOS,
+    TOOL_CALL,
+    TOOL_RESULT,
+    WARNING,
+    RunEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
+)
 from jupyter_deepagent.jupyter.magic.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.views.event_text import (
     compression_line,
@@ -29,9 +43,12 @@ from jupyter_deepagent.jupyter.views.event_text import (
     token_count,
 )
 from jupyter_deepagent.jupyter.views.output_files import show_files, written_order
+from jupyter_deepagent.jupyter.views.prompt_view import prompt_markdown
 from jupyter_deepagent.jupyter.views.safe_display import FrameDisplay, SafeHTML, code_span, markdown
 from jupyter_deepagent.trace.markdown_stream import MarkdownStream
-from jupyter_deepagent.trace.safe_html import clean_html
+
+if TYPE_CHECKING:
+    from IPython.display import DisplayHandle
 
 __all__ = [
     "CellView",
@@ -60,23 +77,30 @@ _clock = time.perf_counter
 _TODO_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
 
 
-def is_terminal(shell: Any) -> bool:
+def is_terminal(shell: object) -> bool:
     """True in terminal IPython, where output is printed text rather than updatable displays."""
     return type(shell).__name__ == "TerminalInteractiveShell"
 
 
-def show(obj: Any, **kwargs: Any) -> Any:
-    """`IPython.display.display`, imported when first needed."""
+def show(obj: object, *, display_id: bool = False) -> DisplayHandle | None:
+    """`IPython.display.display`, imported when first needed; with `display_id`, the handle that
+    updates the display in place."""
     from IPython.display import display
 
-    return display(obj, **kwargs)
+    if display_id:
+        handle: DisplayHandle | None = display(obj, display_id=True)
+        return handle
+    display(obj)
+    return None
 
 
 class _Text:
     def __init__(self, text: str) -> None:
         self.text = text
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, str], dict[str, object]]:
         return {"text/plain": self.text}, {}
 
 
@@ -94,22 +118,22 @@ class CellView:
         self._header = ""
         self._lines: dict[str, str] = {}  # key -> line, in arrival order
         self._running: dict[str, None] = {}  # tool calls waiting for their result, in order
-        self._todos: list[dict[str, Any]] = []
+        self._todos: list[Mapping[str, object]] = []
         self._status = ""
-        self._handle: Any = None
+        self._handle: DisplayHandle | None = None
         self._last_refresh = 0.0
         self._steps = 0  # the main agent's model calls
         self._model_calls = 0  # every model call: subagents' and the summarizer's too
         self._tokens_in = 0
         self._started = time.perf_counter()
         self._stream = MarkdownStream()
-        self._stream_handle: Any = None
+        self._stream_handle: DisplayHandle | None = None
         self._stream_due = 0.0  # when the streamed answer may be rendered again
         self._midline = False
         self._tasks: dict[str, str] = {}  # task id -> "researcher #2"
         self._turns: dict[str, int] = {}  # model turn -> tasks numbered before it
-        self._slot: Any = None  # the display the first item below the answer takes over
-        self._pinned: Any = None
+        self._slot: DisplayHandle | None = None  # the display the first item below takes over
+        self._pinned: object = None
         self._moved = False
         self._lock = threading.RLock()
 
@@ -147,39 +171,40 @@ class CellView:
         """Add a line such as "the interrupted call was marked as not completed"."""
         self._add(f"note:{len(self._lines)}", f"  ! {text}", final=True)
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: RunEvent) -> None:
         """Take one run event (from the main thread, or a subagent's worker thread)."""
         with self._lock:
             self._take(event)
 
-    def _task_name(self, event: dict[str, Any]) -> str:
+    def _task_name(self, event: RunEvent) -> str:
         """A subagent task as the log names it: its subagent and number in this run ("researcher
         #2"), so two runs of one subagent can be told apart."""
         task_id = str(event.get("task_id"))
         if task_id not in self._tasks:
             # tasks of one model turn start in any order: number them by their place in the turn
-            turn = str(event.get("turn_id") or f"task:{task_id}")
-            base = self._turns.setdefault(turn, len(self._tasks))
-            number = base + int(event.get("call_index") or 0) + 1
+            turn_id, index = None, 0  # a subagent's own step says neither
+            if event["type"] in (SUBAGENT_STARTED, SUBAGENT_FINISHED):
+                turn_id, index = event.get("turn_id"), event.get("call_index") or 0
+            base = self._turns.setdefault(str(turn_id or f"task:{task_id}"), len(self._tasks))
+            number = base + index + 1
             self._tasks[task_id] = f"{event.get('agent')} #{number}"
         return self._tasks[task_id]
 
-    def _take(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
+    def _take(self, event: RunEvent) -> None:
         task = None if event.get("task_id") is None else self._task_name(event)
         prefix = "  " if task is None else f"    [{task}] "
-        if kind == "model_call":  # counted as the run's totals count them (`run_finished`)
+        if event["type"] == MODEL_CALL:  # counted as the run's totals count them (`run_finished`)
             self._model_calls += 1
             self._tokens_in += int(event.get("tokens_in") or 0)
             if event.get("task_id") is None and event.get("purpose") != "summarize":
                 self._steps += 1
             self._status = f"step {self._steps} · {token_count(self._tokens_in)} tokens in"
             self._refresh()
-        elif kind == "tool_call":
+        elif event["type"] == TOOL_CALL:
             line = f"{prefix}… {event['tool']} {short_args(event.get('args', {}))}".rstrip()
             self._running[f"tool:{event.get('tool_call_id')}"] = None
             self._add(f"tool:{event.get('tool_call_id')}", line, final=False)
-        elif kind == "tool_result":
+        elif event["type"] == TOOL_RESULT:
             key = f"tool:{event.get('tool_call_id')}"
             self._running.pop(key, None)
             started = self._lines.get(key, f"{prefix}… {event['tool']}")
@@ -188,14 +213,14 @@ class CellView:
             if event.get("error"):
                 line += f" — {short_text(event['error'], 120)}"
             self._add(key, line, final=True)
-        elif kind == "todos" and event.get("task_id") is None:
+        elif event["type"] == TODOS and event.get("task_id") is None:
             self._todos = list(event.get("todos", []))
             if not self.rich and not self.quiet:
                 self._print(self._todo_text())
             self._refresh(force=True)
-        elif kind == "subagent_started":
+        elif event["type"] == SUBAGENT_STARTED:
             self._task_started(event, task)
-        elif kind == "subagent_finished":
+        elif event["type"] == SUBAGENT_FINISHED:
             self._task_started(event, task)  # a resumed task: its start was in an earlier run
             status = event.get("status", "ok")
             line = f"  ⇠ {task} {status} · {duration(event.get('seconds', 0))}"
@@ -204,14 +229,17 @@ class CellView:
             if event.get("error"):
                 line += f" — {short_text(event['error'], 100)}"
             self._add(f"subdone:{event.get('task_id')}", line, final=True)
-        elif kind == "model_retry":
+        elif event["type"] == MODEL_RETRY:
             self._add(f"retry:{len(self._lines)}", f"{prefix}↻ {retry_line(event)}", True)
-        elif kind == "warning":
+        elif event["type"] == WARNING:
             self._add(f"warn:{len(self._lines)}", f"{prefix}! {notebook_warning(event)}", True)
-        elif kind in ("offloaded", "summarized"):
-            self._add(f"{kind}:{len(self._lines)}", f"{prefix}≡ {compression_line(event)}", True)
+        elif event["type"] in (OFFLOADED, SUMMARIZED):
+            line = f"{prefix}≡ {compression_line(event)}"
+            self._add(f"{event['type']}:{len(self._lines)}", line, True)
 
-    def _task_started(self, event: dict[str, Any], task: str | None) -> None:
+    def _task_started(
+        self, event: SubagentStartedEvent | SubagentFinishedEvent, task: str | None
+    ) -> None:
         key = f"sub:{event.get('task_id')}"
         if key not in self._lines:
             line = f"  ⇢ {task} started: {short_text(event.get('description', ''))}"
@@ -232,7 +260,9 @@ class CellView:
     def _todo_text(self) -> str:
         if not self._todos:
             return ""
-        items = [f"{_TODO_MARKS.get(t.get('status'), '·')} {t.get('content')}" for t in self._todos]
+        items = [
+            f"{_TODO_MARKS.get(str(t.get('status')), '·')} {t.get('content')}" for t in self._todos
+        ]
         return "  todos: " + "\n         ".join(items)
 
     def _text(self) -> str:
@@ -251,7 +281,7 @@ class CellView:
             self._last_refresh = now
             self._handle.update(_Text(self._text()))
 
-    def end(self, status: str, todos: list[dict[str, Any]] | None = None) -> None:
+    def end(self, status: str, todos: Sequence[Mapping[str, object]] | None = None) -> None:
         """Close the live part with a status line ("done · ...", "interrupted", ...).
 
         Tool calls still running are marked as stopped; `todos`, the todo list as the run left
@@ -305,7 +335,7 @@ class CellView:
         )
         self._stream_due = now + spent + pause
 
-    def answer(self, text: str, provenance: dict[str, Any] | None = None) -> None:
+    def answer(self, text: str, provenance: Mapping[str, object] | None = None) -> None:
         """Show the final answer, rendered from Markdown in the kernel, in place of the streamed
         text if there was one; `provenance` (the run's research-log summary) goes into its
         output metadata."""
@@ -319,7 +349,7 @@ class CellView:
                 self._print(text)
             return
         answer = text or streamed
-        meta: dict[str, Any] = {"kind": "answer"}
+        meta: dict[str, object] = {"kind": "answer"}
         if provenance:
             meta["run"] = provenance
         final = markdown(answer, {"jupyter_deepagent": meta})
@@ -329,13 +359,13 @@ class CellView:
             show(final)
 
     # -- below the answer: files, approvals, results, then the inspector ---------------------------
-    def pin(self, obj: Any) -> None:
+    def pin(self, obj: object) -> None:
         """Show `obj` (the run's inspector) under the answer; it stays last in the cell."""
         self._pinned = obj
         if self.rich and not self.quiet:
             self._slot = show(obj, display_id=True)
 
-    def below(self, obj: Any) -> None:
+    def below(self, obj: object) -> None:
         """Show `obj` under the answer and above the pinned inspector.
 
         The first such item takes over the inspector's place (shown there while the run went on),
@@ -361,9 +391,9 @@ class CellView:
 
 
 def show_pending(
-    pending: list[dict[str, Any]],
+    pending: Sequence[Mapping[str, object]],
     thread: str,
-    place: Callable[[Any], None] | None = None,
+    place: Callable[[object], None] | None = None,
     code_id: str | None = None,
 ) -> None:
     """The tool calls waiting for approval, and how to answer them (where there are no buttons:
@@ -372,35 +402,3 @@ def show_pending(
 
     text = approval_markdown(pending, thread, buttons=False, code_id=code_id)
     (place or show)(markdown(text, {"jupyter_deepagent": {"kind": "approval"}}))
-
-
-def prompt_markdown(assembly: Any, label: str, thread: str, size: tuple[int, int]) -> SafeHTML:
-    """`%agent show`: the system prompt as a table of sections, then each section's text.
-
-    Section texts hold what the agent may write (memory files, skills), so the HTML is built
-    here with every text escaped (each section's text in a `<pre>`, never in a Markdown fence it
-    could close), then cleaned.
-    """
-    messages, tokens = size
-    parts = [
-        f"<p><strong>System prompt of thread <code>{escape(thread)}</code></strong> "
-        f"({escape(label)}): {len(assembly.sections)} sections, ~{assembly.tokens:,} tokens. "
-        f"Conversation: {messages} messages, ~{tokens:,} tokens.</p>",
-        "<table><thead><tr><th>#</th><th>section</th><th>source</th>"
-        '<th style="text-align:right">tokens</th></tr></thead><tbody>',
-    ]
-    for index, section in enumerate(assembly.sections, 1):
-        parts.append(
-            f"<tr><td>{index}</td><td>{escape(section.name)}</td>"
-            f"<td>{escape(section.source)}</td>"
-            f'<td style="text-align:right">{section.tokens:,}</td></tr>'
-        )
-    parts.append("</tbody></table>")
-    for index, section in enumerate(assembly.sections, 1):
-        parts.append(
-            f"<details><summary>{index}. {escape(section.name)} "
-            f"({section.tokens:,} tokens)</summary>"
-            f"<pre>{escape(section.text)}</pre></details>"
-        )
-    plain = f"Thread {thread} ({label}); conversation: {messages} messages, ~{tokens:,} tokens.\n"
-    return SafeHTML(clean_html("".join(parts)), plain + assembly.to_markdown())

@@ -9,9 +9,13 @@ MathJax's reach; `code_span` quotes any text as Markdown code. None of them impo
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from jupyter_deepagent.trace.safe_html import markdown_html
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["FrameDisplay", "SafeHTML", "code_span", "markdown"]
 
@@ -26,12 +30,14 @@ class SafeHTML:
         metadata: The output's metadata (`{"jupyter_deepagent": {...}}`).
     """
 
-    def __init__(self, html: str, plain: str, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, html: str, plain: str, metadata: Mapping[str, object] | None = None) -> None:
         self.html = html
         self.plain = plain
         self.metadata = metadata or {}
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, str], Mapping[str, object]]:
         return {"text/html": self.html, "text/plain": self.plain}, self.metadata
 
 
@@ -44,11 +50,13 @@ class FrameDisplay:
         metadata: The output's metadata (an `/outputs/` file's path).
     """
 
-    def __init__(self, frame: Any, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, frame: pd.DataFrame, metadata: Mapping[str, object] | None = None) -> None:
         self.frame = frame
         self.metadata = metadata or {}
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, str], Mapping[str, object]]:
         data = {"text/plain": repr(self.frame)}
         html = self.frame._repr_html_()
         if html:
@@ -56,7 +64,7 @@ class FrameDisplay:
         return data, self.metadata
 
 
-def markdown(text: str, metadata: dict[str, Any] | None = None) -> SafeHTML:
+def markdown(text: str, metadata: Mapping[str, object] | None = None) -> SafeHTML:
     """Markdown (the model's, an agent-written file's, or the kernel's own tables naming threads
     and users) as an object `display()` shows as safe HTML, and as the text in a terminal."""
     return SafeHTML(markdown_html(text), text, metadata)

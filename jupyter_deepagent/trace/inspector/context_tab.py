@@ -12,14 +12,37 @@ and the rest is messages. A derived breakdown is marked `estimated`.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import Final, TypeAlias, cast
 
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+from jupyter_deepagent.events import (
+    AGED,
+    CONTEXT,
+    CONTEXT_OVERFLOW,
+    INPUT_OFFLOADED,
+    OFFLOADED,
+    RUN_STARTED,
+    SUMMARIZED,
+    TOOL_RESULT,
+    AgedEvent,
+    ContextEvent,
+    ContextOverflowEvent,
+    InputOffloadedEvent,
+    OffloadedEvent,
+    RunEvent,
+    SummarizedEvent,
+    ToolResultEvent,
+)
 
 __all__ = ["MARK_KINDS", "ContextTracker"]
 
-MARK_KINDS = ("offloaded", "aged", "input_offloaded", "summarized", "context_overflow")
+MARK_KINDS: Final = (OFFLOADED, AGED, INPUT_OFFLOADED, SUMMARIZED, CONTEXT_OVERFLOW)
 """Compression events drawn as marks on the step chart."""
+
+_MarkEvent: TypeAlias = (
+    OffloadedEvent | AgedEvent | InputOffloadedEvent | SummarizedEvent | ContextOverflowEvent
+)
+JSONDict: TypeAlias = dict[str, object]
 
 _POINTER_TOKENS = 60  # the sentence a pointer message says, before its preview lines
 _OFFLOAD_PREVIEW, _AGED_PREVIEW = 10, 3
@@ -40,9 +63,9 @@ class ContextTracker:
     def __init__(self) -> None:
         self.system_tokens = 0
         self.schema_tokens: int | None = None
-        self.last: RunEvent | None = None
-        self.steps: dict[int, dict[str, Any]] = {}
-        self.marks: list[dict[str, Any]] = []
+        self.last: ContextEvent | None = None
+        self.steps: dict[int, JSONDict] = {}
+        self.marks: list[JSONDict] = []
         self.peak = 0
         self._sorted, self._last_step = True, 0
         self._input = ""
@@ -51,23 +74,22 @@ class ContextTracker:
 
     def add(self, event: RunEvent) -> None:
         """Take one event of the main agent."""
-        kind = event.get("type")
-        if kind == "run_started":
+        if event["type"] == RUN_STARTED:
             self._input = str(event.get("input") or "")
-        elif kind == "context":
+        elif event["type"] == CONTEXT:
             self._take_context(event)
-        elif kind == "tool_result":
+        elif event["type"] == TOOL_RESULT:
             self._take_result(event)
-        elif kind in MARK_KINDS:
+        elif event["type"] in MARK_KINDS:
             self.marks.append(_mark(event))
-            call_id = str(event.get("tool_call_id"))
-            if kind in ("offloaded", "aged") and event.get("tool_call_id") is not None:
-                self._forms[call_id] = kind
+            if event["type"] in (OFFLOADED, AGED) and event.get("tool_call_id") is not None:
+                call_id = str(event.get("tool_call_id"))
+                self._forms[call_id] = event["type"]
                 self._resize(call_id)
-            elif kind == "summarized":
+            elif event["type"] == SUMMARIZED:
                 self._fold(int(event.get("tokens_after") or 0))
 
-    def _take_context(self, event: RunEvent) -> None:
+    def _take_context(self, event: ContextEvent) -> None:
         step = int(event.get("step") or 0)
         tokens = int(event.get("tokens") or 0)
         self.last = event
@@ -86,7 +108,7 @@ class ContextTracker:
             rest = tokens - self.system_tokens - _tokens(self._input) - 4
             self.schema_tokens = max(rest, 0)
 
-    def _take_result(self, event: RunEvent) -> None:
+    def _take_result(self, event: ToolResultEvent) -> None:
         call_id = str(event.get("tool_call_id"))
         content = str(event.get("content") or "")
         whole = _tokens(content)
@@ -99,7 +121,7 @@ class ContextTracker:
         sizes = self._results.get(call_id)
         form = self._forms.get(call_id)
         if sizes is not None and form is not None:
-            sizes[0] = sizes[1] if form == "offloaded" else sizes[2]
+            sizes[0] = sizes[1] if form == OFFLOADED else sizes[2]
 
     def _fold(self, tokens_after: int) -> None:
         """After a summary, only the most recent results that fit in what is left are sent."""
@@ -114,15 +136,15 @@ class ContextTracker:
         self._results = {call_id: self._results[call_id] for call_id in reversed(kept)}
 
     # -- the view ----------------------------------------------------------------------------------
-    def view(self) -> dict[str, Any]:
+    def view(self) -> JSONDict:
         """The Context tab's data: gauge, breakdown, steps and marks."""
-        last = self.last or {}
-        window = int(last.get("window") or 0)
-        tokens = int(last.get("tokens") or 0)
+        last = cast("Mapping[str, object]", self.last or {})  # read as damaged records may be
+        window = _int(last.get("window"))
+        tokens = _int(last.get("tokens"))
         return {
             "tokens": tokens,
             "window": window,
-            "trigger": int(last.get("trigger") or 0),
+            "trigger": _int(last.get("trigger")),
             "window_source": last.get("window_source"),
             "share": round(tokens / window, 4) if window else 0.0,
             "step": last.get("step"),
@@ -136,10 +158,10 @@ class ContextTracker:
             "marks": list(self.marks),
         }
 
-    def _breakdown(self, last: RunEvent, tokens: int) -> dict[str, Any]:
+    def _breakdown(self, last: Mapping[str, object], tokens: int) -> JSONDict:
         given = last.get("breakdown")
         if isinstance(given, dict):
-            parts = {str(k): int(v or 0) for k, v in given.items()}
+            parts = {str(k): _int(v) for k, v in given.items()}
             return {"parts": parts, "estimated": False}
         if not tokens:
             return {"parts": {}, "estimated": True}
@@ -159,23 +181,33 @@ class ContextTracker:
         return {"parts": parts, "estimated": True}
 
 
-def _mark(event: RunEvent) -> dict[str, Any]:
+def _int(value: object) -> int:
+    """A count from an event field (0 when it is missing or not a number)."""
+    return int(cast("int", value) or 0)
+
+
+def _mark(event: _MarkEvent) -> JSONDict:
     """A compression event as a chart mark: its step, kind and a short label."""
     kind = str(event.get("type"))
-    if kind == "summarized":
+    tokens: object
+    if event["type"] == SUMMARIZED:
         label = (
             f"summarized ({event.get('reason', 'trigger')}): "
             f"{event.get('tokens_before', 0):,} → {event.get('tokens_after', 0):,} tokens"
         )
-    elif kind == "context_overflow":
+        tokens = event.get("tokens_before")
+    elif event["type"] == CONTEXT_OVERFLOW:
         label = f"context overflow at {event.get('tokens', 0):,} tokens ({event.get('action')})"
-    elif kind == "input_offloaded":
+        tokens = event.get("tokens") or None
+    elif event["type"] == INPUT_OFFLOADED:
         label = f"{event.get('kind', 'input')} input moved to {event.get('path')}"
+        tokens = event.get("tokens") or None
     else:
         label = f"{event.get('tool', 'result')} result {kind} to {event.get('path')}"
+        tokens = event.get("tokens") or None
     return {
         "step": int(event.get("step") or 0),
         "kind": kind,
         "label": label,
-        "tokens": event.get("tokens") or event.get("tokens_before"),
+        "tokens": tokens,
     }

@@ -9,9 +9,26 @@ Files are grouped by mount, the first folder of their path.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeAlias, TypedDict, cast
 
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+from jupyter_deepagent.events import (
+    AGED,
+    FILE_WRITTEN,
+    INPUT_OFFLOADED,
+    MEMORY_LOADED,
+    MODEL_CALL,
+    OFFLOADED,
+    SUBAGENT_FINISHED,
+    SUMMARIZED,
+    TOOL_CALL,
+    TOOL_RESULT,
+    AgedEvent,
+    OffloadedEvent,
+    RunEvent,
+    SubagentFinishedEvent,
+    ToolResultEvent,
+)
 
 __all__ = ["MOUNT_ORDER", "FileTracker", "preview_text"]
 
@@ -30,6 +47,18 @@ PREVIEW_LINES = 12
 PREVIEW_CHARS = 2_000
 _WRITERS = ("write_file", "edit_file")
 
+_Entry: TypeAlias = dict[str, object]
+"""One file of the Files tab (JSON)."""
+
+
+class _WriteCall(TypedDict):
+    """A write_file/edit_file call waiting for its result."""
+
+    tool: str
+    args: Mapping[str, object]
+    agent: str
+    step: int
+
 
 def preview_text(text: str, lines: int = PREVIEW_LINES, chars: int = PREVIEW_CHARS) -> str:
     """The first `lines` lines of `text`, at most `chars` characters, "…" when cut."""
@@ -46,7 +75,7 @@ def mount_of(path: str) -> str:
     return f"/{parts[0]}/" if len(parts) == 2 else "/"
 
 
-def _arg_text(value: Any) -> str:
+def _arg_text(value: object) -> str:
     """A tool argument as text: whole, or the head `summarize_args` kept."""
     if isinstance(value, dict) and "head" in value:
         return str(value["head"]) + "…"
@@ -57,22 +86,21 @@ class FileTracker:
     """Follows every agent's events for files (subagents write to the same filesystem)."""
 
     def __init__(self) -> None:
-        self.files: dict[str, dict[str, Any]] = {}  # path -> entry, in first-seen order
-        self.written: dict[str, dict[str, Any]] = {}  # from file_written events
-        self.derived: dict[str, dict[str, Any]] = {}  # from write_file/edit_file calls
+        self.files: dict[str, _Entry] = {}  # path -> entry, in first-seen order
+        self.written: dict[str, _Entry] = {}  # from file_written events
+        self.derived: dict[str, _Entry] = {}  # from write_file/edit_file calls
         self._results: dict[str, str] = {}  # tool_call_id -> result text (for previews)
-        self._calls: dict[str, dict[str, Any]] = {}  # tool_call_id -> {tool, args, agent}
-        self._full_args: dict[str, dict[str, Any]] = {}  # tool_call_id -> args from the reply
+        self._calls: dict[str, _WriteCall] = {}  # tool_call_id -> {tool, args, agent}
+        self._full_args: dict[str, dict[str, object]] = {}  # tool_call_id -> args from the reply
 
     def add(self, event: RunEvent) -> None:
         """Take one event of any agent."""
-        kind = event.get("type")
-        if kind == "model_call":
+        if event["type"] == MODEL_CALL:
             reply = (event.get("reply") or {}).get("data") or {}
             for call in reply.get("tool_calls") or []:
                 if call.get("name") in _WRITERS and call.get("id"):
                     self._full_args[str(call["id"])] = dict(call.get("args") or {})
-        elif kind == "tool_call":
+        elif event["type"] == TOOL_CALL:
             if event.get("tool") in _WRITERS:
                 self._calls[str(event.get("tool_call_id"))] = {
                     "tool": event.get("tool"),
@@ -80,11 +108,11 @@ class FileTracker:
                     "agent": event.get("agent"),
                     "step": event.get("step"),
                 }
-        elif kind == "tool_result":
+        elif event["type"] == TOOL_RESULT:
             self._take_result(event)
-        elif kind in ("offloaded", "aged"):
-            self._artifact(event, kind)
-        elif kind == "input_offloaded" and event.get("path"):
+        elif event["type"] in (OFFLOADED, AGED):
+            self._artifact(event)
+        elif event["type"] == INPUT_OFFLOADED and event.get("path"):
             self._put(
                 str(event["path"]),
                 kind="input",
@@ -95,7 +123,7 @@ class FileTracker:
                 agent=event.get("agent"),
                 note=f"{event.get('kind', 'input')} input moved out of the conversation",
             )
-        elif kind == "summarized" and event.get("transcript_path"):
+        elif event["type"] == SUMMARIZED and event.get("transcript_path"):
             self._put(
                 str(event["transcript_path"]),
                 kind="transcript",
@@ -107,9 +135,9 @@ class FileTracker:
                 note=f"{event.get('messages_folded', 0)} messages folded "
                 f"into summary {event.get('count', 1)}",
             )
-        elif kind == "subagent_finished":
+        elif event["type"] == SUBAGENT_FINISHED:
             self._subagent(event)
-        elif kind == "memory_loaded" and event.get("path"):
+        elif event["type"] == MEMORY_LOADED and event.get("path"):
             self._put(
                 str(event["path"]),
                 kind="memory",
@@ -120,21 +148,22 @@ class FileTracker:
                 preview="",
                 note="memory: always in the prompt",
             )
-        elif kind == "file_written" and event.get("path"):
+        elif event["type"] == FILE_WRITTEN and event.get("path"):
             path = str(event["path"])
-            preview = _arg_text(event.get("preview") or event.get("content") or "")
+            extra = cast("Mapping[str, object]", event)  # fields an older writer sent
+            preview = _arg_text(extra.get("preview") or extra.get("content") or "")
             self.written[path] = {
                 "path": path,
                 "kind": "written",
                 "tool": event.get("tool"),
-                "tokens": event.get("tokens"),
+                "tokens": extra.get("tokens"),
                 "step": event.get("step"),
                 "agent": event.get("agent"),
                 "preview": preview_text(preview),
                 "note": f"{event.get('chars'):,} characters" if event.get("chars") else "",
             }
 
-    def _take_result(self, event: RunEvent) -> None:
+    def _take_result(self, event: ToolResultEvent) -> None:
         call_id = str(event.get("tool_call_id"))
         content = str(event.get("content") or "")
         self._results[call_id] = preview_text(content)
@@ -166,11 +195,13 @@ class FileTracker:
             "note": note,
         }
 
-    def _artifact(self, event: RunEvent, kind: str) -> None:
+    def _artifact(self, event: OffloadedEvent | AgedEvent) -> None:
+        kind = event["type"]
         call_id = str(event.get("tool_call_id"))
         path = str(event.get("path"))
+        replies = event.get("replies") if event["type"] == AGED else None
         note = f"{event.get('lines', 0):,} lines, sent as a pointer" + (
-            f" after {event.get('replies')} replies" if kind == "aged" else ""
+            f" after {replies} replies" if kind == AGED else ""
         )
         self._put(
             path,
@@ -184,7 +215,7 @@ class FileTracker:
             tool_call_id=call_id,
         )
 
-    def _subagent(self, event: RunEvent) -> None:
+    def _subagent(self, event: SubagentFinishedEvent) -> None:
         if event.get("transcript_path"):
             self._put(
                 str(event["transcript_path"]),
@@ -197,14 +228,14 @@ class FileTracker:
                 note=f"transcript of task {event.get('task_id')}",
             )
 
-    def _put(self, path: str, **entry: Any) -> None:
+    def _put(self, path: str, **entry: object) -> None:
         old = self.files.get(path)
-        if old is not None and old["kind"] == "offloaded" and entry["kind"] == "aged":
-            old["note"] += "; aged"
+        if old is not None and old["kind"] == OFFLOADED and entry["kind"] == AGED:
+            old["note"] = f"{old['note']}; aged"
             return
         self.files[path] = {"path": path, **entry}
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> dict[str, object]:
         """The Files tab's data: `mounts` in `MOUNT_ORDER`, each with its files in order."""
         # `file_written` says what was written; the call's own arguments give its first lines
         written = {
@@ -215,9 +246,9 @@ class FileTracker:
             for path, entry in self.written.items()
         } or self.derived
         entries = [*written.values(), *(e for p, e in self.files.items() if p not in written)]
-        groups: dict[str, list[dict[str, Any]]] = {}
+        groups: dict[str, list[_Entry]] = {}
         for entry in entries:
-            groups.setdefault(mount_of(entry["path"]), []).append(
+            groups.setdefault(mount_of(str(entry["path"])), []).append(
                 {k: v for k, v in entry.items() if k != "tool_call_id"}
             )
         order = [m for m in MOUNT_ORDER if m in groups] + sorted(

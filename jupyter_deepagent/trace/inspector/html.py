@@ -5,12 +5,12 @@ place a run is looked at, with nothing to build or load. The cell widget puts th
 `ipywidgets.HTML` panes (and replaces only the live ones while the agent runs), the static
 fallback of a saved notebook (nbconvert HTML, GitHub, VS Code without widget state) joins them
 with CSS-only tabs inside a `<details>`, and the JupyterLab sidebar asks the kernel for them over
-its comm. Charts are plain SVG (`inspector_svg`); colours are JupyterLab theme variables with
+its comm. Charts are plain SVG (`svg`); colours are JupyterLab theme variables with
 light-theme fallbacks, so a dark theme is followed where the page defines them.
 
 Every function takes the snapshot of `trace.inspector` (or one of its parts) and returns text;
 all text from the run is escaped. What leaves the kernel is cleaned as well (`static_html` here,
-the widget's panes in `jupyter.inspector_widget`) by the views' allow-list
+the widget's panes in `jupyter.views.inspector_widget`) by the views' allow-list
 (`trace.safe_html.clean_view_html`), so a text a view forgot to escape still cannot run; the
 stylesheet, the kernel's own constant, is added after cleaning.
 """
@@ -18,8 +18,9 @@ stylesheet, the kernel's own constant, is added after cleaning.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jupyter_deepagent.trace.inspector.svg import (
     MARK_COLORS,
@@ -33,6 +34,10 @@ from jupyter_deepagent.trace.inspector.tables import files_panel, skills_panel, 
 from jupyter_deepagent.trace.inspector.theme import STYLE, badge
 from jupyter_deepagent.trace.safe_html import clean_view_html
 
+if TYPE_CHECKING:
+    from jupyter_deepagent.events import RunEvent
+    from jupyter_deepagent.trace.inspector.snapshot import Snapshot
+
 __all__ = [
     "PANELS",
     "STYLE",
@@ -44,7 +49,7 @@ __all__ = [
 ]
 
 
-def summary_html(snap: dict[str, Any]) -> str:
+def summary_html(snap: Snapshot) -> str:
     """The one-line summary: model, model calls, tokens, a small gauge, status."""
     run, context = snap["run"], snap["context"]
     status = run.get("status")
@@ -72,7 +77,7 @@ def summary_html(snap: dict[str, Any]) -> str:
     return f'<span class="jdi-summary">{"".join(items)}</span>'
 
 
-def prompt_panel(snap: dict[str, Any]) -> str:
+def prompt_panel(snap: Snapshot) -> str:
     """The system prompt as ordered sections, each expandable to its text; changes marked."""
     prompt = snap["prompt"]
     sections = prompt["sections"]
@@ -113,7 +118,7 @@ def prompt_panel(snap: dict[str, Any]) -> str:
     return "".join(rows)
 
 
-def context_panel(snap: dict[str, Any]) -> str:
+def context_panel(snap: Snapshot) -> str:
     """The gauge of the last request, its breakdown, and tokens sent per step with marks."""
     context = snap["context"]
     if not context.get("window"):
@@ -172,7 +177,7 @@ PANELS = (
 """The tabs, in order: title and the function rendering its panel from a snapshot."""
 
 
-def static_html(snap: dict[str, Any], *, open_: bool = False) -> str:
+def static_html(snap: Snapshot, *, open_: bool = False) -> str:
     """The whole inspector as one static HTML block: the summary line, which expands to the tabs
     (CSS only, no script), for saved notebooks, viewers without widgets and the sidebar; cleaned
     by the views' allow-list, then preceded by the inspector's stylesheet."""
@@ -198,7 +203,9 @@ def static_html(snap: dict[str, Any], *, open_: bool = False) -> str:
     return f"<style>{STYLE}</style>{clean_view_html(body)}"
 
 
-def static_bundle(events: Any, previous_prompt: dict[str, Any] | None = None) -> dict[str, str]:
+def static_bundle(
+    events: Iterable[RunEvent], previous_prompt: dict[str, object] | None = None
+) -> dict[str, str]:
     """`text/html` and `text/plain` of a run's inspector, from its events (a saved notebook, a
     terminal, any viewer without widgets)."""
     from jupyter_deepagent.trace.inspector.snapshot import build_snapshot

@@ -13,9 +13,9 @@ The snapshot (every value JSON):
   share of the total, text, `change`: "new", "changed" or None against the prompt before it in
   this run, or the previous run's last prompt), `tokens`, `calls` (prompts sent), `removed`
 - `skills`: `available` (name, description, path, `loaded_step`), `loaded` events, `skipped`
-- `files`: artifacts and written files grouped by `mount` (see `inspector_files`)
+- `files`: artifacts and written files grouped by `mount` (see `files_tab`)
 - `context`: the gauge (last request, window, trigger), its `breakdown`, per-step `steps` and the
-  compression `marks` (see `inspector_context`)
+  compression `marks` (see `context_tab`)
 - `subagents`: the results table (`columns`, `rows`, as `results_frame()` has them) and each
   task's `transcript`
 - `todos`, `warnings`
@@ -25,17 +25,51 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeAlias, TypedDict
 
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+from jupyter_deepagent.events import (
+    MODEL_CALL,
+    PROMPT,
+    RUN_FINISHED,
+    RUN_STARTED,
+    SKILL_LOADED,
+    TODOS,
+    TOOL_CALL,
+    WARNING,
+    PromptEvent,
+    RunEvent,
+)
 from jupyter_deepagent.trace.inspector.context_tab import ContextTracker
 from jupyter_deepagent.trace.inspector.files_tab import FileTracker
 from jupyter_deepagent.trace.inspector.tasks_tab import TaskTracker
 
-__all__ = ["SNAPSHOT_VERSION", "InspectorBuilder", "build_snapshot"]
+__all__ = ["SNAPSHOT_VERSION", "InspectorBuilder", "RunSummary", "Snapshot", "build_snapshot"]
 
 SNAPSHOT_VERSION = 1
 """Bumped when a field of the snapshot changes meaning."""
+
+Snapshot: TypeAlias = dict[str, Any]
+"""The inspector snapshot: JSON in the shape the module docstring gives, read by the views here,
+the cell widget and the sidebar's TypeScript."""
+
+_JSONDict: TypeAlias = dict[str, object]
+
+
+class RunSummary(TypedDict):
+    """The snapshot's `run`: what the run was and its totals so far."""
+
+    model: str | None
+    thread: str | None
+    input: str
+    status: str | None
+    error: str | None
+    model_calls: int
+    tool_calls: int
+    tokens_in: int
+    tokens_out: int
+    seconds: float | None
+    steps: int
+
 
 _SKILL_LINE = re.compile(
     r"^- \*\*(?P<name>[^*]+)\*\*: (?P<description>.*) \(read `(?P<path>[^`]+)`\)$"
@@ -51,8 +85,8 @@ class InspectorBuilder:
             same thread; sections of this run's first prompt are compared with it.
     """
 
-    def __init__(self, previous_prompt: dict[str, Any] | None = None) -> None:
-        self.run: dict[str, Any] = {
+    def __init__(self, previous_prompt: _JSONDict | None = None) -> None:
+        self.run: RunSummary = {
             "model": None,
             "thread": None,
             "input": "",
@@ -65,13 +99,13 @@ class InspectorBuilder:
             "seconds": None,
             "steps": 0,
         }
-        self._assemblies: dict[str, dict[str, Any]] = {}  # hash -> assembly
-        self._prompt: dict[str, Any] | None = None
-        self._before: dict[str, Any] | None = previous_prompt
+        self._assemblies: dict[str, Snapshot] = {}  # hash -> assembly
+        self._prompt: Snapshot | None = None
+        self._before: Snapshot | None = previous_prompt
         self._prompt_calls = 0
-        self.skills_loaded: list[dict[str, Any]] = []
-        self.warnings: list[dict[str, Any]] = []
-        self.todos: list[dict[str, Any]] = []
+        self.skills_loaded: list[_JSONDict] = []
+        self.warnings: list[_JSONDict] = []
+        self.todos: list[_JSONDict] = []
         self.context = ContextTracker()
         self.files = FileTracker()
         self.tasks = TaskTracker()
@@ -84,41 +118,38 @@ class InspectorBuilder:
 
     def add(self, event: RunEvent) -> None:
         """Take one run event (unknown types are ignored)."""
-        kind = event.get("type")
+        if "type" not in event:  # not a run event
+            return
         main = event.get("task_id") is None
         self.files.add(event)
         self.tasks.add(event)
         if main:
             self.context.add(event)
-        if kind == "run_started":
-            self.run.update(
-                model=event.get("model"),
-                thread=event.get("thread_id"),
-                input=event.get("input") or "",
-            )
-        elif kind == "run_finished":
-            for key in (
-                "status",
-                "error",
-                "tokens_in",
-                "tokens_out",
-                "model_calls",
-                "tool_calls",
-                "seconds",
-            ):
-                self.run[key] = event.get(key, self.run.get(key))
-        elif kind == "model_call":
+        run = self.run
+        if event["type"] == RUN_STARTED:
+            run["model"] = event.get("model")
+            run["thread"] = event.get("thread_id")
+            run["input"] = event.get("input") or ""
+        elif event["type"] == RUN_FINISHED:
+            run["status"] = event.get("status", run["status"])
+            run["error"] = event.get("error", run["error"])
+            run["tokens_in"] = event.get("tokens_in", run["tokens_in"])
+            run["tokens_out"] = event.get("tokens_out", run["tokens_out"])
+            run["model_calls"] = event.get("model_calls", run["model_calls"])
+            run["tool_calls"] = event.get("tool_calls", run["tool_calls"])
+            run["seconds"] = event.get("seconds", run["seconds"])
+        elif event["type"] == MODEL_CALL:
             self.run["model_calls"] += 1
             self.run["tokens_in"] += int(event.get("tokens_in") or 0)
             self.run["tokens_out"] += int(event.get("tokens_out") or 0)
             if main:
                 self.run["steps"] = max(self.run["steps"], int(event.get("step") or 0))
                 self.run["model"] = self.run["model"] or event.get("model")
-        elif kind == "tool_call":
+        elif event["type"] == TOOL_CALL:
             self.run["tool_calls"] += 1
-        elif kind == "prompt" and main:
+        elif event["type"] == PROMPT and main:
             self._take_prompt(event)
-        elif kind == "skill_loaded":
+        elif event["type"] == SKILL_LOADED:
             self.skills_loaded.append(
                 {
                     "skill": event.get("skill"),
@@ -128,7 +159,7 @@ class InspectorBuilder:
                     "task_id": event.get("task_id"),
                 }
             )
-        elif kind == "warning":
+        elif event["type"] == WARNING:
             self.warnings.append(
                 {
                     "message": event.get("message", ""),
@@ -136,10 +167,10 @@ class InspectorBuilder:
                     "agent": event.get("agent"),
                 }
             )
-        elif kind == "todos" and main:
+        elif event["type"] == TODOS and main:
             self.todos = list(event.get("todos") or [])
 
-    def _take_prompt(self, event: RunEvent) -> None:
+    def _take_prompt(self, event: PromptEvent) -> None:
         self._prompt_calls += 1
         digest = str(event.get("hash"))
         assembly = event.get("assembly")
@@ -155,7 +186,7 @@ class InspectorBuilder:
         self.context.system_tokens = int(event.get("tokens") or assembly.get("tokens") or 0)
 
     # -- the snapshot ------------------------------------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         """The snapshot of everything added so far (a new dict each call; JSON-ready)."""
         prompt = self._prompt_view()
         return {
@@ -170,12 +201,12 @@ class InspectorBuilder:
             "warnings": list(self.warnings),
         }
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Snapshot:
         """The part of the snapshot the summary line needs (`run` and `context`), cheaper to build
         while a run goes on."""
         return {"version": SNAPSHOT_VERSION, "run": dict(self.run), "context": self.context.view()}
 
-    def _prompt_view(self) -> dict[str, Any]:
+    def _prompt_view(self) -> Snapshot:
         assembly = self._prompt
         if assembly is None:
             return {
@@ -226,8 +257,8 @@ class InspectorBuilder:
             "removed": [name for name in before if name not in names],
         }
 
-    def _skills_view(self, prompt: dict[str, Any]) -> dict[str, Any]:
-        loaded: dict[str, dict[str, Any]] = {}
+    def _skills_view(self, prompt: Snapshot) -> _JSONDict:
+        loaded: dict[str, _JSONDict] = {}
         for item in self.skills_loaded:
             loaded.setdefault(str(item["path"]), item)
         available = []
@@ -272,8 +303,8 @@ class InspectorBuilder:
 
 
 def build_snapshot(
-    events: Iterable[RunEvent], previous_prompt: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    events: Iterable[RunEvent], previous_prompt: _JSONDict | None = None
+) -> Snapshot:
     """The inspector snapshot of a run's events (a finished run, or the events so far).
 
     Args:

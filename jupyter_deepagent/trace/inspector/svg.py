@@ -7,7 +7,18 @@ theme in JupyterLab and still look right in a static HTML page.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
+
+from jupyter_deepagent.events import (
+    AGED,
+    CONTEXT_OVERFLOW,
+    INPUT_OFFLOADED,
+    OFFLOADED,
+    SUMMARIZED,
+)
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.trace.inspector.snapshot import Snapshot
 
 __all__ = ["MARK_COLORS", "PART_COLORS", "breakdown_svg", "gauge_svg", "steps_svg", "tokens"]
 
@@ -26,11 +37,11 @@ PART_COLORS = {
 }
 """Breakdown colours: the same in both themes, chosen to read on light and dark backgrounds."""
 MARK_COLORS = {
-    "offloaded": "#f29900",
-    "aged": "#9aa0a6",
-    "input_offloaded": "#00a3a3",
-    "summarized": "#7b61ff",
-    "context_overflow": "#d93025",
+    OFFLOADED: "#f29900",
+    AGED: "#9aa0a6",
+    INPUT_OFFLOADED: "#00a3a3",
+    SUMMARIZED: "#7b61ff",
+    CONTEXT_OVERFLOW: "#d93025",
 }
 
 
@@ -49,9 +60,7 @@ def _fill_color(share: float, trigger_share: float) -> str:
     return WARN if trigger_share and share >= trigger_share else FILL
 
 
-def gauge_svg(
-    context: dict[str, Any], width: int = 360, height: int = 14, *, mini: bool = False
-) -> str:
+def gauge_svg(context: Snapshot, width: int = 360, height: int = 14, *, mini: bool = False) -> str:
     """The last request against the window: a bar with marks at the summarization trigger and at
     the window's end. `mini` draws the summary line's small version, without labels."""
     window = context.get("window") or 0
@@ -139,7 +148,7 @@ def breakdown_svg(parts: dict[str, int], width: int = 360, height: int = 12) -> 
     return "".join(svg)
 
 
-def steps_svg(context: dict[str, Any], width: int = 720, height: int = 150) -> str:
+def steps_svg(context: Snapshot, width: int = 720, height: int = 150) -> str:
     """Tokens sent at each step of the main agent, with offload, aging and summarization marked.
 
     The scale follows the largest request; the trigger line is drawn when it is within reach

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jupyter_deepagent.trace.inspector.svg import tokens
 from jupyter_deepagent.trace.inspector.theme import badge
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.trace.inspector.snapshot import Snapshot
 
 __all__ = ["files_panel", "skills_panel", "subagents_panel"]
 
@@ -29,7 +32,7 @@ def _empty(text: str) -> str:
     return f'<div class="jdi-empty">{escape(text)}</div>'
 
 
-def skills_panel(snap: dict[str, Any]) -> str:
+def skills_panel(snap: Snapshot) -> str:
     """Every available skill, those loaded in this run marked with the step; skipped skills."""
     skills = snap["skills"]
     available, skipped = skills["available"], skills["skipped"]
@@ -68,7 +71,7 @@ def skills_panel(snap: dict[str, Any]) -> str:
     return "".join(rows)
 
 
-def files_panel(snap: dict[str, Any]) -> str:
+def files_panel(snap: Snapshot) -> str:
     """Files the run put in the virtual filesystem, by mount; each opens to its first lines."""
     files = snap["files"]
     if not files["mounts"]:
@@ -111,7 +114,7 @@ def files_panel(snap: dict[str, Any]) -> str:
     return "".join(rows)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return '<span class="jdi-muted">—</span>'
     if isinstance(value, float):
@@ -135,7 +138,7 @@ _DETAIL_COLUMNS = (
 )
 
 
-def subagents_panel(snap: dict[str, Any]) -> str:
+def subagents_panel(snap: Snapshot) -> str:
     """The subagent results (compact columns, the rest on demand) and each task's transcript."""
     table = snap["subagents"]
     running = table.get("running") or []

@@ -7,9 +7,18 @@ a run returns can never disagree. It is rebuilt only when a subagent event arriv
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TypeAlias, cast
 
-from jupyter_deepagent.harness.run_events.event_stream import RunEvent
+from jupyter_deepagent.events import (
+    MODEL_CALL,
+    SUBAGENT_FINISHED,
+    SUBAGENT_STARTED,
+    TOOL_CALL,
+    TOOL_RESULT,
+    RunEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
+)
 from jupyter_deepagent.trace.results import RESULT_COLUMNS
 
 __all__ = ["COMPACT_COLUMNS", "TaskTracker", "json_value"]
@@ -20,8 +29,11 @@ COMPACT_COLUMNS = ("description", "subagent", "status")
 _TRANSCRIPT_LIMIT = 200  # entries kept per task
 _TEXT_LIMIT = 600
 
+_TaskEvent: TypeAlias = SubagentStartedEvent | SubagentFinishedEvent
+_JSONDict: TypeAlias = dict[str, object]
 
-def json_value(value: Any) -> Any:
+
+def json_value(value: object) -> object:
     """A DataFrame cell as a JSON value (NA and NaN as None, timestamps as ISO text)."""
     if value is None:
         return None
@@ -47,7 +59,7 @@ def json_value(value: Any) -> Any:
     return str(value)
 
 
-def _short(text: Any, limit: int = _TEXT_LIMIT) -> str:
+def _short(text: object, limit: int = _TEXT_LIMIT) -> str:
     text = "" if text is None else str(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -56,15 +68,14 @@ class TaskTracker:
     """Follows subagent events and the events of each task's own steps."""
 
     def __init__(self) -> None:
-        self.events: list[RunEvent] = []  # subagent_started / subagent_finished, in order
-        self.transcripts: dict[str, list[dict[str, Any]]] = {}
-        self._cached: tuple[int, dict[str, Any]] | None = None
+        self.events: list[_TaskEvent] = []  # subagent_started / subagent_finished, in order
+        self.transcripts: dict[str, list[_JSONDict]] = {}
+        self._cached: tuple[int, _JSONDict] | None = None
 
     def add(self, event: RunEvent) -> None:
         """Take one event of any agent."""
-        kind = event.get("type")
         task_id = event.get("task_id")
-        if kind in ("subagent_started", "subagent_finished"):
+        if event["type"] in (SUBAGENT_STARTED, SUBAGENT_FINISHED):
             self.events.append(event)
         if task_id is None:
             return
@@ -75,7 +86,7 @@ class TaskTracker:
         if entry is not None:
             lines.append(entry)
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> _JSONDict:
         """The Subagents tab's data: `columns`, `compact` (shown first), `rows`, `transcripts`."""
         if self._cached is not None and self._cached[0] == len(self.events):
             table = self._cached[1]
@@ -96,18 +107,18 @@ class TaskTracker:
             "transcripts": {task: list(lines) for task, lines in self.transcripts.items()},
         }
 
-    def _running(self) -> list[RunEvent]:
-        started: dict[str, RunEvent] = {}
+    def _running(self) -> list[_TaskEvent]:
+        started: dict[str, _TaskEvent] = {}
         for event in self.events:
             task = str(event.get("task_id"))
-            if event["type"] == "subagent_started":
+            if event["type"] == SUBAGENT_STARTED:
                 started[task] = event
             else:
                 started.pop(task, None)
         return list(started.values())
 
-    def _table(self) -> dict[str, Any]:
-        if not any(e["type"] == "subagent_finished" for e in self.events):
+    def _table(self) -> _JSONDict:
+        if not any(e["type"] == SUBAGENT_FINISHED for e in self.events):
             return {"columns": list(RESULT_COLUMNS), "compact": [], "rows": []}
         from jupyter_deepagent.trace.results import results_frame
 
@@ -118,16 +129,20 @@ class TaskTracker:
         rows = []
         for record in frame.to_dict("records"):
             row = {str(k): json_value(v) for k, v in record.items()}
-            row["tokens"] = int(row.get("tokens_in") or 0) + int(row.get("tokens_out") or 0)
+            row["tokens"] = _count(row.get("tokens_in")) + _count(row.get("tokens_out"))
             rows.append(row)
         return {"columns": columns, "compact": compact, "rows": rows}
 
 
-def _transcript_entry(event: RunEvent) -> dict[str, Any] | None:
+def _count(value: object) -> int:
+    """A token count of a results row (0 when missing)."""
+    return int(cast("int", value) or 0)
+
+
+def _transcript_entry(event: RunEvent) -> _JSONDict | None:
     """One line of a task's transcript: what its model said or called, what a tool returned."""
-    kind = event.get("type")
     step = event.get("step")
-    if kind == "model_call":
+    if event["type"] == MODEL_CALL:
         data = (event.get("reply") or {}).get("data") or {}
         content = data.get("content")
         if isinstance(content, list):
@@ -136,13 +151,13 @@ def _transcript_entry(event: RunEvent) -> dict[str, Any] | None:
         if not text:
             return None
         return {"step": step, "kind": "says", "text": text}
-    if kind == "tool_call":
+    if event["type"] == TOOL_CALL:
         return {
             "step": step,
             "kind": "calls",
             "text": f"{event.get('tool')} {_short(event.get('args'), 200)}",
         }
-    if kind == "tool_result":
+    if event["type"] == TOOL_RESULT:
         mark = "✗" if event.get("error") else "✓"
         return {
             "step": step,
@@ -150,6 +165,6 @@ def _transcript_entry(event: RunEvent) -> dict[str, Any] | None:
             "text": f"{mark} {event.get('tool')}: "
             f"{_short(event.get('error') or event.get('content'), 300)}",
         }
-    if kind == "subagent_finished":
+    if event["type"] == SUBAGENT_FINISHED:
         return {"step": step, "kind": "report", "text": _short(event.get("result"), 2_000)}
     return None

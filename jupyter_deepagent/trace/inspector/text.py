@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from jupyter_deepagent.events import MODEL_CALL, RUN_FINISHED, RunEvent, RunFinishedEvent
 from jupyter_deepagent.trace.inspector.svg import tokens
+
+if TYPE_CHECKING:
+    from jupyter_deepagent.trace.inspector.snapshot import Snapshot
 
 __all__ = ["snapshot_text", "summary_text", "trace_line"]
 
 
-def summary_text(snap: dict[str, Any]) -> str:
+def summary_text(snap: Snapshot) -> str:
     """One line: model, status, model calls, tokens, how full the window was."""
     run, context = snap["run"], snap["context"]
     parts = [
@@ -26,7 +31,7 @@ def summary_text(snap: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def snapshot_text(snap: dict[str, Any]) -> str:
+def snapshot_text(snap: Snapshot) -> str:
     """The run in a few lines: summary, gauge, prompt sections, skills, files, subagents."""
     lines = [f"Run: {summary_text(snap)}"]
     context = snap["context"]
@@ -74,11 +79,14 @@ def snapshot_text(snap: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def trace_line(events: list[dict[str, Any]], messages: int) -> str:
+def trace_line(events: Sequence[RunEvent], messages: int) -> str:
     """`repr(RunTrace)`: one line (status, model calls, tokens, events, messages), never the state."""
-    finished = next((e for e in reversed(events) if e.get("type") == "run_finished"), None)
+    finished: RunFinishedEvent | None = next(
+        (e for e in reversed(events) if "type" in e and e["type"] == RUN_FINISHED),
+        None,
+    )
     if finished is None:
-        calls = [e for e in events if e.get("type") == "model_call"]
+        calls = [e for e in events if "type" in e and e["type"] == MODEL_CALL]
         status, count = "running", len(calls)
         tokens_in = sum(int(e.get("tokens_in") or 0) for e in calls)
     else:

@@ -31,13 +31,13 @@ HEAD_CHARS = 200
 """Characters of a tool result kept beside its digest."""
 
 
-def digest(value: Any) -> str:
+def digest(value: object) -> str:
     """The sha256 (hex) of `value` as canonical JSON."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def text_digest(text: str) -> dict[str, Any]:
+def text_digest(text: str) -> dict[str, str | int]:
     """A text as `{"sha256", "chars", "head"}`: enough to tell it apart and recognize it."""
     return {
         "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
@@ -57,7 +57,7 @@ def masked_strings(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def canonical_message(message: Any, redact: Callable[[str], str] = str) -> dict[str, Any]:
+def canonical_message(message: object, redact: Callable[[str], str] = str) -> dict[str, Any]:
     """One message as data that does not change between runs (ids and metadata left out)."""
     kind = getattr(message, "type", type(message).__name__)
     content = getattr(message, "content", message)
@@ -84,7 +84,7 @@ def canonical_message(message: Any, redact: Callable[[str], str] = str) -> dict[
 
 
 def canonical_request(
-    messages: Sequence[Any],
+    messages: Sequence[object],
     tools: Sequence[dict[str, Any]],
     model: str,
     params: dict[str, Any],

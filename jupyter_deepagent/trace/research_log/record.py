@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from importlib import metadata
 from typing import Any
 
+from jupyter_deepagent.events import MODEL_CALL, RUN_FINISHED, TOOL_RESULT
 from jupyter_deepagent.trace.research_log.fingerprint import masked_strings, text_digest
 
 __all__ = ["RECORD_VERSION", "run_record", "run_summary", "versions"]
@@ -32,18 +33,18 @@ def versions() -> dict[str, str]:
     return found
 
 
-def _slim(event: Any) -> dict[str, Any]:
+def _slim(event: object) -> dict[str, Any]:
     data = dict(event) if isinstance(event, dict) else dict(getattr(event, "__dict__", {}))
-    if data.get("type") == "tool_result" and isinstance(data.get("content"), str):
+    if data.get("type") == TOOL_RESULT and isinstance(data.get("content"), str):
         data["content"] = text_digest(data["content"])
-    if data.get("type") == "model_call":
+    if data.get("type") == MODEL_CALL:
         data.pop("reply", None)  # the whole response is in the record's calls
     return data
 
 
 def run_record(
     *,
-    events: Iterable[Any],
+    events: Iterable[object],
     calls: list[dict[str, Any]],
     cell_id: str | None,
     source_key: str,
@@ -51,12 +52,14 @@ def run_record(
     mode: str,
     outcome: str,
     model: str,
-    profile: Any,
+    profile: object,
     redact: Callable[[str], str] = str,
 ) -> dict[str, Any]:
     """The record of one cell's run, ready for `ResearchLog.append`."""
     slim = [_slim(event) for event in events]
-    finished = next((e for e in reversed(slim) if e.get("type") == "run_finished"), {})
+    finished: dict[str, object] = next(
+        (e for e in reversed(slim) if e.get("type") == RUN_FINISHED), {}
+    )
     record = {
         "v": RECORD_VERSION,
         "kind": "run",

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.language_models.chat_models import BaseChatModel, generate_from_stream
 from langchain_core.messages import (
     AIMessage,
@@ -201,7 +202,7 @@ class ReplayChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return self.label.split(":", 1)[0]
 
-    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         provider, _, name = self.label.partition(":")
         return {"ls_provider": provider, "ls_model_name": name or provider, "ls_model_type": "chat"}
 
@@ -209,7 +210,9 @@ class ReplayChatModel(BaseChatModel):
         """Bind tools as given; they are converted for the live model only when it is called."""
         return self.bind(tools=list(tools), **kwargs)
 
-    def _request(self, messages: list[BaseMessage], stop: Any, kwargs: dict[str, Any]) -> Any:
+    def _request(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
         tools = kwargs.get("tools") or []
         params = dict(self.params)
         params.update({k: v for k, v in kwargs.items() if k != "tools"})
@@ -239,7 +242,9 @@ class ReplayChatModel(BaseChatModel):
         model = getattr(bound, "bound", bound)
         return model, dict(getattr(bound, "kwargs", {}))
 
-    def _served(self, messages: list[BaseMessage], stop: Any, kwargs: dict[str, Any]) -> Any:
+    def _served(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Any], BaseMessage | None]:
         request = self._request(messages, stop, kwargs)
         response = self.ledger.serve(request, live=self.inner is not None)
         if response is None:
@@ -307,7 +312,7 @@ def _as_chunk(message: BaseMessage) -> AIMessageChunk:
     calls = getattr(message, "tool_calls", None) or []
     return AIMessageChunk(
         content=message.content,
-        tool_call_chunks=[  # type: ignore[arg-type]
+        tool_call_chunks=[
             {"name": c["name"], "args": json.dumps(c["args"]), "id": c.get("id"), "index": i}
             for i, c in enumerate(calls)
         ],
