@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jupyter_deepagent._exceptions import InputError, MissingAPIKey, ModelConfigurationError
+from jupyter_deepagent._exceptions import InputError
 from jupyter_deepagent.jupyter.magic.notebook_words import notebook_words
 from jupyter_deepagent.jupyter.magic.options import RunOptions
 from jupyter_deepagent.jupyter.session.execution import agent_arguments, build_agent
@@ -44,6 +44,8 @@ from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_sto
 from jupyter_deepagent.project.storage.owners import ThreadOwner, current_user, project_name
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
     from jupyter_deepagent.backends.composite import CompositeBackend
     from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
     from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
@@ -86,7 +88,7 @@ class Session:
         self._storage_identity: tuple[str, ThreadOwner] | None = None
         self._thread: str | None = None
         self.keys = ApiKeys()
-        self._models = ModelCache(self.keys)
+        self._models = ModelCache(self.keys, wording=notebook_words)
         self._agent_texts: AgentTexts | None = None  # what the agent wrote in /workspace/
         self.tools: list[Any] = []
         self._run_options: dict[str, RunOptions] = {}
@@ -319,25 +321,17 @@ class Session:
             notebook_folder=self.notebook_dir,
         )
 
-    def model(self, settings: AgentConfig) -> Any:
-        """The chat model of `settings` (see `ModelCache.get`); its errors in the notebook's
-        words (`%%agent -m ...`, `%agent config ...`), for every model this kernel makes.
+    def model(self, settings: AgentConfig) -> BaseChatModel:
+        """The chat model of `settings` (see `ModelCache.get`), its errors in the notebook's words
+        (`%%agent -m ...`, `%agent config ...`) for every model this kernel makes.
 
         Raises:
             MissingAPIKey: The model's provider needs a key that is not set.
             ModelConfigurationError: The model cannot be created.
-            ValueError: The env file cannot be read.
+            InputError: The env file cannot be read.
         """
-        env_file = settings.env_file
-        try:
-            return self._models.get(
-                settings.model, self.notebook_dir, env_file, call_policy(settings)
-            )
-        except MissingAPIKey as exc:
-            text = notebook_words(str(exc), env_file=env_file)
-            raise MissingAPIKey(text, variables=exc.variables) from None
-        except ModelConfigurationError as exc:
-            raise ModelConfigurationError(notebook_words(str(exc), env_file=env_file)) from exc
+        policy = call_policy(settings)
+        return self._models.get(settings.model, self.notebook_dir, settings.env_file, policy)
 
     def plan(
         self,
