@@ -59,7 +59,7 @@ their own (the [[subagents]] of .deepagent.toml are offered already).
 
 from pathlib import Path
 
-from jupyter_deepagent.server.served_agent import build_served_agent
+from jupyter_deepagent import build_served_agent
 
 HERE = Path(__file__).resolve().parent
 
