@@ -42,7 +42,7 @@ os.environ[CHECK_EVENTS_VARIABLE] = "1"
 _invalid_events: list[str] = []
 
 
-def _record_invalid(event: dict, stamped: bool) -> None:  # noqa: FBT001
+def _record_invalid(event: dict, stamped: bool) -> None:
     try:
         validate_event(event, stamped=stamped)
     except ValueError as exc:

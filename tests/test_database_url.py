@@ -141,7 +141,7 @@ def test_threads_and_memories_of_an_earlier_version_are_adopted(notebook: Notebo
     state = notebook.folder / ".deepagent"
     with sqlite3.connect(state / "checkpoints.sqlite") as db:  # as an earlier version kept it
         for table in ("checkpoints", "writes"):
-            db.execute(f"UPDATE {table} SET thread_id = 'analysis'")  # noqa: S608
+            db.execute(f"UPDATE {table} SET thread_id = 'analysis'")
     with sqlite3.connect(state / "store.sqlite") as db:
         db.execute("UPDATE store SET prefix = 'memories'")
     notebook.restart()
@@ -239,7 +239,7 @@ def _open_storage_in_a_process(url: str) -> str:
 
     try:
         PostgresStorage(url).close()
-    except Exception as exc:  # noqa: BLE001 - the test reports what each process met
+    except Exception as exc:  # the test reports what each process met
         return f"{type(exc).__name__}: {exc}"
     return "ok"
 

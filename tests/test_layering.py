@@ -137,7 +137,7 @@ def test_the_public_api_is_a_static_list() -> None:
 def test_every_public_name_has_a_home_and_every_home_is_public() -> None:
     import jupyter_deepagent
 
-    exports = jupyter_deepagent._EXPORTS  # noqa: SLF001 - the lazy map the static list mirrors
+    exports = jupyter_deepagent._EXPORTS  # the lazy map the static list mirrors
     assert set(jupyter_deepagent.__all__) == {*exports, "__version__"}
 
 

@@ -74,7 +74,7 @@ print(json.dumps([[c["agent"], c["fingerprint"]] for c in ledger.calls]))
 
 def _scenario() -> dict[str, Any]:
     namespace: dict[str, Any] = {}
-    exec(compile(SCENARIO, "scenario", "exec"), namespace)  # noqa: S102 - the test's own code
+    exec(compile(SCENARIO, "scenario", "exec"), namespace)  # the test's own code
     return namespace
 
 
