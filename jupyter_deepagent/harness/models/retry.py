@@ -19,6 +19,7 @@ from typing import Literal, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
+from jupyter_deepagent.events import MODEL_RETRY
 from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy, is_transient
 from jupyter_deepagent.harness.models.label import model_label
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
@@ -58,7 +59,7 @@ def _retry_wait(
     if len(error) > _ERROR_CHARS:
         error = error[: _ERROR_CHARS - 1] + "…"
     emit_event(
-        "model_retry",
+        MODEL_RETRY,
         step=step,
         purpose=purpose,
         model=model_label(model),

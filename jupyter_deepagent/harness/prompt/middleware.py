@@ -22,6 +22,7 @@ from langgraph.types import Command
 
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files, state_files
+from jupyter_deepagent.events import MEMORY_LOADED, PROMPT, SKILL_LOADED, WARNING
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
 from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig, AssemblyResult, build_assembly
 from jupyter_deepagent.harness.prompt.sections import PromptAssembly
@@ -51,11 +52,11 @@ class SystemPromptMiddleware(AgentMiddleware):
         for memory_file in result.memory:
             if memory_file.text is not None:
                 emit_event(
-                    "memory_loaded", path=memory_file.path, tokens=approx_tokens(memory_file.text)
+                    MEMORY_LOADED, path=memory_file.path, tokens=approx_tokens(memory_file.text)
                 )
         for source, message in [*problems, *result.skills.problems]:
             if first_in_run(("warning", source, message), otherwise=True):
-                emit_event("warning", message=message, source=source)
+                emit_event(WARNING, message=message, source=source)
 
     async def abefore_agent(self, state: AgentState, runtime: Runtime) -> None:
         self.before_agent(state, runtime)
@@ -78,7 +79,7 @@ class SystemPromptMiddleware(AgentMiddleware):
         text = assembly.text
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         emit_event(
-            "prompt",
+            PROMPT,
             step=step,
             hash=digest,
             tokens=approx_tokens(text),
@@ -94,7 +95,7 @@ class SystemPromptMiddleware(AgentMiddleware):
         for path, tokens in result.memory_cut:
             if first_in_run(("memory_cut", path, tokens), otherwise=main_first_call):
                 emit_event(
-                    "warning",
+                    WARNING,
                     step=step,
                     source=path,
                     message=(
@@ -165,4 +166,4 @@ class SystemPromptMiddleware(AgentMiddleware):
             skill = scan_skills(self.backend, self.config.skills).by_path(path)
         if skill is not None:
             step = run_step(state.get("messages", []))
-            emit_event("skill_loaded", step=step, skill=skill.name, path=path)
+            emit_event(SKILL_LOADED, step=step, skill=skill.name, path=path)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent._exceptions import RecordedCodeNotApproved
+from jupyter_deepagent.events import SUBAGENT_FINISHED
 from jupyter_deepagent.jupyter.magic.options import ResumeCommand
 from jupyter_deepagent.jupyter.views.render import (
     CellView,
@@ -167,7 +168,7 @@ class RunView:
         recorded_code = self.session.recorded_code
         pending = outcome.pending
         into = outcome.plan.settings.into
-        finished = outcome.trace.of_type("subagent_finished")
+        finished = outcome.trace.of_type(SUBAGENT_FINISHED)
         if finished:
             self._warn_if_overwriting(view, into)
         self._retitle(view)

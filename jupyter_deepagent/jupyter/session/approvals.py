@@ -9,7 +9,9 @@ since (in another cell, or dropped by a new request) refuses to act.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, TypedDict
+from typing import TYPE_CHECKING, TypedDict
+
+from jupyter_deepagent.events import APPROVAL_DECIDED, RUN_STARTED
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -19,15 +21,12 @@ if TYPE_CHECKING:
     from jupyter_deepagent.jupyter.session.thread_state import PendingCall, ThreadAgent
 
 __all__ = [
-    "APPROVAL_DECIDED",
     "DecisionFields",
     "decision_fields",
     "interrupt_ids",
     "recording_decision",
     "still_waiting",
 ]
-
-APPROVAL_DECIDED: Final = "approval_decided"
 
 
 class DecisionFields(TypedDict):
@@ -101,7 +100,7 @@ def recording_decision(
         nonlocal done
         if on_event is not None:
             on_event(event)
-        if not done and event.get("type") == "run_started":
+        if not done and event.get("type") == RUN_STARTED:
             done = True
             emit_event(APPROVAL_DECIDED, **fields)
 

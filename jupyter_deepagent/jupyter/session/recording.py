@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent._exceptions import InputError, ModelConfigurationError, ReplayMismatch
+from jupyter_deepagent.events import APPROVAL_DECIDED
 from jupyter_deepagent.jupyter.session.turns import CellAddress
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class RunRecording:
         record["params"] = self.params
         if self.resume:
             decided: dict[str, Any] = next(
-                (e for e in record["events"] if e.get("type") == "approval_decided"), {}
+                (e for e in record["events"] if e.get("type") == APPROVAL_DECIDED), {}
             )
             record.update(
                 kind="resume",
