@@ -23,7 +23,8 @@ def test_load_ext_registers_the_magics_without_importing_langchain_langgraph_or_
         "shell.run_line_magic('load_ext', 'jupyter_deepagent')\n"
         "assert 'agent' in shell.magics_manager.magics['cell']\n"
         "assert 'agent' in shell.magics_manager.magics['line']\n"
-        "heavy = ('langchain', 'langchain_core', 'langgraph', 'pandas', 'ipywidgets')\n"
+        "heavy = ('langchain', 'langchain_core', 'langgraph', 'pandas', 'ipywidgets', 'yaml',\n"
+        "         'jupyter_deepagent.harness')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

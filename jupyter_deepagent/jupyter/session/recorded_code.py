@@ -29,7 +29,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 from jupyter_deepagent._exceptions import RecordedCodeNotApproved
-from jupyter_deepagent.harness.approval_policy import runs_code as _marked_as_running_code
 from jupyter_deepagent.jupyter.views.code_display import shown_code
 
 if TYPE_CHECKING:
@@ -71,7 +70,9 @@ def runs_code(tool: object) -> bool:
     code (`metadata[RUNS_CODE]`, as `@agent_tool(runs_code=True)` marks a notebook tool)."""
     if isinstance(tool, str):
         return tool in CODE_RUNNING_TOOLS
-    return getattr(tool, "name", None) in CODE_RUNNING_TOOLS or _marked_as_running_code(tool)
+    from jupyter_deepagent.harness.approval_policy import runs_code as marked_as_running_code
+
+    return getattr(tool, "name", None) in CODE_RUNNING_TOOLS or marked_as_running_code(tool)
 
 
 def code_text(name: str, args: Mapping[str, object]) -> str:
