@@ -53,6 +53,7 @@ __all__ = [
     "atrace_run",
     "build_served_agent",
     "create_research_agent",
+    "get_session",
     "resolve_model",
     "results_frame",
     "trace_remote_run",
@@ -83,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "trace_remote_run": "jupyter_deepagent.trace.remote_run",
     "build_served_agent": "jupyter_deepagent.server.served_agent",
     "agent_tool": "jupyter_deepagent.jupyter.tools.notebook_tools",
+    "get_session": "jupyter_deepagent.jupyter.magic.magics",
     "Inspector": "jupyter_deepagent.jupyter.views.inspector_widget",
     **dict.fromkeys(_exceptions.__all__, "jupyter_deepagent._exceptions"),
 }
@@ -145,6 +147,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.prompt.profile import HarnessProfile
     from jupyter_deepagent.harness.prompt.sections import PromptAssembly, PromptSection
     from jupyter_deepagent.harness.subagents.specs import CompiledSubAgent, SubAgent
+    from jupyter_deepagent.jupyter.magic.magics import get_session
     from jupyter_deepagent.jupyter.tools.notebook_tools import agent_tool
     from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
     from jupyter_deepagent.server.served_agent import build_served_agent
