@@ -17,12 +17,12 @@ import time
 from typing import Any
 
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
-from jupyter_deepagent.jupyter.sidebar import channel
+from jupyter_deepagent.jupyter.sidebar import channel as sidebar_channel
 from jupyter_deepagent.jupyter.sidebar.protocol import PROTOCOL_VERSION
 
 
 class _History:
-    """The one run the flood asks for, as the magics' run history would give it."""
+    """The one run the flood asks for, as the session's run history would give it."""
 
     def __init__(self, trace: Any) -> None:
         self.trace = trace
@@ -37,9 +37,14 @@ class _History:
         return None
 
 
-class _Magics:
+class _Runs:
     def __init__(self, trace: Any) -> None:
         self.history = _History(trace)
+
+
+class _Session:
+    def __init__(self, trace: Any) -> None:
+        self.runs = _Runs(trace)
 
 
 class _Comm:
@@ -73,7 +78,7 @@ def a_run(steps: int = 20) -> Any:
 
 def flood(trace: Any, requests: int) -> float:
     """CPU seconds the kernel spends taking `requests` snapshot requests on one comm."""
-    channel = inspector_comm.SidebarChannel(_Magics(trace))
+    channel = sidebar_channel.SidebarChannel(_Session(trace))
     comm = _Comm()
     channel.open(comm, {})
     started = time.process_time()
@@ -90,12 +95,12 @@ def main() -> None:
     args = parser.parse_args()
     trace = a_run()
     limited = flood(trace, args.requests)
-    shipped = inspector_comm.REQUEST_BURST
-    inspector_comm.REQUEST_BURST = args.requests + 1  # no limit, as before it
+    shipped = sidebar_channel.REQUEST_BURST
+    sidebar_channel.REQUEST_BURST = args.requests + 1  # no limit, as before it
     unlimited = flood(trace, args.requests)
-    inspector_comm.REQUEST_BURST = shipped
+    sidebar_channel.REQUEST_BURST = shipped
     print(f"{args.requests:,} snapshot requests on one comm, CPU seconds the kernel spends on them:")
-    print(f"  limited ({shipped} per {inspector_comm.REQUEST_WINDOW:g} s, the rest dropped): "
+    print(f"  limited ({shipped} per {sidebar_channel.REQUEST_WINDOW:g} s, the rest dropped): "
           f"{limited:.2f} s")
     print(f"  unlimited (every request answered):                  {unlimited:.2f} s")
     print(f"  ratio: {unlimited / max(limited, 1e-9):.0f}x")
