@@ -120,3 +120,25 @@ def test_unanswered_calls_are_found_by_position() -> None:
     assert unanswered_calls(messages) == [(4, [{"name": "g", "args": {}, "id": "call_1",
                                                 "type": "tool_call"}])]
     assert unanswered_calls(messages[:4]) == []
+
+
+def test_a_failed_run_is_kept_even_when_settling_the_thread_fails_too(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's trace is the record of what happened: a second failure, while the thread is
+    left valid after the first, must not lose it (`_agent`, the run history)."""
+    from jupyter_deepagent import StateDamaged
+    from jupyter_deepagent.jupyter.session import execution
+
+    def damaged(*args: Any, **kwargs: Any) -> list[str]:
+        raise StateDamaged("the thread's database went away", path="state.sqlite")
+
+    monkeypatch.setattr(execution, "settle_thread", damaged)
+    notebook.session.configure(model=scripted(fetch(("stop", "call_1"))))
+    cell = notebook.run("%%agent\nread it")
+
+    assert isinstance(cell.error, StateDamaged)
+    trace = notebook.shell.user_ns.get("_agent")
+    assert trace is not None and trace is notebook.session.last_trace
+    assert [e["tool"] for e in trace.of_type("tool_call")] == ["fetch_page"]
+    assert notebook.session.runs.history.counts() == {notebook.session.thread: 1}

@@ -202,9 +202,11 @@ class CellRuns:
             try:
                 execute(plan, payload, trace, watch.on_event, watch.on_token)
             except BaseException as exc:
-                error = after_failure(plan, payload, exc, trace)
-                self._keep(plan, trace)
-                self.recordings.finish(plan, trace, error)
+                try:  # kept and recorded even when leaving the thread valid fails too
+                    error = after_failure(plan, payload, exc, trace)
+                finally:
+                    self._keep(plan, trace)
+                    self.recordings.finish(plan, trace, error or exc)
                 if error is exc:
                     raise
             if error is not None:
