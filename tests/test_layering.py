@@ -219,3 +219,41 @@ def test_the_cycle_check_sees_an_import_inside_a_function(tmp_path: Path) -> Non
         "    from jupyter_deepagent.harness.a import thing\n", encoding="utf-8")
 
     assert _cycles(fake) == [["jupyter_deepagent.harness.a", "jupyter_deepagent.harness.b"]]
+
+
+# the kernel face's rooms, each importing only rooms of a lower rank: the magic plans and shows
+# runs through the session, which runs them over the notebook's filesystem, tools and views
+KERNEL_ROOMS = {"notebook_fs": 0, "tools": 0, "views": 1, "session": 2, "sidebar": 2, "magic": 3}
+
+
+def _kernel_room_violations(package: Path = PACKAGE) -> list[str]:
+    problems = []
+    for module, targets in _import_graph(package).items():
+        parts = module.split(".")
+        if len(parts) < 4 or parts[1] != "jupyter":
+            continue
+        for target in targets:
+            other = target.split(".")
+            if len(other) < 4 or other[1] != "jupyter" or other[2] == parts[2]:
+                continue
+            if KERNEL_ROOMS[other[2]] >= KERNEL_ROOMS[parts[2]]:
+                problems.append(f"{module} ({parts[2]}) imports {target} ({other[2]})")
+    return problems
+
+
+def test_the_kernel_faces_rooms_import_downward() -> None:
+    assert _kernel_room_violations() == []
+
+
+def test_the_room_check_sees_a_room_importing_up(tmp_path: Path) -> None:
+    fake = tmp_path / "jupyter_deepagent" / "jupyter"
+    for room in ("session", "magic"):
+        (fake / room).mkdir(parents=True)
+    (fake / "magic" / "options.py").write_text("X = 1\n", encoding="utf-8")
+    (fake / "session" / "session.py").write_text(
+        "def plan():\n    from jupyter_deepagent.jupyter.magic.options import X\n", encoding="utf-8")
+
+    assert _kernel_room_violations(tmp_path / "jupyter_deepagent") == [
+        "jupyter_deepagent.jupyter.session.session (session) imports "
+        "jupyter_deepagent.jupyter.magic.options (magic)"
+    ]

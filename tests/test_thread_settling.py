@@ -12,7 +12,7 @@ from langchain.tools import tool
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from notebook_shell import Notebook, notebook, scripted  # noqa: F401
 
-from jupyter_deepagent.jupyter.magic.options import RunOptions
+from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.jupyter.session.thread_state import unanswered_calls
 
 

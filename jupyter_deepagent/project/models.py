@@ -30,7 +30,7 @@ __all__ = ["ModelCache", "Wording", "call_policy", "model_label"]
 
 
 class Wording(Protocol):
-    """Rewrites an error's advice in a face's own words (see `jupyter.magic.notebook_words`)."""
+    """Rewrites an error's advice in a face's own words (see `jupyter.views.notebook_words`)."""
 
     def __call__(self, text: str, *, env_file: str) -> str:
         """`text` in the face's words; `env_file` is the env file keys are read from."""

@@ -1,1 +1,1 @@
-"""The `%%agent` and `%agent` magics: option parsing, the commands, and notebook wording."""
+"""The `%%agent` and `%agent` magics: option parsing, the line commands, a cell's run view."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jupyter_deepagent.jupyter.magic.options import ConfigCommand, RunOptions
+from jupyter_deepagent.jupyter.magic.options import ConfigCommand
+from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.jupyter.views.render import markdown, show
 from jupyter_deepagent.project.settings.agent_config import shown_value
 from jupyter_deepagent.project.storage.database_url import DATABASE_URL_VARIABLE

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from jupyter_deepagent._exceptions import InputError
+from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.project.names import check_thread_name, check_variable_name
 
 __all__ = [
@@ -27,7 +28,6 @@ __all__ = [
     "ConfigCommand",
     "LineCommand",
     "ResumeCommand",
-    "RunOptions",
     "ThreadCommand",
     "interpolate",
     "parse_line",
@@ -86,25 +86,6 @@ the agent wrote to /memories/, /workspace/, /large_tool_results/ and /subagents/
 last two under .deepagent/artifacts/, shared by every thread: delete them by hand)."""
 
 _INTERPOLATION = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """The options of one `%%agent` cell; None means "use the notebook's default"."""
-
-    model: str | None = None
-    thread: str | None = None
-    new: bool = False
-    system: str | None = None
-    skills: tuple[str, ...] = ()
-    memory: tuple[str, ...] = ()
-    into: str | None = None
-    context: Mapping[str, str] = field(default_factory=dict)
-    quiet: bool = False
-    help: bool = False
-    tools: tuple[str, ...] = ()
-    python: bool = False
-    replay: str | None = None
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from jupyter_deepagent.jupyter.magic.options import RunOptions
 from jupyter_deepagent.jupyter.session.execution import after_failure, execute, new_request
 from jupyter_deepagent.jupyter.session.recording import CellRecordings
+from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.jupyter.session.thread_state import pending_requests, settle_thread
 from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY, rewind_to_turn
 from jupyter_deepagent.project.settings.agent_config import AgentConfig

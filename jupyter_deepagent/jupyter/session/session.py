@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent._exceptions import InputError
-from jupyter_deepagent.jupyter.magic.notebook_words import notebook_words
-from jupyter_deepagent.jupyter.magic.options import RunOptions
 from jupyter_deepagent.jupyter.session.execution import agent_arguments, build_agent
 from jupyter_deepagent.jupyter.session.recording import replay_mode
+from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.jupyter.session.runs import CellRuns, RunOutcome, RunPlan, run_settings
 from jupyter_deepagent.jupyter.session.turns import (
     CELL_METADATA_KEY,
@@ -29,6 +28,7 @@ from jupyter_deepagent.jupyter.session.turns import (
     CellAddress,
     new_turn_id,
 )
+from jupyter_deepagent.jupyter.views.notebook_words import notebook_words
 from jupyter_deepagent.project.models import ModelCache, call_policy, model_label
 from jupyter_deepagent.project.names import check_thread_name
 from jupyter_deepagent.project.secrets.keys import ApiKeys

@@ -33,7 +33,6 @@ from jupyter_deepagent.events import (
     SubagentFinishedEvent,
     SubagentStartedEvent,
 )
-from jupyter_deepagent.jupyter.magic.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.views.event_text import (
     compression_line,
     duration,
@@ -42,6 +41,7 @@ from jupyter_deepagent.jupyter.views.event_text import (
     short_text,
     token_count,
 )
+from jupyter_deepagent.jupyter.views.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.views.output_files import show_files, written_order
 from jupyter_deepagent.jupyter.views.prompt_view import prompt_markdown
 from jupyter_deepagent.jupyter.views.safe_display import FrameDisplay, SafeHTML, code_span, markdown
