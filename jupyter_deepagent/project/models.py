@@ -7,16 +7,16 @@ next run. The env file is read (through `ApiKeys`) before each model is looked u
 loads with the first model. A script that sets no context window plays with the default one
 without a warning (it runs offline: there is no real window to guess).
 
-Errors are the harness's, which advise Python arguments; a face that speaks otherwise (the
-notebook's magic options) passes its `wording`, and the server says its own (see
-`server.served_agent`).
+Errors are the harness's, which advise Python arguments, plus a note when the env file has a line
+for the missing key that could not be read; each face says them in its own words (the kernel's
+`Session.model`, the server's `served_agent`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from jupyter_deepagent.project.secrets.keys import ApiKeys
 
@@ -26,15 +26,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
     from jupyter_deepagent.project.settings.agent_config import AgentConfig
 
-__all__ = ["ModelCache", "Wording", "call_policy", "model_label"]
-
-
-class Wording(Protocol):
-    """Rewrites an error's advice in a face's own words (see `jupyter.views.notebook_words`)."""
-
-    def __call__(self, text: str, *, env_file: str) -> str:
-        """`text` in the face's words; `env_file` is the env file keys are read from."""
-        ...
+__all__ = ["ModelCache", "call_policy", "model_label"]
 
 
 def model_label(model: object) -> str:
@@ -66,17 +58,11 @@ class ModelCache:
 
     Args:
         keys: The keys; the env file is loaded into them before each lookup.
-        wording: Rewrites the advice of a missing key or a model that cannot be made, for the
-            face that shows it (None: the harness's words, as they are).
     """
 
-    def __init__(self, keys: ApiKeys, wording: Wording | None = None) -> None:
+    def __init__(self, keys: ApiKeys) -> None:
         self.keys = keys
-        self._wording = wording
         self._models: dict[tuple[object, ...], BaseChatModel] = {}
-
-    def _words(self, text: str, env_file: str) -> str:
-        return self._wording(text, env_file=env_file) if self._wording is not None else text
 
     def get(
         self,
@@ -96,7 +82,7 @@ class ModelCache:
             ModelConfigurationError: The model cannot be created.
             InputError: The env file cannot be read.
         """
-        from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
+        from jupyter_deepagent._exceptions import MissingAPIKey
         from jupyter_deepagent.harness.models.resolution import resolve_model
 
         self.keys.load(notebook_dir / env_file, env_file)
@@ -109,18 +95,8 @@ class ModelCache:
             try:
                 self._models[key] = resolve_model(spec, call_policy=call_policy)
             except MissingAPIKey as exc:
-                msg = self._words(str(exc), env_file)
-                broken = [name for name in self.keys.malformed if name in exc.variables]
-                if broken:
-                    msg += (
-                        f" Note: {env_file} has a line for {', '.join(broken)}, but it could not "
-                        'be read: check its quotes (KEY=value, or KEY="value").'
-                    )
+                msg = str(exc) + self.keys.unreadable_note(exc.variables, env_file)
                 raise MissingAPIKey(msg, variables=exc.variables) from None
-            except ModelConfigurationError as exc:
-                if self._wording is None:
-                    raise
-                raise ModelConfigurationError(self._words(str(exc), env_file)) from exc
         return self._models[key]
 
     def _scripted(self, spec: str, notebook_dir: Path) -> BaseChatModel:

@@ -107,7 +107,7 @@ class GuardedFolder(AsyncBackendMixin):
 
     Secrets are masked with `redact`, and the agent only ever works on the masked text: read
     pages it, grep matches and counts in it, and an edit finds its text in it and is refused
-    when a line it touches holds a mask (see `masked_files`). So no sequence of calls reveals a
+    when a line it touches holds a mask (see `secrets.masked_text`). So no sequence of calls reveals a
     masked value. A file whose text is exactly what the agent wrote is read back as written.
 
     Args:

@@ -10,7 +10,7 @@ server): the same settings as `%%agent` in that folder, without the notebook.
 The server gives the graph its checkpointer and store when it runs it, so the graph is compiled
 without its own; `/memories/` reaches the server's store through the running graph. Settings that
 only mean something in a kernel (`python`, `tools`, `into`, `quiet`, `replay`, ...) are ignored;
-The settings' `[[subagents]]` are offered as in the notebook; Python-only parts (tools,
+the settings' `[[subagents]]` are offered as in the notebook; Python-only parts (tools,
 subagents with a model of their own) are arguments of `build_served_agent`, written in the graph
 module `jupyter-deepagent serve-config` generates.
 Nothing here imports IPython: a server has no kernel.
@@ -210,13 +210,8 @@ def _missing_key_on_server(
         'offline) or `model = "ollama:<model>"` in .deepagent.toml, or pass model= to '
         f"build_served_agent in {GRAPH_MODULE}."
     )
-    broken = [name for name in keys.malformed if name in exc.variables]
-    if broken:
-        msg += (
-            f" Note: {config.env_file} has a line for {', '.join(broken)}, but it could not be "
-            'read: check its quotes (KEY=value, or KEY="value").'
-        )
-    return MissingAPIKey(msg, variables=exc.variables)
+    note = keys.unreadable_note(exc.variables, config.env_file)
+    return MissingAPIKey(msg + note, variables=exc.variables)
 
 
 def build_served_agent(

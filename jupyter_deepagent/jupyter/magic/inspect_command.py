@@ -34,8 +34,7 @@ def inspect_run(session: Session, shell: object, rest: str) -> None:
     trace = runs.history.get(name, run)
     previous = runs.history.previous_prompt(name, before=trace)
     if is_terminal(shell):
-        from jupyter_deepagent.trace.inspector.snapshot import build_snapshot
-        from jupyter_deepagent.trace.inspector.text import snapshot_text
+        from jupyter_deepagent.trace.inspector import build_snapshot, snapshot_text
 
         print(snapshot_text(build_snapshot(trace.events, previous)))
         return

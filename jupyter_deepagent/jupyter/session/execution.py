@@ -1,9 +1,9 @@
 """The agent of a planned `%%agent` run: built, run, and what a failure leaves behind.
 
-`agent_arguments` and `build_agent` make the run's agent with the kernel's hooks (the stop button, the pause for code
-a research log served). `execute` runs the plan's agent on a request (new messages, or a resume `Command`) under the stop
-button, into a `RunTrace` the caller holds, so the caller keeps the partial run whatever is
-raised. `after_failure` leaves the thread valid after a stop or a failure (unanswered tool calls
+`agent_arguments` and `build_agent` make the run's agent with the kernel's hooks (the stop button,
+the pause for code a research log served). `execute` runs the plan's agent on a request (new
+messages, or a resume `Command`) under the stop button, into a `RunTrace` the caller holds, so the
+caller keeps the partial run whatever is raised. `after_failure` leaves the thread valid after a stop or a failure (unanswered tool calls
 get a result) and gives the error to report: a failure of the model call itself (a provider's
 network or HTTP error) becomes `ModelCallFailed`, a short message without the provider's frames,
 whose locals hold request headers and so the API key, and with every secret masked.
@@ -81,7 +81,7 @@ def build_agent(
     stop_button: StopButton,
     recorded_code: RecordedCode,
 ) -> Any:
-    """The run's agent (`create_research_agent` with `arguments`, see `Session.agent_arguments`),
+    """The run's agent (`create_research_agent` with `arguments`, see `agent_arguments`),
     stopped by `stop_button`, pausing on code-running calls a research log served."""
     from jupyter_deepagent.harness.agent import create_research_agent
     from jupyter_deepagent.jupyter.session.recorded_code_pause import RecordedCodeApproval
@@ -221,5 +221,5 @@ def _model_call_failed(
 def _state_values(plan: RunPlan) -> dict[str, Any]:
     try:
         return dict(plan.agent.get_state(plan.config).values)
-    except Exception:
+    except Exception:  # a partial trace is best effort
         return {}

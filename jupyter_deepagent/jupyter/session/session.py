@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jupyter_deepagent._exceptions import InputError
 from jupyter_deepagent.jupyter.session.execution import agent_arguments, build_agent
 from jupyter_deepagent.jupyter.session.recording import replay_mode
 from jupyter_deepagent.jupyter.session.run_options import RunOptions
@@ -28,7 +27,7 @@ from jupyter_deepagent.jupyter.session.turns import (
     CellAddress,
     new_turn_id,
 )
-from jupyter_deepagent.jupyter.views.notebook_words import notebook_words
+from jupyter_deepagent.jupyter.views.notebook_words import model_errors_in_notebook_words
 from jupyter_deepagent.project.models import ModelCache, call_policy, model_label
 from jupyter_deepagent.project.names import check_thread_name
 from jupyter_deepagent.project.secrets.keys import ApiKeys
@@ -42,6 +41,7 @@ from jupyter_deepagent.project.settings.agent_config import (
 )
 from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_storage
 from jupyter_deepagent.project.storage.owners import ThreadOwner, current_user, project_name
+from jupyter_deepagent.project.storage.state_folder import state_folder_of
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -88,7 +88,7 @@ class Session:
         self._storage_identity: tuple[str, ThreadOwner] | None = None
         self._thread: str | None = None
         self.keys = ApiKeys()
-        self._models = ModelCache(self.keys, wording=notebook_words)
+        self._models = ModelCache(self.keys)
         self._agent_texts: AgentTexts | None = None  # what the agent wrote in /workspace/
         self.tools: list[Any] = []
         self._run_options: dict[str, RunOptions] = {}
@@ -158,17 +158,7 @@ class Session:
                 the databases and their `.gitignore` would land among the user's files.
         """
         config = self.config
-        folder = (self.notebook_dir / config.state_dir).resolve()
-        for name, setting in (("the notebook's folder", "."), ("the workspace", config.workspace)):
-            mine = (self.notebook_dir / setting).resolve()
-            if folder == mine or folder in mine.parents:
-                msg = (
-                    f"state_dir {config.state_dir!r} is {name} or a folder above it, so the "
-                    "agent's databases would mix with your files. Set state_dir to a folder of "
-                    "its own, such as .deepagent (in .deepagent.toml or with %agent config)."
-                )
-                raise InputError(msg, source="state_dir")
-        return folder
+        return state_folder_of(self.notebook_dir, config.state_dir, config.workspace)
 
     @property
     def owner(self) -> ThreadOwner:
@@ -330,8 +320,10 @@ class Session:
             ModelConfigurationError: The model cannot be created.
             InputError: The env file cannot be read.
         """
-        policy = call_policy(settings)
-        return self._models.get(settings.model, self.notebook_dir, settings.env_file, policy)
+        env_file = settings.env_file
+        with model_errors_in_notebook_words(env_file):
+            policy = call_policy(settings)
+            return self._models.get(settings.model, self.notebook_dir, env_file, policy)
 
     def plan(
         self,

@@ -1,5 +1,5 @@
-"""`SidebarChannel`: the kernel's end of the JupyterLab sidebar, over the comm protocol of
-`sidebar_protocol`.
+"""`SidebarChannel`: the kernel's end of the JupyterLab sidebar, speaking the comm protocol of
+`sidebar/protocol.py`.
 
 `%load_ext jupyter_deepagent` registers the comm target and announces itself (a comm the sidebar
 answers by opening its own), so a sidebar already showing the notebook connects as soon as the
@@ -37,7 +37,7 @@ from jupyter_deepagent.jupyter.sidebar.protocol import (
 if TYPE_CHECKING:
     from jupyter_deepagent.events import RunEvent
     from jupyter_deepagent.jupyter.session.session import Session
-    from jupyter_deepagent.trace.inspector.snapshot import InspectorBuilder
+    from jupyter_deepagent.trace.inspector import InspectorBuilder
 
 __all__ = [
     "FILE_CHARS",
@@ -68,7 +68,7 @@ MAX_SIDEBARS = 16
 _now = time.monotonic  # the clock of the request limit
 
 Message = dict[str, object]
-"""A message of the sidebar protocol, JSON-ready (see `sidebar_protocol`)."""
+"""A message of the sidebar protocol, JSON-ready (see `protocol`)."""
 
 
 class Comm(Protocol):

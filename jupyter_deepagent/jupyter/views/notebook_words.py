@@ -9,9 +9,12 @@ phrases, once, here, for every hint and warning the notebook shows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
-__all__ = ["notebook_warning", "notebook_words"]
+from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
+
+__all__ = ["model_errors_in_notebook_words", "notebook_warning", "notebook_words"]
 
 _WINDOW = "`%agent config context_window=<tokens>`"
 
@@ -47,6 +50,19 @@ def notebook_words(text: str, *, env_file: str = ".env") -> str:
     if env_file != ".env":
         text = text.replace("in a .env file beside the notebook", f"in {env_file} (env_file)")
     return text
+
+
+@contextmanager
+def model_errors_in_notebook_words(env_file: str) -> Iterator[None]:
+    """A missing key or a model that cannot be made, raised inside, has its advice rewritten
+    (`notebook_words`); every model a kernel makes is made inside this."""
+    try:
+        yield
+    except MissingAPIKey as exc:
+        text = notebook_words(str(exc), env_file=env_file)
+        raise MissingAPIKey(text, variables=exc.variables) from None
+    except ModelConfigurationError as exc:
+        raise ModelConfigurationError(notebook_words(str(exc), env_file=env_file)) from exc
 
 
 def notebook_warning(event: Mapping[str, object]) -> str:

@@ -68,6 +68,17 @@ class ApiKeys:
         self._from_file[name] = value
         return not ours
 
+    def unreadable_note(self, variables: Iterable[str], shown_as: str) -> str:
+        """A sentence to add to a missing-key error when the env file has a line for one of
+        `variables` that could not be read at the last `load` ("" when it has none)."""
+        broken = [name for name in self.malformed if name in variables]
+        if not broken:
+            return ""
+        return (
+            f" Note: {shown_as} has a line for {', '.join(broken)}, but it could not be read: "
+            'check its quotes (KEY=value, or KEY="value").'
+        )
+
     def add_context(self, context: Mapping[str, str]) -> None:
         """Remember a run's `--context` values: they are for tools, never for the model."""
         self._context.update(v for v in context.values() if len(v) >= _MIN_CONTEXT_SECRET)

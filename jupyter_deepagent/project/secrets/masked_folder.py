@@ -5,7 +5,7 @@ and displays its `python` calls made (`display(JSON(cfg))` saves `/outputs/displ
 The user sees them as they are; the agent reads them through a `MaskedFolder`, so a key the
 kernel put into a display reaches the model as `***`. Every way of reading goes through the
 mask: `read_file` pages the masked text, `grep` matches in it, and `edit_file` finds its text
-in it and is refused on a line that holds a mask (see `masked_files`). A file the agent wrote
+in it and is refused on a line that holds a mask (see `masked_text`). A file the agent wrote
 itself is given back as written (it knows the text; masking it would only be an oracle).
 `ls` and `glob` list names and sizes, which hold no secret text.
 """

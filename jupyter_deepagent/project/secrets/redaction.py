@@ -11,7 +11,7 @@ a key: `env = os.environ`, `%env OPENAI_API_KEY=...`, a cell that displayed the 
   long and random to guess (`_masks_by_value`);
 - values shown being **set** as secrets and credentials recognised by their **shape**
   (`%env NAME=value`, `password = "..."`, `Authorization: Bearer ...`, `AKIA...`, `AIza...`,
-  `ghp_...`, private-key blocks...: see `secret_patterns`).
+  `ghp_...`, private-key blocks...: see `patterns`).
 
 Why only values too long and random to guess: a mask that depends on the secret answers the
 question "is this text a secret?". The agent can write a word list and look where the `***`
@@ -19,7 +19,7 @@ shows (or grep for it): a user name `admin` or a password `hunter2` is found in 
 value of 56 bits or more cannot be found that way (the agent would have to know it already),
 so `_masks_by_value` keeps only those; a short password is still masked where it shows being
 set (`DB_PASSWORD=hunter2`), by its name, which tells nothing about the value. Texts the agent
-wrote itself are not masked at all (`masked_files.MaskedTexts.wrote`).
+wrote itself are not masked at all (`masked_text.MaskedTexts.wrote`).
 
 Masking works on spans (`spans(text)`): callers that must not act on a masked value (an edit
 whose match touches one) ask where the masks are. A mask never swallows a line break, so the

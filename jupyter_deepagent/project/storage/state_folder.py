@@ -15,7 +15,7 @@ from typing import Final
 
 from jupyter_deepagent._exceptions import InputError
 
-__all__ = ["claim_state_folder"]
+__all__ = ["claim_state_folder", "state_folder_of"]
 
 _MARKER_FILE: Final = ".jupyter-deepagent-state"
 """The file that names a folder as jupyter-deepagent's state folder."""
@@ -32,6 +32,26 @@ _OWN_NAMES = frozenset(
     for suffix in ("", "-wal", "-shm", "-journal")
 ) | {"artifacts", "locks", ".gitignore"}
 _SHOWN = 5
+
+
+def state_folder_of(notebook_dir: Path, state_dir: str, workspace: str) -> Path:
+    """The state folder the `state_dir` setting names, for a notebook in `notebook_dir`.
+
+    Raises:
+        InputError: It is the notebook's folder, the workspace, or a folder above either:
+            the databases and their `.gitignore` would land among the user's files.
+    """
+    folder = (notebook_dir / state_dir).resolve()
+    for name, setting in (("the notebook's folder", "."), ("the workspace", workspace)):
+        mine = (notebook_dir / setting).resolve()
+        if folder == mine or folder in mine.parents:
+            msg = (
+                f"state_dir {state_dir!r} is {name} or a folder above it, so the "
+                "agent's databases would mix with your files. Set state_dir to a folder of "
+                "its own, such as .deepagent (in .deepagent.toml or with %agent config)."
+            )
+            raise InputError(msg, source="state_dir")
+    return folder
 
 
 def claim_state_folder(folder: Path, setting: str) -> None:

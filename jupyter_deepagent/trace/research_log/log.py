@@ -4,13 +4,13 @@ Each line is a JSON object whose `prev` is the `hash` of the record before ("" f
 and whose `hash` is the sha256 of the line's own JSON without `hash` (sorted keys). Editing,
 removing or reordering a record breaks the chain there, which `verify` reports. Lines are only
 ever appended. A record names its cell (`cell_id`, `source_key`), and holds the run's events and,
-for each model call, the canonical request and the full response (see `run_record`). A run
+for each model call, the canonical request and the full response (see `record.run_record`). A run
 resumed after an approval is a record of kind "resume" of the cell whose turn it continues,
 numbered (`resume`: 1, 2, ...) and holding the human `decision`.
 
 What the chain proves (`VERIFY_SCOPE`): that no record was changed, dropped or reordered since
 it was written; not who wrote it. It has no key, so anyone can write a log whose chain verifies:
-code a log holds runs only once the user approves it (see `jupyter.recorded_code`).
+code a log holds runs only once the user approves it (see `jupyter.session.recorded_code`).
 
 A damaged line (the writer was killed mid-append or the disk filled up, leaving an incomplete
 last line; bytes that are not UTF-8, such as a character cut in the middle) is skipped and
