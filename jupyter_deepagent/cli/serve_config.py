@@ -19,8 +19,6 @@ from jupyter_deepagent.server.served_agent import GRAPH_MODULE, SERVER_CONFIG_FI
 __all__ = [
     "GRAPH_NAME",
     "ServeFiles",
-    "graph_module_text",
-    "server_config_text",
     "write_serve_config",
 ]
 
@@ -43,7 +41,7 @@ def _relative(target: Path, start: Path) -> str:
     return Path(os.path.relpath(target, start)).as_posix()
 
 
-def graph_module_text(folder: Path, output: Path, workspace: str | None = None) -> str:
+def _graph_module_text(folder: Path, output: Path, workspace: str | None = None) -> str:
     """The graph module for `folder`, written into `output` (both resolved)."""
     where = _relative(folder, output)
     base = "HERE" if where == "." else f"(HERE / {where!r}).resolve()"
@@ -69,7 +67,7 @@ graph = build_served_agent(
 '''
 
 
-def server_config_text(module: str, env_file: str | None) -> str:
+def _server_config_text(module: str, env_file: str | None) -> str:
     """`langgraph.json`: the graph, its dependencies, and the env file when there is one."""
     config: dict[str, object] = {
         "dependencies": ["."],
@@ -113,8 +111,8 @@ def write_serve_config(
     env_path = root / config.env_file
     env_file = _relative(env_path, target) if env_path.is_file() else None
     files = {
-        target / SERVER_CONFIG_FILE: server_config_text(GRAPH_MODULE, env_file),
-        target / GRAPH_MODULE: graph_module_text(root, target, workspace),
+        target / SERVER_CONFIG_FILE: _server_config_text(GRAPH_MODULE, env_file),
+        target / GRAPH_MODULE: _graph_module_text(root, target, workspace),
     }
     unchanged = [p for p, text in files.items() if p.is_file() and _read(p) == text]
     changed = [p for p in files if p.exists() and p not in unchanged]

@@ -28,12 +28,12 @@ if TYPE_CHECKING:
     from langgraph.types import Interrupt, StateSnapshot
     from langgraph_sdk.client import SyncLangGraphClient
 
-__all__ = ["remote_graph", "trace_remote_run"]
+__all__ = ["trace_remote_run"]
 
 _STREAM_MODES = ["values", "updates", "custom"]
 
 
-def remote_graph(client: SyncLangGraphClient | RemoteGraph, assistant_id: str) -> RemoteGraph:
+def _remote_graph(client: SyncLangGraphClient | RemoteGraph, assistant_id: str) -> RemoteGraph:
     """A `RemoteGraph` of `assistant_id` (a graph name of `langgraph.json`, or an assistant's id)
     through a `langgraph_sdk` sync client; a `RemoteGraph` is returned as it is.
 
@@ -177,7 +177,7 @@ def trace_remote_run(
         options["context"] = context
     trace = RunTrace()
     with _connected(client_or_url) as client:
-        graph = remote_graph(client, assistant_id)
+        graph = _remote_graph(client, assistant_id)
         state_config = run_config if thread is not None else None
         agent = _RemoteAgent(graph)
         with traced(trace, agent, input, state_config, on_event, redact) as absorb:

@@ -16,9 +16,9 @@ from jupyter_deepagent.events import COMPACTION_REFUSED
 from jupyter_deepagent.harness.compression.state import COMPRESSION_KEY
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 
-__all__ = ["COMPACT_DESCRIPTION", "compact_conversation_tool"]
+__all__ = ["compact_conversation_tool"]
 
-COMPACT_DESCRIPTION = (
+_COMPACT_DESCRIPTION = (
     "Summarize the older part of this conversation to free room in the context window. Use it "
     "between tasks, when what came before is finished and only its results matter. The full "
     "text stays readable in /conversation_history/. Refused while the conversation is still "
@@ -53,5 +53,5 @@ def _compact(runtime: ToolRuntime) -> Command | str:
 def compact_conversation_tool() -> BaseTool:
     """The `compact_conversation` tool (no arguments)."""
     return StructuredTool.from_function(
-        func=_compact, name="compact_conversation", description=COMPACT_DESCRIPTION
+        func=_compact, name="compact_conversation", description=_COMPACT_DESCRIPTION
     )

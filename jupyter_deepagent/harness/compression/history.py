@@ -21,15 +21,13 @@ from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN, approx
 from jupyter_deepagent.harness.files import read_text
 
 __all__ = [
-    "TRANSCRIPT_HEADER",
     "append_transcript",
     "find_cutoff",
     "summary_content",
-    "todo_lines",
     "transcript_section",
 ]
 
-TRANSCRIPT_HEADER = (
+_TRANSCRIPT_HEADER = (
     "# Conversation history\n\n"
     "Every message folded into a summary, in order, with each summary written.\n"
 )
@@ -95,7 +93,7 @@ def append_transcript(
     try:
         existing = read_text(backend, path)
     except FileNotFound:
-        existing = TRANSCRIPT_HEADER
+        existing = _TRANSCRIPT_HEADER
     except BackendError as exc:
         warn(f"Could not read {path}: {exc}")
         return False
@@ -107,7 +105,7 @@ def append_transcript(
     return True
 
 
-def todo_lines(todos: Any) -> str:
+def _todo_lines(todos: Any) -> str:
     """The active todo list as Markdown lines ("" when there is none)."""
     if not isinstance(todos, list):
         return ""
@@ -130,7 +128,7 @@ def summary_content(count: int, transcript: str, summary: str, todos: Any, limit
         f"Summary {count} of the conversation so far. It replaces the earlier messages, whose "
         f"full text is in {transcript} (read_file or grep it for details).\n\n{summary}"
     )
-    todo_text = todo_lines(todos)
+    todo_text = _todo_lines(todos)
     if todo_text:
         content += f"\n\n## Active todo list (still in effect)\n{todo_text}"
     return content

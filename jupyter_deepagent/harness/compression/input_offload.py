@@ -7,9 +7,9 @@ from collections.abc import Collection
 
 from langchain_core.messages import AIMessage, ToolCall
 
-__all__ = ["FILE_WRITERS", "cut_file_arguments", "long_file_writes"]
+__all__ = ["cut_file_arguments", "long_file_writes"]
 
-FILE_WRITERS = {"write_file": ("content",), "edit_file": ("old_string", "new_string")}
+_FILE_WRITERS = {"write_file": ("content",), "edit_file": ("old_string", "new_string")}
 """Tools whose long text arguments end up in a file, and those arguments."""
 
 _KEEP_CHARS = 200
@@ -20,7 +20,7 @@ def long_file_writes(message: AIMessage, limit: int, done: Collection[str]) -> l
     together and that are not in `done` yet."""
     found = []
     for call in message.tool_calls:
-        fields = FILE_WRITERS.get(call.get("name", ""))
+        fields = _FILE_WRITERS.get(call.get("name", ""))
         if not fields or call.get("id") in done:
             continue
         args = call.get("args", {})
@@ -34,7 +34,7 @@ def cut_file_arguments(message: AIMessage, cut: Collection[str]) -> AIMessage:
     in place of each long text argument (provider-specific raw copies of the calls dropped)."""
     calls = []
     for call in message.tool_calls:
-        fields = FILE_WRITERS.get(call.get("name", ""))
+        fields = _FILE_WRITERS.get(call.get("name", ""))
         if fields and call.get("id") in cut:
             args = dict(call.get("args", {}))
             path = args.get("file_path", "the file")

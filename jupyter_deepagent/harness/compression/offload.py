@@ -27,7 +27,6 @@ __all__ = [
     "aged_pointer_text",
     "persist_text",
     "pointer_text",
-    "preview_lines",
     "safe_name",
     "short_id",
     "sniff_extension",
@@ -146,7 +145,7 @@ def persist_text(backend: BackendProtocol, folder: str, stem: str, text: str) ->
     return Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
 
 
-def preview_lines(text: str, count: int, width: int = _PREVIEW_WIDTH) -> str:
+def _preview_lines(text: str, count: int, width: int = _PREVIEW_WIDTH) -> str:
     """The first `count` lines of `text`, each cut to `width` characters."""
     lines = text.splitlines()[:count]
     return "\n".join(line if len(line) <= width else f"{line[:width]}…" for line in lines)
@@ -163,7 +162,9 @@ def pointer_text(offloaded: Offloaded, headline: str, text: str, preview: int) -
     if preview <= 0 or not text:
         return body
     shown = min(preview, offloaded.lines)
-    return f"{body}\nFirst {shown} line{'s' if shown != 1 else ''}:\n{preview_lines(text, preview)}"
+    return (
+        f"{body}\nFirst {shown} line{'s' if shown != 1 else ''}:\n{_preview_lines(text, preview)}"
+    )
 
 
 def aged_pointer_text(offloaded: Offloaded, tool: str, text: str, preview: int) -> str:
@@ -175,4 +176,4 @@ def aged_pointer_text(offloaded: Offloaded, tool: str, text: str, preview: int) 
     )
     if preview <= 0 or not text:
         return body
-    return f"{body}\n{preview_lines(text, preview, 100)}"
+    return f"{body}\n{_preview_lines(text, preview, 100)}"

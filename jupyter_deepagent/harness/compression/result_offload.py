@@ -29,12 +29,12 @@ from jupyter_deepagent.harness.compression.offload import (
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
 from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
 
-__all__ = ["EXEMPT_TOOLS", "OFFLOAD_PREVIEW", "offload_tool_result"]
+__all__ = ["offload_tool_result"]
 
-OFFLOAD_PREVIEW = 10
+_OFFLOAD_PREVIEW = 10
 """Lines of an offloaded result shown in the conversation."""
 
-EXEMPT_TOOLS = frozenset({*FILESYSTEM_TOOL_NAMES, "compact_conversation"})
+_EXEMPT_TOOLS = frozenset({*FILESYSTEM_TOOL_NAMES, "compact_conversation"})
 
 
 def offload_tool_result(
@@ -47,7 +47,7 @@ def offload_tool_result(
     """`result` unchanged, or, when its text is over `limit` tokens, a `Command` carrying the
     pointer message and the file written (`emit` reports `offloaded` or a warning)."""
     name = request.tool_call["name"]
-    if name in EXEMPT_TOOLS:
+    if name in _EXEMPT_TOOLS:
         return result
     message, messages = _tool_message(result)
     if message is None or not isinstance(message.content, str):
@@ -73,7 +73,7 @@ def offload_tool_result(
             )
             return result
     pointer = "This result was too large for the conversation. " + pointer_text(
-        offloaded, f"The full result of {name}", text, OFFLOAD_PREVIEW
+        offloaded, f"The full result of {name}", text, _OFFLOAD_PREVIEW
     )
     stub = message.model_copy(
         update={

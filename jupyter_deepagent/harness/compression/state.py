@@ -25,7 +25,6 @@ __all__ = [
     "CompressionState",
     "LastRequest",
     "SummaryRecord",
-    "merge_record",
 ]
 
 COMPRESSION_KEY: Final = "context_compression"
@@ -91,7 +90,7 @@ _MERGED_MAPS = ("pointers",)
 _MERGED_SETS = ("cut_args", "bare")
 
 
-def merge_record(
+def _merge_record(
     left: CompressionRecord | None, right: CompressionRecord | None
 ) -> CompressionRecord:
     """Reducer of the record: maps and sets merge, every other key takes the newer value."""
@@ -110,7 +109,7 @@ def merge_record(
 class CompressionState(AgentState):
     """Agent state with the compression record (private: not part of input or output)."""
 
-    context_compression: Annotated[NotRequired[CompressionRecord], PrivateStateAttr, merge_record]
+    context_compression: Annotated[NotRequired[CompressionRecord], PrivateStateAttr, _merge_record]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SUMMARY_MARKER",
-    "SUMMARY_PROMPT",
     "TEXT_ONLY_RETRY",
     "ModelCallReport",
     "Summarizer",
@@ -36,8 +35,6 @@ __all__ = [
     "mechanical_summary",
     "render_message",
     "summarize",
-    "summary_config",
-    "summary_prompt_messages",
 ]
 
 Summarizer = Any
@@ -49,7 +46,7 @@ ModelCallReport = Callable[[Any, list[BaseMessage], AIMessage | None, float], No
 SUMMARY_MARKER = "<conversation_to_summarize>"
 """Opens the conversation inside the summarization prompt (scripted models match on it)."""
 
-SUMMARY_PROMPT = """\
+_SUMMARY_PROMPT = """\
 The conversation below is part of a long research session that no longer fits the context \
 window. Replace it with a summary the session can continue from. Use exactly these sections:
 
@@ -141,20 +138,20 @@ def _fit(blocks: list[str], budget_chars: int, where: str) -> list[str]:
     return out
 
 
-def summary_prompt_messages(
+def _summary_prompt_messages(
     messages: Sequence[BaseMessage], budget_tokens: int, transcript: str
 ) -> list[BaseMessage]:
     """The summarizer's request: the prompt with `messages` rendered and cut to `budget_tokens`."""
-    overhead = len(SUMMARY_PROMPT) + len(transcript) + 64
+    overhead = len(_SUMMARY_PROMPT) + len(transcript) + 64
     budget_chars = max(2_000, int(budget_tokens * CHARS_PER_TOKEN) - overhead)
     blocks = _fit([render_message(m) for m in messages], budget_chars, transcript)
-    prompt = SUMMARY_PROMPT.format(
+    prompt = _SUMMARY_PROMPT.format(
         transcript=transcript, marker=SUMMARY_MARKER, conversation="\n\n".join(blocks)
     )
     return [HumanMessage(content=prompt)]
 
 
-def summary_config() -> RunnableConfig:
+def _summary_config() -> RunnableConfig:
     """Run config for the summarizer call: its streamed tokens carry `lc_source="summarization"`."""
     metadata: dict[str, Any] = {"lc_source": "summarization"}
     try:
@@ -228,7 +225,7 @@ def _summary_flow(
         text = _as_text((yield summarizer, list(messages)))
         return text or mechanical_summary(messages, transcript), int(sent / CHARS_PER_TOKEN)
     chat = summarizer or model
-    prompt = summary_prompt_messages(messages, budget_tokens, transcript)
+    prompt = _summary_prompt_messages(messages, budget_tokens, transcript)
     text = _as_text((yield chat, prompt))
     if not text:
         prompt = _text_only(prompt)
@@ -343,7 +340,7 @@ def _call(summarizer: Any, messages: list[BaseMessage]) -> Any:
     from langchain_core.runnables import Runnable
 
     if isinstance(summarizer, Runnable):
-        return summarizer.invoke(messages, config=summary_config())
+        return summarizer.invoke(messages, config=_summary_config())
     return summarizer(messages)
 
 
@@ -351,6 +348,6 @@ async def _acall(summarizer: Any, messages: list[BaseMessage]) -> Any:
     from langchain_core.runnables import Runnable
 
     if isinstance(summarizer, Runnable):
-        return await summarizer.ainvoke(messages, config=summary_config())
+        return await summarizer.ainvoke(messages, config=_summary_config())
     reply = summarizer(messages)
     return await reply if inspect.isawaitable(reply) else reply

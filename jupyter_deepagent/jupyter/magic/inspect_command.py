@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from jupyter_deepagent.jupyter.session.session import Session
     from jupyter_deepagent.trace.run_trace import RunTrace
 
-__all__ = ["INSPECT_USAGE", "inspect_run", "parse_inspect", "trace_bundle"]
+__all__ = ["inspect_run", "trace_bundle"]
 
-INSPECT_USAGE = "usage: %agent inspect [--thread NAME] [--run N]   (N: 1 = first run, -1 = last)"
+_INSPECT_USAGE = "usage: %agent inspect [--thread NAME] [--run N]   (N: 1 = first run, -1 = last)"
 
 
 def inspect_run(session: Session, shell: object, rest: str) -> None:
@@ -28,7 +28,7 @@ def inspect_run(session: Session, shell: object, rest: str) -> None:
     Raises:
         ValueError: A malformed option, or no such run in this kernel.
     """
-    thread, run = parse_inspect(rest)
+    thread, run = _parse_inspect(rest)
     runs = session.runs
     name = thread or runs.last_thread or session.thread
     trace = runs.history.get(name, run)
@@ -43,7 +43,7 @@ def inspect_run(session: Session, shell: object, rest: str) -> None:
     show(Inspector.from_trace(trace, previous_prompt=previous, expanded=True))
 
 
-def parse_inspect(rest: str) -> tuple[str | None, int]:
+def _parse_inspect(rest: str) -> tuple[str | None, int]:
     """The thread (None: the current one) and run number of `%agent inspect ...`.
 
     Raises:
@@ -60,10 +60,10 @@ def parse_inspect(rest: str) -> tuple[str | None, int]:
             try:
                 run = int(value)
             except ValueError:
-                msg = f"%agent inspect: --run takes a number, not {value!r}\n{INSPECT_USAGE}"
+                msg = f"%agent inspect: --run takes a number, not {value!r}\n{_INSPECT_USAGE}"
                 raise ValueError(msg) from None
         else:
-            msg = f"%agent inspect: unexpected {word!r}\n{INSPECT_USAGE}"
+            msg = f"%agent inspect: unexpected {word!r}\n{_INSPECT_USAGE}"
             raise ValueError(msg)
     return thread, run
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.prompt.sections import PromptAssembly
     from jupyter_deepagent.jupyter.session.session import Session
 
-__all__ = ["conversation_size", "prompt_for", "reset", "show_config", "show_prompt", "show_threads"]
+__all__ = ["reset", "show_config", "show_prompt", "show_threads"]
 
 
 def show_config(session: Session, command: ConfigCommand) -> None:
@@ -90,7 +90,7 @@ def show_threads(session: Session, *, every_user: bool = False) -> None:
 
 
 def show_prompt(session: Session, thread: str | None) -> None:
-    """`%agent show [-t NAME]`: a thread's system prompt, by section (see `prompt_for`).
+    """`%agent show [-t NAME]`: a thread's system prompt, by section (see `_prompt_for`).
 
     Raises:
         ValueError: The thread is another user's, or the configuration or state folder is invalid.
@@ -98,11 +98,11 @@ def show_prompt(session: Session, thread: str | None) -> None:
     from jupyter_deepagent.jupyter.views.render import prompt_markdown
 
     name = session.own_thread(thread or session.thread)  # not another user's
-    assembly, label = prompt_for(session, name)
-    show(prompt_markdown(assembly, label, name, conversation_size(session, name)))
+    assembly, label = _prompt_for(session, name)
+    show(prompt_markdown(assembly, label, name, _conversation_size(session, name)))
 
 
-def prompt_for(session: Session, thread: str | None = None) -> tuple[PromptAssembly, str]:
+def _prompt_for(session: Session, thread: str | None = None) -> tuple[PromptAssembly, str]:
     """The system prompt of a thread, and what it is: the last one sent, or the next one.
 
     After a run on `thread` in this kernel, the prompt its last model call received;
@@ -128,7 +128,7 @@ def prompt_for(session: Session, thread: str | None = None) -> tuple[PromptAssem
     return assemble_prompt(**arguments), "as the next run sends it"
 
 
-def conversation_size(session: Session, thread: str | None = None) -> tuple[int, int]:
+def _conversation_size(session: Session, thread: str | None = None) -> tuple[int, int]:
     """Messages kept in a thread and their approximate tokens.
 
     Raises:

@@ -43,7 +43,6 @@ __all__ = [
     "HEADLESS_METADATA_KEY",
     "PRINTED_HEADER",
     "RecordedCode",
-    "code_text",
     "gated_tools",
     "recorded_code_id",
     "refusal_text",
@@ -75,7 +74,7 @@ def runs_code(tool: object) -> bool:
     return getattr(tool, "name", None) in CODE_RUNNING_TOOLS or marked_as_running_code(tool)
 
 
-def code_text(name: str, args: Mapping[str, object]) -> str:
+def _code_text(name: str, args: Mapping[str, object]) -> str:
     """The code a call runs: the python tool's `code`, else its arguments as JSON."""
     code = args.get("code") if name in CODE_RUNNING_TOOLS else None
     if isinstance(code, str):
@@ -84,7 +83,7 @@ def code_text(name: str, args: Mapping[str, object]) -> str:
 
 
 def _key(name: str, args: Mapping[str, object]) -> str:
-    text = f"{name}\0{code_text(name, args)}"
+    text = f"{name}\0{_code_text(name, args)}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -223,7 +222,7 @@ class RecordedCode:
         if not (self.from_log(name, args) or self._awaits(name, args)):
             return
         if self.headless == "approve":
-            shown, notes = shown_code(code_text(name, args))  # no terminal escapes
+            shown, notes = shown_code(_code_text(name, args))  # no terminal escapes
             print(
                 f"--- {PRINTED_HEADER} ({name}):\n{_with_notes(shown, notes)}\n---",
                 file=sys.stderr,
@@ -249,7 +248,7 @@ def refusal_text(
     """Why a resume does not run code from the log, with the code, and what to do."""
     blocks = "\n\n".join(
         f"--- {r.get('name')}:\n"
-        f"{_with_notes(*shown_code(code_text(str(r.get('name')), r.get('args') or {})))}\n---"
+        f"{_with_notes(*shown_code(_code_text(str(r.get('name')), r.get('args') or {})))}\n---"
         for r in waiting
     )
     if headless:

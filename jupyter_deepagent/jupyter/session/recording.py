@@ -1,6 +1,6 @@
 """The notebook's research log, wired to `%%agent`: each cell's run is recorded and replayed.
 
-`start_recording` opens `<notebook>.agentlog.jsonl`, finds the cell's last complete record (or,
+`_start_recording` opens `<notebook>.agentlog.jsonl`, finds the cell's last complete record (or,
 for a run resumed after an approval, the record of that resume of the cell's turn) and
 wraps the run's chat model in a `ReplayChatModel` that serves it; `RunRecording.finish` appends
 the run's record (secrets masked) and returns the summary kept in the cell's output metadata.
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
     from jupyter_deepagent.trace.run_trace import RunTrace
 
-__all__ = ["REPLAY_ENV", "CellRecordings", "RunRecording", "replay_mode", "start_recording"]
+__all__ = ["REPLAY_ENV", "CellRecordings", "RunRecording", "replay_mode"]
 
 REPLAY_ENV = "JUPYTER_DEEPAGENT_REPLAY"
 _MODES = ("auto", "strict", "off")
@@ -166,7 +166,7 @@ def _model_params(model: Any) -> dict[str, Any]:
     }
 
 
-def start_recording(
+def _start_recording(
     *,
     notebook: Path,
     address: CellAddress,
@@ -288,7 +288,7 @@ class CellRecordings:
 
         Raises:
             InputError: The research log exists but cannot be read.
-            MissingAPIKey: No key, and nothing recorded to replay (see `start_recording`).
+            MissingAPIKey: No key, and nothing recorded to replay (see `_start_recording`).
             ModelConfigurationError: The model cannot be created, likewise.
         """
         number, carried = 0, []
@@ -301,7 +301,7 @@ class CellRecordings:
         if cell is None or notebook is None:
             return None
         try:
-            return start_recording(
+            return _start_recording(
                 notebook=notebook,
                 address=cell,
                 mode=mode,

@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector import InspectorBuilder
 
 __all__ = [
-    "FILE_CHARS",
-    "LIVE_PUSH_INTERVAL",
     "MAX_SIDEBARS",
     "REQUEST_BURST",
     "REQUEST_WINDOW",
@@ -50,10 +48,10 @@ __all__ = [
     "SidebarChannel",
 ]
 
-FILE_CHARS = 1_000_000
+_FILE_CHARS = 1_000_000
 """At most this many characters of a file go to the sidebar."""
 
-LIVE_PUSH_INTERVAL = 0.4
+_LIVE_PUSH_INTERVAL = 0.4
 """Seconds between two live snapshots pushed to the sidebar while a run goes on."""
 
 REQUEST_BURST = 20
@@ -305,7 +303,7 @@ class SidebarChannel:
         return local, local.relative_to(root).as_posix()
 
     def file_message(self, virtual: str, ident: str | None) -> Message:
-        """The `file` message: the text of a run's file on disk (at most `FILE_CHARS`).
+        """The `file` message: the text of a run's file on disk (at most `_FILE_CHARS`).
 
         Raises:
             ValueError: The path is not a file of a run that a snapshot listed as on disk (so
@@ -321,15 +319,15 @@ class SidebarChannel:
             )
             raise ValueError(msg)
         with found[0].open(encoding="utf-8", errors="replace") as handle:
-            text = handle.read(FILE_CHARS + 1)
+            text = handle.read(_FILE_CHARS + 1)
         return {
             "protocol": PROTOCOL_VERSION,
             "type": "file",
             "id": ident,
             "path": virtual,
             "local": found[1],
-            "text": text[:FILE_CHARS],
-            "truncated": len(text) > FILE_CHARS,
+            "text": text[:_FILE_CHARS],
+            "truncated": len(text) > _FILE_CHARS,
         }
 
     # -- the live run -------------------------------------------------------------------------------
@@ -350,7 +348,7 @@ class SidebarChannel:
             if live is None:
                 return
             live[1].add(event)
-            due = time.perf_counter() - self._last_push >= LIVE_PUSH_INTERVAL
+            due = time.perf_counter() - self._last_push >= _LIVE_PUSH_INTERVAL
             if due:
                 self._last_push = time.perf_counter()
         if not self.comms:

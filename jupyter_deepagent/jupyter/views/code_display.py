@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["FAR_RIGHT_BLANKS", "shown_code"]
+__all__ = ["shown_code"]
 
-FAR_RIGHT_BLANKS = 40
+_FAR_RIGHT_BLANKS = 40
 """Blanks inside a line after which code counts as pushed out of sight."""
 
-_PUSHED = re.compile(rf"\S([ \t\u00a0]{{{FAR_RIGHT_BLANKS},}})\S")
+_PUSHED = re.compile(rf"\S([ \t\u00a0]{{{_FAR_RIGHT_BLANKS},}})\S")
 
 
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")

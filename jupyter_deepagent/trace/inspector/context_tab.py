@@ -34,9 +34,9 @@ from jupyter_deepagent.events import (
     ToolResultEvent,
 )
 
-__all__ = ["MARK_KINDS", "ContextTracker"]
+__all__ = ["ContextTracker"]
 
-MARK_KINDS: Final = (OFFLOADED, AGED, INPUT_OFFLOADED, SUMMARIZED, CONTEXT_OVERFLOW)
+_MARK_KINDS: Final = (OFFLOADED, AGED, INPUT_OFFLOADED, SUMMARIZED, CONTEXT_OVERFLOW)
 """Compression events drawn as marks on the step chart."""
 
 _MarkEvent: TypeAlias = (
@@ -80,7 +80,7 @@ class ContextTracker:
             self._take_context(event)
         elif event["type"] == TOOL_RESULT:
             self._take_result(event)
-        elif event["type"] in MARK_KINDS:
+        elif event["type"] in _MARK_KINDS:
             self.marks.append(_mark(event))
             if event["type"] in (OFFLOADED, AGED) and event.get("tool_call_id") is not None:
                 call_id = str(event.get("tool_call_id"))

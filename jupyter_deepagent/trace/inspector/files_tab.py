@@ -30,9 +30,9 @@ from jupyter_deepagent.events import (
     ToolResultEvent,
 )
 
-__all__ = ["MOUNT_ORDER", "FileTracker", "preview_text"]
+__all__ = ["FileTracker"]
 
-MOUNT_ORDER = (
+_MOUNT_ORDER = (
     "/outputs/",
     "/workspace/",
     "/memories/",
@@ -60,7 +60,7 @@ class _WriteCall(TypedDict):
     step: int
 
 
-def preview_text(text: str, lines: int = PREVIEW_LINES, chars: int = PREVIEW_CHARS) -> str:
+def _preview_text(text: str, lines: int = PREVIEW_LINES, chars: int = PREVIEW_CHARS) -> str:
     """The first `lines` lines of `text`, at most `chars` characters, "…" when cut."""
     head = "\n".join(text.split("\n", lines)[:lines])
     cut = len(head) < len(text)
@@ -159,14 +159,14 @@ class FileTracker:
                 "tokens": extra.get("tokens"),
                 "step": event.get("step"),
                 "agent": event.get("agent"),
-                "preview": preview_text(preview),
+                "preview": _preview_text(preview),
                 "note": f"{event.get('chars'):,} characters" if event.get("chars") else "",
             }
 
     def _take_result(self, event: ToolResultEvent) -> None:
         call_id = str(event.get("tool_call_id"))
         content = str(event.get("content") or "")
-        self._results[call_id] = preview_text(content)
+        self._results[call_id] = _preview_text(content)
         for entry in self.files.values():  # an artifact announced before its result arrived
             if entry.get("tool_call_id") == call_id and not entry["preview"]:
                 entry["preview"] = self._results[call_id]
@@ -178,11 +178,11 @@ class FileTracker:
         if not path:
             return
         if call["tool"] == "write_file":
-            preview = preview_text(_arg_text(args.get("content")))
+            preview = _preview_text(_arg_text(args.get("content")))
             note = ""
         else:
             old, new = _arg_text(args.get("old_string")), _arg_text(args.get("new_string"))
-            preview = preview_text(f"- {old}\n+ {new}")
+            preview = _preview_text(f"- {old}\n+ {new}")
             note = "edited"
         self.derived[path] = {
             "path": path,
@@ -224,7 +224,7 @@ class FileTracker:
                 tokens=None,
                 step=event.get("step"),
                 agent=event.get("agent"),
-                preview=preview_text(str(event.get("result") or "")),
+                preview=_preview_text(str(event.get("result") or "")),
                 note=f"transcript of task {event.get('task_id')}",
             )
 
@@ -236,7 +236,7 @@ class FileTracker:
         self.files[path] = {"path": path, **entry}
 
     def view(self) -> dict[str, object]:
-        """The Files tab's data: `mounts` in `MOUNT_ORDER`, each with its files in order."""
+        """The Files tab's data: `mounts` in `_MOUNT_ORDER`, each with its files in order."""
         # `file_written` says what was written; the call's own arguments give its first lines
         written = {
             path: {
@@ -251,8 +251,8 @@ class FileTracker:
             groups.setdefault(mount_of(str(entry["path"])), []).append(
                 {k: v for k, v in entry.items() if k != "tool_call_id"}
             )
-        order = [m for m in MOUNT_ORDER if m in groups] + sorted(
-            m for m in groups if m not in MOUNT_ORDER
+        order = [m for m in _MOUNT_ORDER if m in groups] + sorted(
+            m for m in groups if m not in _MOUNT_ORDER
         )
         return {
             "mounts": [{"mount": mount, "files": groups[mount]} for mount in order],

@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 __all__ = [
     "PANELS",
     "STYLE",
-    "context_panel",
-    "prompt_panel",
     "static_bundle",
     "static_html",
     "summary_html",
@@ -77,7 +75,7 @@ def summary_html(snap: Snapshot) -> str:
     return f'<span class="jdi-summary">{"".join(items)}</span>'
 
 
-def prompt_panel(snap: Snapshot) -> str:
+def _prompt_panel(snap: Snapshot) -> str:
     """The system prompt as ordered sections, each expandable to its text; changes marked."""
     prompt = snap["prompt"]
     sections = prompt["sections"]
@@ -118,7 +116,7 @@ def prompt_panel(snap: Snapshot) -> str:
     return "".join(rows)
 
 
-def context_panel(snap: Snapshot) -> str:
+def _context_panel(snap: Snapshot) -> str:
     """The gauge of the last request, its breakdown, and tokens sent per step with marks."""
     context = snap["context"]
     if not context.get("window"):
@@ -168,10 +166,10 @@ def context_panel(snap: Snapshot) -> str:
 
 
 PANELS = (
-    ("Prompt", prompt_panel),
+    ("Prompt", _prompt_panel),
     ("Skills", skills_panel),
     ("Files", files_panel),
-    ("Context", context_panel),
+    ("Context", _context_panel),
     ("Subagents", subagents_panel),
 )
 """The tabs, in order: title and the function rendering its panel from a snapshot."""

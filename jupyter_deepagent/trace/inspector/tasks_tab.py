@@ -21,9 +21,9 @@ from jupyter_deepagent.events import (
 )
 from jupyter_deepagent.trace.results import RESULT_COLUMNS
 
-__all__ = ["COMPACT_COLUMNS", "TaskTracker", "json_value"]
+__all__ = ["TaskTracker", "json_value"]
 
-COMPACT_COLUMNS = ("description", "subagent", "status")
+_COMPACT_COLUMNS = ("description", "subagent", "status")
 """Shown first in the table; then the structured fields, tokens and seconds."""
 
 _TRANSCRIPT_LIMIT = 200  # entries kept per task
@@ -125,7 +125,7 @@ class TaskTracker:
         frame = results_frame(self.events)
         columns = [str(c) for c in frame.columns]
         structured = [c for c in columns if c not in RESULT_COLUMNS]
-        compact = [*COMPACT_COLUMNS, *structured, "tokens", "seconds"]
+        compact = [*_COMPACT_COLUMNS, *structured, "tokens", "seconds"]
         rows = []
         for record in frame.to_dict("records"):
             row = {str(k): json_value(v) for k, v in record.items()}

@@ -17,8 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
-    "HEAD_CHARS",
-    "canonical_message",
     "canonical_request",
     "describe_difference",
     "digest",
@@ -27,7 +25,7 @@ __all__ = [
     "text_digest",
 ]
 
-HEAD_CHARS = 200
+_HEAD_CHARS = 200
 """Characters of a tool result kept beside its digest."""
 
 
@@ -42,7 +40,7 @@ def text_digest(text: str) -> dict[str, str | int]:
     return {
         "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
         "chars": len(text),
-        "head": text[:HEAD_CHARS],
+        "head": text[:_HEAD_CHARS],
     }
 
 
@@ -57,7 +55,7 @@ def masked_strings(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def canonical_message(message: object, redact: Callable[[str], str] = str) -> dict[str, Any]:
+def _canonical_message(message: object, redact: Callable[[str], str] = str) -> dict[str, Any]:
     """One message as data that does not change between runs (ids and metadata left out)."""
     kind = getattr(message, "type", type(message).__name__)
     content = getattr(message, "content", message)
@@ -96,7 +94,7 @@ def canonical_request(
         key=lambda tool: str(tool.get("function", tool).get("name", "")),
     )
     return {
-        "messages": [canonical_message(m, redact) for m in messages],
+        "messages": [_canonical_message(m, redact) for m in messages],
         "tools": schemas,
         "model": model,
         "params": {k: v for k, v in sorted(params.items()) if v is not None},

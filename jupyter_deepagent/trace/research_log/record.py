@@ -16,9 +16,9 @@ from typing import Any
 from jupyter_deepagent.events import MODEL_CALL, RUN_FINISHED, TOOL_RESULT
 from jupyter_deepagent.trace.research_log.fingerprint import masked_strings, text_digest
 
-__all__ = ["RECORD_VERSION", "run_record", "run_summary", "versions"]
+__all__ = ["run_record", "run_summary", "versions"]
 
-RECORD_VERSION = 1
+_RECORD_VERSION = 1
 _PACKAGES = ("jupyter-deepagent", "langchain", "langchain-core", "langgraph")
 
 
@@ -61,7 +61,7 @@ def run_record(
         (e for e in reversed(slim) if e.get("type") == RUN_FINISHED), {}
     )
     record = {
-        "v": RECORD_VERSION,
+        "v": _RECORD_VERSION,
         "kind": "run",
         "run_id": slim[0].get("run_id") if slim else None,
         "cell_id": cell_id,

@@ -43,9 +43,9 @@ from jupyter_deepagent.trace.research_log.fingerprint import (
     masked_strings,
 )
 
-__all__ = ["REPLAY_MODES", "SERVED_FROM_LOG", "CallLedger", "ReplayChatModel"]
+__all__ = ["SERVED_FROM_LOG", "CallLedger", "ReplayChatModel"]
 
-REPLAY_MODES = ("auto", "strict", "off")
+_REPLAY_MODES = ("auto", "strict", "off")
 SERVED_FROM_LOG = "jupyter_deepagent_from_research_log"
 """Set (True) in the `response_metadata` of each response served from the log, so the thread's
 checkpoint still tells, after a restart, that its tool calls came from a log (fingerprints leave
@@ -71,8 +71,8 @@ class CallLedger:
         redact: Callable[[str], str] = str,
         way_out: str = "",
     ) -> None:
-        if mode not in REPLAY_MODES:
-            msg = f"replay mode must be one of {', '.join(REPLAY_MODES)}, not {mode!r}"
+        if mode not in _REPLAY_MODES:
+            msg = f"replay mode must be one of {', '.join(_REPLAY_MODES)}, not {mode!r}"
             raise ValueError(msg)
         self.mode = mode
         self.cell = cell
