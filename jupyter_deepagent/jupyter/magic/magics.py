@@ -1,7 +1,8 @@
 """`%%agent` (run the agent on the cell) and `%agent` (config, threads, show, reset, resume, help).
 
 Registered by `%load_ext jupyter_deepagent`. This module and what it imports at the top stay
-light (IPython, argparse, tomllib): LangChain, LangGraph and pandas load when the first run starts.
+light (IPython, the session's plain-Python rooms, the settings): LangChain, LangGraph, the harness
+and pandas load when the first run starts (a test checks it).
 Mistyped options raise IPython's `UsageError` (shown without a traceback, and stopping "Run All");
 so do a missing API key and a stop button press, each with a one-line message.
 
