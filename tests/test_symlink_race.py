@@ -90,6 +90,18 @@ def racing(
         flipper.join()
 
 
+def leftover_temporary_files(workspace: Path) -> list[str]:
+    """The writes' temporary files left in `workspace`. `os.walk` skips a folder the flipper
+    renames while it is listed (a `Path.rglob` raised FileNotFoundError then), and the flipper
+    never makes such files itself."""
+    return [
+        name
+        for _, _, names in os.walk(workspace)
+        for name in names
+        if name.startswith(".deepagent-") and name.endswith(".tmp")
+    ]
+
+
 def tally(operation: Callable[[int], str], count: int) -> Counter[str]:
     """Run `operation(i)` `count` times; count what each returned, or which error it raised.
 
@@ -145,4 +157,4 @@ def test_writes_through_flipping_links_never_land_outside_or_on_the_settings(
     assert (outside / "passwd").read_text() == PASSWD
     assert (outside / "data.txt").read_text() == PASSWD
     assert (workspace / ".deepagent.toml").read_text() == SETTINGS
-    assert not [p.name for p in workspace.rglob(".deepagent-*.tmp")]
+    assert not leftover_temporary_files(workspace)
