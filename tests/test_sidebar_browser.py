@@ -216,7 +216,8 @@ def test_the_sidebar_follows_the_notebook_shows_the_run_and_survives_a_restart(
                 "the open sidebar to be saved",
             )
             page.reload()
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+            # both notebooks come back; the cells of the one in a background tab are hidden
+            page.locator(".jp-Notebook .jp-Cell:visible").first.wait_for(timeout=60_000)
             expect(page.locator(PANEL)).to_be_visible(timeout=20_000)
             expect(page.locator(PANEL).locator(".jdp-notebook")).to_have_text("inspector.ipynb")
             assert _saved_right_area(page).get("current") == PANEL.removeprefix("#")
