@@ -56,7 +56,6 @@ from jupyter_deepagent.harness.compression.summarize import asummarize, summariz
 from jupyter_deepagent.harness.compression.tokens import (
     ContextWindow,
     calibration_factor,
-    messages_tokens,
     request_tokens,
     resolve_context_window,
 )
@@ -205,9 +204,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         compact = bool(call.record.get("compact"))
         if compact or view.total() > call.trigger:
             job = view.summary_job()
-            if job is not None and (
-                compact or _worth_summarizing(view.total() - call.trigger, job)
-            ):
+            if job is not None and (compact or job.worth_it(view.total() - call.trigger)):
                 reason = "compact" if compact else "trigger"
                 self._apply(call, job, (yield self._summarize(call, request, job)), request, reason)
         view.shrink(call.window.tokens)
@@ -387,15 +384,6 @@ class ContextCompressionMiddleware(AgentMiddleware):
         if changes:
             state_update["files"] = dict(changes)
         return ExtendedModelResponse(model_response=response, command=Command(update=state_update))
-
-
-def _worth_summarizing(excess: int, job: SummaryJob) -> bool:
-    """Whether folding `job` helps: not when what it would fold is tiny next to the excess (one
-    huge recent message, say), which the emergency step moves to a file without a model call."""
-    return messages_tokens(job.folded) * _SUMMARY_PAYOFF >= excess
-
-
-_SUMMARY_PAYOFF = 10  # fold only what is at least a tenth of the tokens over the trigger
 
 
 def _resume(flow: _Flow, value: Any, error: Exception | None) -> tuple[str, Any]:

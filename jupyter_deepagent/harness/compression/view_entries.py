@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from jupyter_deepagent.harness.compression.tokens import message_tokens
+from jupyter_deepagent.harness.compression.tokens import message_tokens, messages_tokens
 
 __all__ = ["Entry", "SummaryJob", "ViewCache", "message_key"]
+
+_SUMMARY_PAYOFF = 10  # fold only what is at least a tenth of the tokens over the trigger
 
 
 def message_key(message: BaseMessage, index: int) -> str:
@@ -72,3 +74,9 @@ class SummaryJob:
     cutoff: int
     folded: list[BaseMessage]
     originals: list[BaseMessage]
+
+    def worth_it(self, excess: int) -> bool:
+        """Whether folding helps: not when what it would fold is tiny next to the `excess` tokens
+        (one huge recent message, say), which the emergency step moves to a file without a
+        model call."""
+        return messages_tokens(self.folded) * _SUMMARY_PAYOFF >= excess
