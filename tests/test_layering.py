@@ -114,9 +114,15 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
         "from jupyter_deepagent.backends._paths import is_within\nimport pandas\n",
         encoding="utf-8",
     )
+    (fake / "server").mkdir()
+    (fake / "server" / "face.py").write_text(
+        "def build():\n    from jupyter_deepagent.jupyter.session import Session\n",
+        encoding="utf-8",
+    )
     problems = _violations(fake)
 
     assert any("imports IPython outside the kernel face" in p for p in problems)
+    assert any("(server) imports jupyter_deepagent.jupyter.session (jupyter)" in p for p in problems)
     assert any("(harness) imports jupyter_deepagent.jupyter.session.session (jupyter)" in p
                for p in problems)
     assert any("private jupyter_deepagent.backends._paths" in p for p in problems)
