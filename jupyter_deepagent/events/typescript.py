@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["event_typescript"]
+__all__ = ["doc_comment", "event_typescript"]
 
 _HEADER = """\
 /**
@@ -47,7 +47,8 @@ def _type(prop: dict[str, Any]) -> str:
     return "unknown"
 
 
-def _comment(text: str, indent: str) -> list[str]:
+def doc_comment(text: str, indent: str) -> list[str]:
+    """`text` as a one-line TSDoc comment at `indent` (none for an empty text)."""
     text = " ".join(text.split()).replace("*/", "* /")
     return [f"{indent}/** {text} */"] if text else []
 
@@ -68,10 +69,10 @@ def event_typescript() -> str:
         names.append(name)
         types.append(json.dumps(properties["type"]["const"]))
         required = set(entry.get("required", []))
-        lines += _comment(entry.get("description", ""), "")
+        lines += doc_comment(entry.get("description", ""), "")
         lines.append(f"export interface {name} {{")
         for field, prop in properties.items():
-            lines += _comment(prop.get("description", ""), "  ")
+            lines += doc_comment(prop.get("description", ""), "  ")
             optional = "" if field in required else "?"
             lines.append(f"  {field}{optional}: {_type(prop)};")
         lines.append("}\n")

@@ -18,6 +18,7 @@ import typing
 from pathlib import Path
 from typing import Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
 
+from jupyter_deepagent.events.typescript import doc_comment
 from jupyter_deepagent.jupyter.sidebar import protocol
 
 __all__ = ["main", "protocol_typescript"]
@@ -69,11 +70,6 @@ def _docs(source: str) -> dict[str, dict[str, str]]:
     return found
 
 
-def _comment(text: str, indent: str) -> list[str]:
-    text = " ".join(text.split()).replace("*/", "* /")
-    return [f"{indent}/** {text} */"] if text else []
-
-
 def _type(hint: object) -> str:
     """The TypeScript type of one Python annotation of the protocol."""
     origin, args = get_origin(hint), get_args(hint)
@@ -99,7 +95,7 @@ def _type(hint: object) -> str:
 
 def _interface(definition: type, docs: dict[str, dict[str, str]]) -> list[str]:
     name = definition.__name__
-    lines = _comment(inspect.getdoc(definition) or "", "")
+    lines = doc_comment(inspect.getdoc(definition) or "", "")
     lines.append(f"export interface {name} {{")
     total = getattr(definition, "__total__", True)
     for field, hint in get_type_hints(definition, include_extras=True).items():
@@ -107,7 +103,7 @@ def _interface(definition: type, docs: dict[str, dict[str, str]]) -> list[str]:
         optional = qualifier is NotRequired or (not total and qualifier is not Required)
         if qualifier in (NotRequired, Required):
             hint = get_args(hint)[0]
-        lines += _comment(docs.get(name, {}).get(field, ""), "  ")
+        lines += doc_comment(docs.get(name, {}).get(field, ""), "  ")
         written = _FIELD_TYPES.get((name, field)) or _type(hint)
         lines.append(f"  {field}{'?' if optional else ''}: {written};")
     lines.append("}\n")
@@ -138,7 +134,7 @@ def protocol_typescript() -> str:
     docs = _docs(inspect.getsource(protocol))
     lines = [_HEADER.format(version=protocol.PROTOCOL_VERSION)]
     for constant in _CONSTANTS:
-        lines += _comment(docs[""].get(constant, ""), "")
+        lines += doc_comment(docs[""].get(constant, ""), "")
         lines.append(f"export const {constant} = {json.dumps(getattr(protocol, constant))};\n")
     for definition in _nested((*_OUTGOING, *protocol.KERNEL_MESSAGES)):
         lines += _interface(definition, docs)
