@@ -32,13 +32,14 @@ _EXTENSIONS = {"code": "py", "markdown": "md"}
 
 @dataclass(frozen=True)
 class SavedCell:
-    """One cell as saved: 1-based position, type, source, execution count and outputs."""
+    """One cell as saved: 1-based position, type, source, execution count, outputs and id."""
 
     index: int
     cell_type: str
     source: str
     execution_count: int | None = None
     outputs: list[OutputRecord] = field(default_factory=list)
+    cell_id: str | None = None
 
     @property
     def source_path(self) -> str:
@@ -152,7 +153,7 @@ class SavedNotebook:
                 record = output_record(output.get("output_type", ""), output)
                 if record is not None:
                     outputs.append(record)
-            count = cell.get("execution_count")
+            count, cell_id = cell.get("execution_count"), cell.get("id")
             cells.append(
                 SavedCell(
                     index=index,
@@ -160,6 +161,7 @@ class SavedNotebook:
                     source=joined(cell.get("source")),
                     execution_count=count if isinstance(count, int) else None,
                     outputs=outputs,
+                    cell_id=cell_id if isinstance(cell_id, str) and cell_id else None,
                 )
             )
         return cells
