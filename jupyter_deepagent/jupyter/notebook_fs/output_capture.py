@@ -137,7 +137,8 @@ class OutputCapture:
         self._original_send: Callable[..., object] | None = None
         self._wrapped_send: Callable[..., object] | None = None
         self._texts: PagedTextStore | None = None
-        self._running: int | None = None  # the cell running now, from the shell's events
+        self._in_cell = False  # between the shell's pre_run_cell and post_run_cell events
+        self._running: int | None = None  # the cell that was running at install time
 
     @property
     def texts(self) -> PagedTextStore:
@@ -206,13 +207,20 @@ class OutputCapture:
             events.register("post_run_cell", self._ended)
 
     def _started(self, info: object) -> None:
-        count = getattr(self._shell(), "execution_count", None)
-        if getattr(info, "store_history", False) and isinstance(count, int):
-            self._running = count
+        self._in_cell = bool(getattr(info, "store_history", False))
 
     def _ended(self, result: object) -> None:
         if getattr(getattr(result, "info", None), "store_history", False):
-            self._running = None
+            self._in_cell, self._running = False, None
+
+    def _count_now(self) -> int | None:
+        """The running cell's count: its input is stored by then (IPython 9 has already
+        raised `execution_count` past it), else the shell's count (fakes without history)."""
+        sources = getattr(self._history(), "input_hist_raw", None)
+        if sources:
+            return len(sources) - 1 or None
+        count = getattr(self._shell(), "execution_count", None)
+        return count if isinstance(count, int) else None
 
     # -- kernel messages -----------------------------------------------------------------------
 
@@ -254,8 +262,7 @@ class OutputCapture:
         except Exception:  # older kernels, fakes: not knowing the running cell is fine
             return
         header = (parent or {}).get("header") or {}
-        shell = self._shell()
-        count = getattr(shell, "execution_count", None)
+        count = self._count_now()
         msg_id = header.get("msg_id")
         if header.get("msg_type") == "execute_request" and msg_id and isinstance(count, int):
             self._requests[msg_id] = count
@@ -367,7 +374,9 @@ class OutputCapture:
 
     def running_count(self) -> int | None:
         """The execution count of the cell running now (None between cells, e.g. in a comm)."""
-        return self._running
+        if self._running is not None:
+            return self._running
+        return self._count_now() if self._in_cell else None
 
     def _records(self, wanted: Iterable[int] | None = None) -> list[CellRecord]:
         history = self._history()
