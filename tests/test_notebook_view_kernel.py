@@ -1,0 +1,131 @@
+"""`/notebook/` in a real ipykernel: Run All twice in one kernel, with cell ids as JupyterLab
+sends them and without (nbclient, with and without the notebook file known), shows the same
+cells after each pass, only each cell's latest output, and an agent cell sees the cells above
+it: not its own live lines, not the cells below.
+
+The kernel talks to the test over ZMQ on loopback only; its IPython files stay in the test's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+LOOPBACK_ONLY = pytest.mark.allow_hosts(["127.0.0.1"])
+
+LOOK = """\
+profile: {max_input_tokens: 100000}
+script:
+"""
+STEPS = """\
+  - tool_calls: [{name: ls, args: {path: /notebook/cells/}}]
+  - tool_calls: [{name: grep, args: {pattern: value, path: /notebook/outputs/, output_mode: content}}]
+  - tool_calls: [{name: grep, args: {pattern: below the agent cell, path: /notebook/cells/}}]
+  - tool_calls: [{name: grep, args: {pattern: "agent ·", path: /notebook/outputs/}}]
+  - looked
+"""
+CHECK = """\
+import json
+from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend
+_view = NotebookBackend(get_ipython())  # made in this cell: the view ends here
+print(json.dumps({
+    "cells": [info.path for info in _view.ls("/cells/")],
+    "outputs": [info.path for info in _view.ls("/outputs/")],
+    "values": [m.line for m in _view.grep(r"^value \\d+$", "/outputs/", regex=True)],
+    "agent": [m.text for m in _agent.messages if m.type == "tool"][-4:],
+}))"""
+CELLS = [
+    "%load_ext jupyter_deepagent",
+    "n = globals().get('n', 0) + 1\nprint(f'value {111 * n}')",  # 111, then 222
+    "%%agent -m scripted:look.yaml --replay off\nlook around",
+    "print('below the agent cell')",
+    CHECK,
+]
+
+
+def _notebook(folder: Path) -> Path:
+    (folder / "look.yaml").write_text(LOOK + STEPS * 2)
+    cells = [nbformat.v4.new_markdown_cell("# Warming")]
+    cells += [nbformat.v4.new_code_cell(source) for source in CELLS]
+    path = folder / "view.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    return path
+
+
+def _with_cell_ids(kc: Any, current: dict[str, str]) -> Any:
+    """`kc.execute`, the request's metadata carrying the cell's id as JupyterLab sends it."""
+
+    def execute(code: str, silent: bool = False, store_history: bool = True,
+                user_expressions: dict | None = None, allow_stdin: bool | None = None,
+                stop_on_error: bool = True) -> str:
+        content = {"code": code, "silent": silent, "store_history": store_history,
+                   "user_expressions": user_expressions or {}, "allow_stdin": False,
+                   "stop_on_error": stop_on_error}
+        message = kc.session.msg("execute_request", content, metadata={"cellId": current["id"]})
+        kc.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
+
+    return execute
+
+
+def _run_all_twice(tmp_path: Path, with_ids: bool, file_known: bool) -> list[dict[str, Any]]:
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    path = _notebook(folder)
+    notebook = nbformat.read(path, as_version=4)
+    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+    env.pop("JPY_SESSION_NAME", None)
+    env |= {"IPYTHONDIR": str(tmp_path / "ipython"), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    if file_known:
+        env["JPY_SESSION_NAME"] = str(path)
+    client = NotebookClient(notebook, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}})
+    passes = []
+    with client.setup_kernel(env=env):
+        if with_ids:
+            current: dict[str, str] = {}
+            client.on_cell_start = lambda cell, cell_index: current.update(id=cell.id)
+            client.kc.execute = _with_cell_ids(client.kc, current)
+        for _ in range(2):  # Run All, twice, in one kernel
+            for index, cell in enumerate(notebook.cells):
+                client.execute_cell(cell, index)
+            errors = [o for c in notebook.cells for o in c.get("outputs", [])
+                      if o.output_type == "error"]
+            assert errors == []
+            passes.append(json.loads(notebook.cells[-1].outputs[0]["text"]))
+    return passes
+
+
+@LOOPBACK_ONLY
+@pytest.mark.parametrize(
+    ("with_ids", "file_known"),
+    [(True, True), (False, True), (False, False)],
+    ids=["jupyterlab cell ids", "nbclient, notebook file known", "nbclient, file unknown"],
+)
+def test_run_all_twice_in_a_kernel_shows_the_notebook_once(
+    tmp_path: Path, with_ids: bool, file_known: bool
+) -> None:
+    first, second = _run_all_twice(tmp_path, with_ids, file_known)
+
+    # load_ext, value, agent, below, this check (the markdown cell is 01 in the saved file)
+    names = ["02", "03", "04", "05", "06"] if file_known else ["01", "02", "03", "04", "05"]
+    assert second["cells"] == first["cells"] == [f"/cells/{name}.py" for name in names]
+    with_output = [f"/outputs/{name}.txt" for name in names[1:4]]
+    assert first["outputs"] == with_output  # the agent cell's outputs, once it has finished
+    assert second["outputs"] == [f"/outputs/{names[0]}.txt", *with_output]  # "already loaded"
+    assert first["values"] == ["value 111"] and second["values"] == ["value 222"]
+
+    for agent in (first, second):
+        listing, values, below, own = agent["agent"]
+        assert f"/notebook/cells/{names[2]}.py" in listing  # its own source
+        assert f"/notebook/cells/{names[3]}.py" not in listing  # not the cell below it
+        assert "No matches" in below and "No matches" in own  # nor its own live lines
+    assert first["agent"][0] == second["agent"][0]  # the same listing, names and sizes
+    assert "value 111" in first["agent"][1]
+    assert "value 222" in second["agent"][1] and "111" not in second["agent"][1]
