@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from jupyter_deepagent._exceptions import BackendError
@@ -23,9 +24,10 @@ from jupyter_deepagent.jupyter.notebook_fs._output_text import (
     output_record,
     outputs_key,
 )
+from jupyter_deepagent.jupyter.notebook_fs.notebook_files import NotebookFile
 from jupyter_deepagent.jupyter.notebook_fs.paged_text import Piece
 
-__all__ = ["SavedCell", "SavedNotebook", "saved_index"]
+__all__ = ["SavedCell", "SavedNotebook", "saved_files", "saved_index"]
 
 _EXTENSIONS = {"code": "py", "markdown": "md"}
 
@@ -165,3 +167,32 @@ class SavedNotebook:
                 )
             )
         return cells
+
+
+def saved_files(saved: SavedNotebook, mount: str) -> dict[str, NotebookFile]:
+    """The files of `/saved/`: each saved cell's source and outputs, and `index.md`.
+
+    Args:
+        saved: The notebook file.
+        mount: Where the view is mounted (e.g. `/notebook`), for the paths the index shows.
+
+    Raises:
+        BackendError: If the file exists but is not a readable notebook.
+    """
+    cells, when, name = saved.cells(), saved.modified_at, saved.path.name
+    files: dict[str, NotebookFile] = {}
+    for cell in cells:
+        files[cell.source_path] = NotebookFile(
+            cell.source_path, partial(str, cell.source), modified_at=when
+        )
+        if cell.outputs:
+            files[cell.outputs_path] = NotebookFile(
+                cell.outputs_path,
+                partial(cell.outputs_text, name),
+                modified_at=when,
+                pieces=partial(cell.outputs_pieces, name),
+                key=partial(cell.outputs_key, name),
+            )
+    index = partial(saved_index, cells, name, mount)
+    files["/saved/index.md"] = NotebookFile("/saved/index.md", index, modified_at=when)
+    return files

@@ -59,7 +59,7 @@ from jupyter_deepagent.backends.protocol import (
 from jupyter_deepagent.jupyter.notebook_fs._saved_notebook import (
     SavedCell,
     SavedNotebook,
-    saved_index,
+    saved_files,
 )
 from jupyter_deepagent.jupyter.notebook_fs.cell_files import (
     CellFiles,
@@ -97,11 +97,6 @@ __all__ = ["NotebookBackend"]
 
 _LIVE_FOLDERS = ("/", "/cells", "/outputs", "/history", "/vars")
 _SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
-
-
-def _known(text: str) -> Callable[[], str]:
-    """A file's text that is known already (a saved cell's source)."""
-    return lambda: text
 
 
 class NotebookBackend(AsyncBackendMixin):
@@ -259,25 +254,7 @@ class NotebookBackend(AsyncBackendMixin):
 
     def _saved_files(self) -> dict[str, NotebookFile]:
         saved = self._saved_notebook()
-        if saved is None:
-            return {}
-        cells, when, name = saved.cells(), saved.modified_at, saved.path.name
-        files: dict[str, NotebookFile] = {}
-        for cell in cells:
-            files[cell.source_path] = NotebookFile(
-                cell.source_path, _known(cell.source), modified_at=when
-            )
-            if cell.outputs:
-                files[cell.outputs_path] = NotebookFile(
-                    cell.outputs_path,
-                    partial(cell.outputs_text, name),
-                    modified_at=when,
-                    pieces=partial(cell.outputs_pieces, name),
-                    key=partial(cell.outputs_key, name),
-                )
-        index = partial(saved_index, cells, name, self.mount.rstrip("/"))
-        files["/saved/index.md"] = NotebookFile("/saved/index.md", index, modified_at=when)
-        return files
+        return saved_files(saved, self.mount.rstrip("/")) if saved is not None else {}
 
     # -- lookups -------------------------------------------------------------------------------
 

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jupyter_deepagent.jupyter.notebook_fs._output_text import (
+    LiveCell,
+    LiveOutput,
     OutputContent,
-    OutputKind,
     OutputRecord,
     clean_stream_text,
     format_outputs,
@@ -77,36 +78,6 @@ class CellRecord:
         return format_outputs(self.outputs)
 
 
-@dataclass
-class _LiveOutput:
-    kind: OutputKind
-    parts: list[str]
-    display_id: str | None = None
-
-
-@dataclass
-class _LiveCell:
-    source: str | None = None
-    cell_id: str | None = None
-    seen_input: bool = False
-    outputs: list[_LiveOutput] = field(default_factory=list)
-    clear_pending: bool = False
-    chars: int = 0
-    dropped: int = 0
-
-    def records(self) -> list[OutputRecord]:
-        records = []
-        for output in self.outputs:
-            text = "".join(output.parts)
-            if output.kind in ("stdout", "stderr"):
-                text = clean_stream_text(text)
-            records.append(OutputRecord(output.kind, text))
-        if self.dropped:
-            note = f"{self.dropped:,} more characters of output were not recorded"
-            records.append(OutputRecord("note", note))
-        return records
-
-
 def _cell_id(parent: object) -> str | None:
     """The `cellId` an execute request (a whole message) carries in its metadata, if any."""
     metadata = parent.get("metadata") if isinstance(parent, Mapping) else None
@@ -131,7 +102,7 @@ class OutputCapture:
         self._shell = weakref.ref(shell)
         self.max_chars_per_cell = max_chars_per_cell
         self._lock = threading.Lock()
-        self._live: dict[int, _LiveCell] = {}
+        self._live: dict[int, LiveCell] = {}
         self._requests: dict[str, int] = {}
         self._kernel_session: Any = None  # the kernel's jupyter_client Session, its `send` wrapped
         self._original_send: Callable[..., object] | None = None
@@ -266,7 +237,7 @@ class OutputCapture:
         msg_id = header.get("msg_id")
         if header.get("msg_type") == "execute_request" and msg_id and isinstance(count, int):
             self._requests[msg_id] = count
-            self._live.setdefault(count, _LiveCell()).cell_id = _cell_id(parent)
+            self._live.setdefault(count, LiveCell()).cell_id = _cell_id(parent)
             self._running = count  # until its post_run_cell event
 
     def observe(
@@ -295,7 +266,7 @@ class OutputCapture:
                 count = content.get("execution_count")
                 if isinstance(count, int) and request_id:
                     self._requests[request_id] = count
-                    self._live[count] = _LiveCell(
+                    self._live[count] = LiveCell(
                         source=joined(content.get("code")),
                         cell_id=_cell_id(parent),
                         seen_input=True,
@@ -309,7 +280,7 @@ class OutputCapture:
                 count = content.get("execution_count")
             if not isinstance(count, int):
                 return  # output of no cell (a comm handler, a silent execution)
-            cell = self._live.setdefault(count, _LiveCell())
+            cell = self._live.setdefault(count, LiveCell())
             if msg_type == "clear_output":
                 if content.get("wait"):
                     cell.clear_pending = True
@@ -318,7 +289,7 @@ class OutputCapture:
                 return
             self._append(cell, msg_type, content)
 
-    def _append(self, cell: _LiveCell, msg_type: str, content: OutputContent) -> None:
+    def _append(self, cell: LiveCell, msg_type: str, content: OutputContent) -> None:
         if cell.clear_pending:
             cell.outputs.clear()
             cell.clear_pending = False
@@ -338,7 +309,7 @@ class OutputCapture:
                 last.parts[:] = [clean_stream_text("".join(last.parts))]
             return
         display_id = (content.get("transient") or {}).get("display_id")
-        cell.outputs.append(_LiveOutput(record.kind, [text], display_id))
+        cell.outputs.append(LiveOutput(record.kind, [text], display_id))
 
     def _update_display(self, content: OutputContent) -> None:
         display_id = (content.get("transient") or {}).get("display_id")
