@@ -123,4 +123,9 @@ def missing_cell_reason(path: str, cells: CellFiles, mount: str) -> str:
         source = f"{mount}{cell.source_path}"
         return f"cell {cell.name} ran but produced no output; its source is {source}"
     kind = "cell" if folder == "/cells" else "output of a cell"
-    return f"no {kind} named {stem} in this view; {index} lists the cells and their files"
+    names = [cell.name for cell in cells.view.cells]
+    if folder == "/outputs":
+        names = [cell.name for cell in cells.view.cells if cell.outputs_path in cells.files]
+    shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+    there = f"the {folder[1:]} here are {shown}" if names else f"there are no {folder[1:]} yet"
+    return f"no {kind} named {stem} in this view ({there}); {index} lists the cells and files"
