@@ -129,3 +129,37 @@ def test_run_all_twice_in_a_kernel_shows_the_notebook_once(
     assert first["agent"][0] == second["agent"][0]  # the same listing, names and sizes
     assert "value 111" in first["agent"][1]
     assert "value 222" in second["agent"][1] and "111" not in second["agent"][1]
+
+
+@LOOPBACK_ONLY
+def test_a_papermill_run_places_the_injected_parameters_after_the_parameters_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import papermill
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    path = _notebook(folder)
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[2].source = "n = 0"  # the value cell's `n`, as a parameter
+    notebook.cells[2].metadata["tags"] = ["parameters"]
+    notebook.cells.insert(3, nbformat.v4.new_code_cell(CELLS[1]))
+    nbformat.write(notebook, path)
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))  # the notebook file, as papermill read it
+
+    done = papermill.execute_notebook(
+        str(path), str(folder / "out.ipynb"), parameters={"n": 4}, kernel_name="python3",
+        cwd=str(folder), progress_bar=False, language="python",
+    )
+
+    check = json.loads(done.cells[-1].outputs[0]["text"])
+    # load_ext 02, parameters 03, papermill's injected cell 03a, value 04, agent 05, below 06
+    assert check["cells"] == [f"/cells/{name}.py" for name in
+                              ["02", "03", "03a", "04", "05", "06", "07"]]
+    assert check["values"] == ["value 555"]  # n = 4 injected, then + 1
+    listing = check["agent"][0]
+    assert "/notebook/cells/03a.py" in listing and "/notebook/cells/06.py" not in listing
