@@ -4,9 +4,11 @@ In ipykernel, `OutputCapture` wraps the kernel's `Session.send`: every stream, r
 error and `clear_output` message of every cell after installation passes through it, tied to
 its cell by the execute request's `msg_id` (learned from the `execute_input` message, which
 carries the execution count; its parent, the request, carries the cell's id in its metadata,
-`cellId`, when JupyterLab or the headless runner sent it). Cells run before installation, and every cell in a shell without
-a kernel (terminal IPython, tests), come from IPython's own history: raw inputs, and (IPython
-9) `history_manager.outputs` (stdout, stderr, results, displays) and `.exceptions`.
+`cellId`, when JupyterLab or the headless runner sent it). Cells run before installation, and
+every cell in a shell without a kernel (terminal IPython, tests), come from IPython's own
+history: raw inputs, and (IPython 9) `history_manager.outputs` (stdout, stderr, results,
+displays) and `.exceptions`. The shell's `pre_run_cell`/`post_run_cell` events say which cell
+is running now (`running_count`), so a view made during an agent's run can end at its cell.
 """
 
 from __future__ import annotations
@@ -178,7 +180,8 @@ class OutputCapture:
             events.register("post_run_cell", self._ended)
 
     def _started(self, info: object) -> None:
-        self._in_cell = bool(getattr(info, "store_history", False))
+        if getattr(info, "store_history", False):  # a cell of the notebook, not a silent run
+            self._in_cell = True
 
     def _ended(self, result: object) -> None:
         if getattr(getattr(result, "info", None), "store_history", False):
