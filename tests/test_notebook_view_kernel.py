@@ -1,7 +1,8 @@
 """`/notebook/` in a real ipykernel: Run All twice in one kernel, with cell ids as JupyterLab
 sends them and without (nbclient, with and without the notebook file known), shows the same
 cells after each pass, only each cell's latest output, and an agent cell sees the cells above
-it: not its own live lines, not the cells below.
+it: not its own live lines, not the cells below. So the second pass of an unchanged notebook
+replays its agent cell: the agent reads the same `/notebook/` as on the first.
 
 The kernel talks to the test over ZMQ on loopback only; its IPython files stay in the test's folder.
 """
@@ -49,10 +50,10 @@ CELLS = [
 ]
 
 
-def _notebook(folder: Path) -> Path:
+def _notebook(folder: Path, sources: list[str] = CELLS) -> Path:
     (folder / "look.yaml").write_text(LOOK + STEPS * 2)
     cells = [nbformat.v4.new_markdown_cell("# Warming")]
-    cells += [nbformat.v4.new_code_cell(source) for source in CELLS]
+    cells += [nbformat.v4.new_code_cell(source) for source in sources]
     path = folder / "view.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     return path
@@ -74,10 +75,13 @@ def _with_cell_ids(kc: Any, current: dict[str, str]) -> Any:
     return execute
 
 
-def _run_all_twice(tmp_path: Path, with_ids: bool, file_known: bool) -> list[dict[str, Any]]:
+def _run_all_twice(
+    tmp_path: Path, with_ids: bool, file_known: bool, sources: list[str] = CELLS
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The check cell's view after each pass, and the agent cell's first live line of each."""
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    path = _notebook(folder)
+    path = _notebook(folder, sources)
     notebook = nbformat.read(path, as_version=4)
     env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
     env.pop("JPY_SESSION_NAME", None)
@@ -86,7 +90,7 @@ def _run_all_twice(tmp_path: Path, with_ids: bool, file_known: bool) -> list[dic
         env["JPY_SESSION_NAME"] = str(path)
     client = NotebookClient(notebook, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(folder)}})
-    passes = []
+    passes, heads = [], []
     with client.setup_kernel(env=env):
         if with_ids:
             current: dict[str, str] = {}
@@ -99,7 +103,8 @@ def _run_all_twice(tmp_path: Path, with_ids: bool, file_known: bool) -> list[dic
                       if o.output_type == "error"]
             assert errors == []
             passes.append(json.loads(notebook.cells[-1].outputs[0]["text"]))
-    return passes
+            heads.append(notebook.cells[3].outputs[0]["data"]["text/plain"].splitlines()[0])
+    return passes, heads
 
 
 @LOOPBACK_ONLY
@@ -111,7 +116,7 @@ def _run_all_twice(tmp_path: Path, with_ids: bool, file_known: bool) -> list[dic
 def test_run_all_twice_in_a_kernel_shows_the_notebook_once(
     tmp_path: Path, with_ids: bool, file_known: bool
 ) -> None:
-    first, second = _run_all_twice(tmp_path, with_ids, file_known)
+    (first, second), _ = _run_all_twice(tmp_path, with_ids, file_known)
 
     # load_ext, value, agent, below, this check (the markdown cell is 01 in the saved file)
     names = ["02", "03", "04", "05", "06"] if file_known else ["01", "02", "03", "04", "05"]
@@ -129,6 +134,21 @@ def test_run_all_twice_in_a_kernel_shows_the_notebook_once(
     assert first["agent"][0] == second["agent"][0]  # the same listing, names and sizes
     assert "value 111" in first["agent"][1]
     assert "value 222" in second["agent"][1] and "111" not in second["agent"][1]
+
+
+@LOOPBACK_ONLY
+@pytest.mark.parametrize("with_ids", [True, False], ids=["jupyterlab cell ids", "nbclient"])
+def test_the_second_pass_of_run_all_replays_an_agent_cell_that_reads_the_notebook(
+    tmp_path: Path, with_ids: bool
+) -> None:
+    sources = [*CELLS]
+    sources[1] = "print('value 111')"  # the same on both passes
+    sources[2] = "%%agent -m scripted:look.yaml\nlook around"  # replay: auto
+    (first, second), heads = _run_all_twice(tmp_path, with_ids, True, sources)
+
+    assert heads[0].endswith(" · live")
+    assert heads[1].endswith(" · replayed")  # every request as recorded: no model call
+    assert second["agent"] == first["agent"]
 
 
 @LOOPBACK_ONLY
