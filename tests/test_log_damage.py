@@ -112,11 +112,11 @@ def test_a_record_missing_only_its_newline_is_intact_and_the_next_one_starts_a_l
 def _two_cells(nb: Notebook) -> None:
     nb.session.configure(model=scripted(call("ls", path="/notebook/"), "Nothing yet.",
                                         "En bref : rien.", name="notes"))
-    for source in (FIRST, SECOND):
-        assert nb.run(source).error is None
     book = nbformat.v4.new_notebook()  # the file, as Jupyter saves it (cells keyed by source)
     book.cells = [nbformat.v4.new_code_cell(source) for source in (FIRST, SECOND)]
-    nbformat.write(book, nb.path)
+    nbformat.write(book, nb.path)  # before the run, as Jupyter has: /notebook/ names by it
+    for source in (FIRST, SECOND):
+        assert nb.run(source).error is None
 
 
 def _replays_both(nb: Notebook) -> list[Any]:

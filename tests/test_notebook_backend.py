@@ -42,11 +42,17 @@ def notebook(shell: InteractiveShell) -> tuple[NotebookBackend, dict[str, int]]:
     return NotebookBackend(shell), counts
 
 
-def test_cells_lists_executed_cells_by_execution_count(notebook) -> None:
-    backend, counts = notebook
+def test_cells_are_listed_once_each_in_the_order_they_first_ran(notebook) -> None:
+    backend, _ = notebook
     listed = [info.path for info in backend.ls("/cells")]
-    assert sorted(listed) == sorted(f"/cells/{n}.py" for n in counts.values())
-    assert {info.path for info in backend.ls("/")} >= {"/cells/", "/outputs/", "/vars/"}
+    assert listed == [f"/cells/0{n}.py" for n in range(1, 6)]  # no notebook file: run order
+    top = {info.path for info in backend.ls("/")}
+    assert top >= {"/cells/", "/outputs/", "/vars/", "/history/", "/index.md"}
+    index = backend.read("/index.md").lines
+    assert (
+        "- 02: cell (no id) -> /notebook/cells/02.py, outputs /notebook/outputs/02.txt  | "
+        'print("hello")' in index
+    )
 
 
 def test_a_cell_file_holds_its_source_as_typed(notebook) -> None:
@@ -133,7 +139,7 @@ def test_grep_searches_outputs_and_large_frames_by_line(shell) -> None:
 
     hits = backend.grep("needle")
     assert [(m.path, m.line_number) for m in hits if m.path.startswith("/outputs/")] == [
-        ("/outputs/1.txt", 2)
+        ("/outputs/01.txt", 2)
     ]
     assert [(m.path, m.line_number, m.line) for m in backend.grep("11999", "/vars")] == [
         ("/vars/big.csv", 12_001, "11999")
@@ -160,10 +166,13 @@ def test_every_change_is_refused(notebook) -> None:
 
 def test_missing_files_say_what_exists(notebook) -> None:
     backend, counts = notebook
-    with pytest.raises(FileNotFound, match="no cell with execution count 77; ls /notebook/cells/"):
+    listed = r"no cell named 77 in this view \(the cells here are 01, 02, 03, 04, 05\); /notebook/"
+    with pytest.raises(FileNotFound, match=listed):
         backend.read("/cells/77.py")
-    with pytest.raises(FileNotFound, match=f"cell {counts['dict']} ran but produced no output"):
-        backend.read(f"/outputs/{counts['dict']}.txt")
+    with pytest.raises(FileNotFound, match="cell 04 ran but produced no output"):
+        backend.read("/outputs/04.txt")
+    with pytest.raises(FileNotFound, match="cell 04 ran but produced no output"):
+        backend.read(f"/outputs/{counts['dict']}.txt")  # 4.txt: the same position
     with pytest.raises(FileNotFound, match="df is a DataFrame: read /notebook/vars/df.csv"):
         backend.read("/vars/df.json")
     with pytest.raises(FileNotFound, match="no kernel variable named 'nope'"):
@@ -180,9 +189,9 @@ def test_mounted_at_notebook_in_a_composite(notebook) -> None:
     backend, counts = notebook
     tree = CompositeBackend(StateBackend(), {"/notebook/": backend})
     assert tree.read("/notebook/vars/df.csv").lines == ["a", "1", "2"]
-    assert f"/notebook/cells/{counts['df']}.py" in {i.path for i in tree.ls("/notebook/cells")}
+    assert "/notebook/cells/01.py" in {i.path for i in tree.ls("/notebook/cells")}
     with pytest.raises(PermissionDenied):
-        tree.write("/notebook/cells/1.py", "")
+        tree.write("/notebook/cells/01.py", "")
 
 
 def write_notebook(path: Path, first_output: str) -> None:
@@ -260,7 +269,11 @@ def test_a_broken_notebook_file_is_a_clear_error(shell, tmp_path) -> None:
     with pytest.raises(BackendError, match="Cannot read the saved notebook broken.ipynb"):
         backend.read("/saved/index.md")
     run(shell, "print('still searchable')")
-    assert [m.path for m in backend.grep("still searchable")] == ["/cells/1.py", "/outputs/1.txt"]
+    assert [m.path for m in backend.grep("still searchable")] == [
+        "/cells/01.py",
+        "/index.md",
+        "/outputs/01.txt",
+    ]
 
 
 def test_variable_rendering_helpers() -> None:
@@ -292,5 +305,7 @@ def test_a_grep_gathers_the_secret_values_once_for_every_file(shell: Interactive
     backend = NotebookBackend(shell, secrets=secrets)
     matches = backend.grep("cell 1")  # cells 1 and 10-19: their sources and outputs
     assert len(asked) == 1
-    assert len(matches) >= 20
-    assert [m.line for m in matches if "hunter2" in m.line or "***" not in m.line] == []
+    cells = [m for m in matches if m.path.startswith(("/cells/", "/outputs/"))]
+    assert len(cells) >= 20
+    assert [m.line for m in cells if "hunter2" in m.line or "***" not in m.line] == []
+    assert not [m for m in matches if "hunter2" in m.line]

@@ -8,6 +8,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
+from jupyter_deepagent.jupyter.notebook_fs.notebook_backend import NotebookBackend
 from jupyter_deepagent.project.secrets.redaction import Redactor, is_secret_variable, looks_secret
 
 FAKE_KEY = "fake-api-key-7d2f9c41"
@@ -100,9 +101,12 @@ def test_no_tool_result_the_model_receives_holds_a_key(
     notebook.run("print(os.environ['DEMO_FILE_KEY'][:30])")
 
     everything = ["/notebook/vars/index.md", "/notebook/saved/outputs/1.txt"]
-    everything += [f"/notebook/cells/{n}.py" for n in range(1, 9)]
-    everything += [f"/notebook/outputs/{n}.txt" for n in (2, 3, 4, 7)]
-    everything += ["/notebook/vars/settings.json"]
+    view = NotebookBackend(notebook.shell)  # the cells run so far, by the names the agent sees
+    cells = [i.path for folder in ("/cells", "/outputs") for i in view.ls(folder)]
+    assert len(cells) == 7 + 4
+    everything += [f"/notebook{path}" for path in cells]
+    everything += ["/notebook/vars/settings.json", "/notebook/index.md"]
+    everything += ["/notebook/history/executions.md"]
     steps = [call("read_file", file_path=path) for path in everything]
     parts = ("fake-api", "tok-", "2f9c")
     steps += [call("grep", pattern=part, path="/notebook/") for part in parts]

@@ -15,13 +15,15 @@ import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from IPython.core.history import HistoryManager
 
 __all__ = [
+    "LiveCell",
+    "LiveOutput",
     "OutputContent",
     "OutputKind",
     "OutputRecord",
@@ -322,3 +324,38 @@ def history_outputs(history: HistoryManager, count: int) -> list[OutputRecord]:
     if isinstance(error, Mapping):
         records.append(OutputRecord("error", _error_text(error)))
     return records
+
+
+@dataclass
+class LiveOutput:
+    """One output of a running cell as it grows: its kind, its parts, its display id."""
+
+    kind: OutputKind
+    parts: list[str]
+    display_id: str | None = None
+
+
+@dataclass
+class LiveCell:
+    """What the kernel sent for one execution so far (outputs, counted and capped)."""
+
+    source: str | None = None
+    cell_id: str | None = None
+    seen_input: bool = False
+    outputs: list[LiveOutput] = field(default_factory=list)
+    clear_pending: bool = False
+    chars: int = 0
+    dropped: int = 0
+
+    def records(self) -> list[OutputRecord]:
+        """The outputs as records (streams cleaned), with a note of what was not kept."""
+        records = []
+        for output in self.outputs:
+            text = "".join(output.parts)
+            if output.kind in ("stdout", "stderr"):
+                text = clean_stream_text(text)
+            records.append(OutputRecord(output.kind, text))
+        if self.dropped:
+            note = f"{self.dropped:,} more characters of output were not recorded"
+            records.append(OutputRecord("note", note))
+        return records

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from jupyter_deepagent._exceptions import BackendError
@@ -23,22 +24,24 @@ from jupyter_deepagent.jupyter.notebook_fs._output_text import (
     output_record,
     outputs_key,
 )
+from jupyter_deepagent.jupyter.notebook_fs.notebook_files import NotebookFile
 from jupyter_deepagent.jupyter.notebook_fs.paged_text import Piece
 
-__all__ = ["SavedCell", "SavedNotebook", "saved_index"]
+__all__ = ["SavedCell", "SavedNotebook", "saved_files", "saved_index"]
 
 _EXTENSIONS = {"code": "py", "markdown": "md"}
 
 
 @dataclass(frozen=True)
 class SavedCell:
-    """One cell as saved: 1-based position, type, source, execution count and outputs."""
+    """One cell as saved: 1-based position, type, source, execution count, outputs and id."""
 
     index: int
     cell_type: str
     source: str
     execution_count: int | None = None
     outputs: list[OutputRecord] = field(default_factory=list)
+    cell_id: str | None = None
 
     @property
     def source_path(self) -> str:
@@ -152,7 +155,7 @@ class SavedNotebook:
                 record = output_record(output.get("output_type", ""), output)
                 if record is not None:
                     outputs.append(record)
-            count = cell.get("execution_count")
+            count, cell_id = cell.get("execution_count"), cell.get("id")
             cells.append(
                 SavedCell(
                     index=index,
@@ -160,6 +163,36 @@ class SavedNotebook:
                     source=joined(cell.get("source")),
                     execution_count=count if isinstance(count, int) else None,
                     outputs=outputs,
+                    cell_id=cell_id if isinstance(cell_id, str) and cell_id else None,
                 )
             )
         return cells
+
+
+def saved_files(saved: SavedNotebook, mount: str) -> dict[str, NotebookFile]:
+    """The files of `/saved/`: each saved cell's source and outputs, and `index.md`.
+
+    Args:
+        saved: The notebook file.
+        mount: Where the view is mounted (e.g. `/notebook`), for the paths the index shows.
+
+    Raises:
+        BackendError: If the file exists but is not a readable notebook.
+    """
+    cells, when, name = saved.cells(), saved.modified_at, saved.path.name
+    files: dict[str, NotebookFile] = {}
+    for cell in cells:
+        files[cell.source_path] = NotebookFile(
+            cell.source_path, partial(str, cell.source), modified_at=when
+        )
+        if cell.outputs:
+            files[cell.outputs_path] = NotebookFile(
+                cell.outputs_path,
+                partial(cell.outputs_text, name),
+                modified_at=when,
+                pieces=partial(cell.outputs_pieces, name),
+                key=partial(cell.outputs_key, name),
+            )
+    index = partial(saved_index, cells, name, mount)
+    files["/saved/index.md"] = NotebookFile("/saved/index.md", index, modified_at=when)
+    return files

@@ -2,7 +2,7 @@
 
 | path | backend |
 |---|---|
-| `/notebook/` | `NotebookBackend`: cells, outputs and variables of the live notebook (read-only) |
+| `/notebook/` | `NotebookBackend`: each cell's latest source and outputs, variables (read-only) |
 | `/outputs/` | `OutputsBackend`: this cell's files, displayed when the run ends (read masked) |
 | `/workspace/` | `GuardedFolder`: the notebook's folder; `.env*`, `.git`, state hidden; some read-only |
 | `/memories/` | `StoreBackend` on the session's SQLite store (survives restarts) |
@@ -101,8 +101,13 @@ def notebook_prompt(*, workspace_read_only: bool) -> str:
 ## Working in a Jupyter notebook
 
 You run inside the user's Jupyter kernel. Your files are mounted like this:
-- `/notebook/` (read-only): the live notebook. `/notebook/cells/<n>.py` is the source of the cell \
-with execution count n and `/notebook/outputs/<n>.txt` its output as text; \
+- `/notebook/` (read-only): the notebook as the user sees it, each cell once with its latest \
+run (a re-run replaces it). `/notebook/index.md` lists the cells run in this kernel in notebook \
+order; `/notebook/cells/<NN>.py` is the source of the cell at position NN and \
+`/notebook/outputs/<NN>.txt` its output as text. You see the cells above the cell you run in, \
+not your own cell's output nor the cells below it. \
+`/notebook/history/executions.md` says which cell an execution count `In [n]` was, and \
+`/notebook/saved/` holds the notebook file as last saved. \
 `/notebook/vars/index.md` lists the kernel's variables, and `/notebook/vars/<name>.csv` (tables), \
 `.json` or `.txt` holds each one. Read these instead of asking the user to paste data; page \
 through large files with `offset` and `limit`.

@@ -1,13 +1,19 @@
-"""The live notebook as a read-only folder: cell sources, their outputs, kernel variables.
+"""The live notebook as a read-only folder: its cells as the user sees them, kernel variables.
 
 ```
-/cells/<n>.py          source of the cell with execution count n (raw: magics as typed)
-/outputs/<n>.txt       its outputs as text, labelled [stdout], [result], [error]...
+/index.md              one line per cell run in this kernel, in notebook order: name, id, files
+/cells/<name>.py       the latest source of the cell at that position (raw: magics as typed)
+/outputs/<name>.txt    its latest outputs as text, labelled [stdout], [result], [error]...
+/history/executions.md which cell each execution count `In [n]` was
 /vars/index.md         one line per kernel variable: name, type and shape, file
 /vars/<name>.csv|json|txt
 /saved/index.md        (when the notebook file is known) the cells saved in the .ipynb
 /saved/cells/<i>.py|md|txt, /saved/outputs/<i>.txt    by position i, 1-based
 ```
+
+One entry per cell, its latest run: a re-run replaces (see `notebook_cells` for how executions
+become cells, their order and names). A view made while a cell runs the agent ends at that cell
+and leaves out its outputs.
 
 Everything is rendered from the shell and its `OutputCapture`, so a cell's output is readable
 the moment the cell finishes, without saving. Tables page by rows.
@@ -50,8 +56,16 @@ from jupyter_deepagent.backends.protocol import (
     ReadResult,
     WriteResult,
 )
-from jupyter_deepagent.jupyter.notebook_fs._output_text import output_pieces, outputs_key
-from jupyter_deepagent.jupyter.notebook_fs._saved_notebook import SavedNotebook, saved_index
+from jupyter_deepagent.jupyter.notebook_fs._saved_notebook import (
+    SavedCell,
+    SavedNotebook,
+    saved_files,
+)
+from jupyter_deepagent.jupyter.notebook_fs.cell_files import (
+    CellFiles,
+    cell_files,
+    missing_cell_reason,
+)
 from jupyter_deepagent.jupyter.notebook_fs.notebook_files import (
     FileMasking,
     NotebookFile,
@@ -81,13 +95,8 @@ if TYPE_CHECKING:
 
 __all__ = ["NotebookBackend"]
 
-_LIVE_FOLDERS = ("/", "/cells", "/outputs", "/vars")
+_LIVE_FOLDERS = ("/", "/cells", "/outputs", "/history", "/vars")
 _SAVED_FOLDERS = ("/saved", "/saved/cells", "/saved/outputs")
-
-
-def _known(text: str) -> Callable[[], str]:
-    """A file's text that is known already (a cell's source)."""
-    return lambda: text
 
 
 class NotebookBackend(AsyncBackendMixin):
@@ -101,6 +110,9 @@ class NotebookBackend(AsyncBackendMixin):
         mount: Where the view is mounted, used in hints and in `index.md` paths.
         secrets: Returns more values to mask as `***`, besides the environment's keys and the
             secret-named variables (the session adds what `.env` set and `--context` values).
+
+    Made while a cell runs (the agent's run), the view ends at that cell: the cells below it
+    and its own outputs are left out for as long as the backend lives.
     """
 
     def __init__(
@@ -122,6 +134,7 @@ class NotebookBackend(AsyncBackendMixin):
         self._rendered: OrderedDict[tuple[str, int, int], str] = OrderedDict()
         self._rendered_lock = threading.Lock()  # tools may run in parallel threads
         self._texts: PagedTextStore = getattr(self.capture, "texts", None) or PagedTextStore()
+        self._running = self.capture.running_count()
 
     def __repr__(self) -> str:
         return f"NotebookBackend(mount={self.mount!r}, notebook_path={self._notebook_file()!r})"
@@ -152,17 +165,8 @@ class NotebookBackend(AsyncBackendMixin):
         """Every file under `folder`; only the groups that can lie under it are built."""
         group = folder.strip("/").split("/", 1)[0]
         files: dict[str, NotebookFile] = {}
-        if group in ("", "cells", "outputs"):
-            for cell in self.capture.cells():
-                n = cell.execution_count
-                files[f"/cells/{n}.py"] = NotebookFile(f"/cells/{n}.py", _known(cell.source))
-                if cell.outputs:
-                    files[f"/outputs/{n}.txt"] = NotebookFile(
-                        f"/outputs/{n}.txt",
-                        cell.outputs_text,
-                        pieces=partial(output_pieces, cell.outputs),
-                        key=partial(outputs_key, cell.outputs),
-                    )
+        if group in ("", "cells", "outputs", "history"):
+            files.update(self._cell_files().files)
         if group in ("", "vars"):
             files.update(self._variable_files())
         if group == "saved":
@@ -182,6 +186,19 @@ class NotebookBackend(AsyncBackendMixin):
                     file.masking = masking
                 shown[path] = file
         return shown
+
+    def _saved_cells(self) -> list[SavedCell]:
+        """The saved cells, for the live cells' order and names (`[]` if unknown or broken)."""
+        saved = self._saved_notebook()
+        if saved is None:
+            return []
+        try:
+            return saved.cells()
+        except BackendError:  # a broken .ipynb must not hide the live view
+            return []
+
+    def _cell_files(self) -> CellFiles:
+        return cell_files(self.capture, self._saved_cells(), self._running, self.mount.rstrip("/"))
 
     def _all_variables(self) -> dict[str, object]:
         hidden = getattr(self.shell, "user_ns_hidden", ())
@@ -237,25 +254,7 @@ class NotebookBackend(AsyncBackendMixin):
 
     def _saved_files(self) -> dict[str, NotebookFile]:
         saved = self._saved_notebook()
-        if saved is None:
-            return {}
-        cells, when, name = saved.cells(), saved.modified_at, saved.path.name
-        files: dict[str, NotebookFile] = {}
-        for cell in cells:
-            files[cell.source_path] = NotebookFile(
-                cell.source_path, _known(cell.source), modified_at=when
-            )
-            if cell.outputs:
-                files[cell.outputs_path] = NotebookFile(
-                    cell.outputs_path,
-                    partial(cell.outputs_text, name),
-                    modified_at=when,
-                    pieces=partial(cell.outputs_pieces, name),
-                    key=partial(cell.outputs_key, name),
-                )
-        index = partial(saved_index, cells, name, self.mount.rstrip("/"))
-        files["/saved/index.md"] = NotebookFile("/saved/index.md", index, modified_at=when)
-        return files
+        return saved_files(saved, self.mount.rstrip("/")) if saved is not None else {}
 
     # -- lookups -------------------------------------------------------------------------------
 
@@ -263,14 +262,8 @@ class NotebookBackend(AsyncBackendMixin):
         parts = path.strip("/").split("/")
         stem = parts[-1].partition(".")[0]
         listing = f"ls {self._shown(folder_prefix(path.rsplit('/', 1)[0] or '/'))}"
-        if parts[0] == "cells" and len(parts) == 2:
-            why = f"no cell with execution count {stem}; {listing} lists executed cells"
-        elif parts[0] == "outputs" and len(parts) == 2:
-            if stem.isdigit() and self.capture.cell(int(stem)) is not None:
-                source = self._shown(f"/cells/{stem}.py")
-                why = f"cell {stem} ran but produced no output; its source is {source}"
-            else:
-                why = f"no output for execution count {stem}; {listing} lists cells with output"
+        if parts[0] in ("cells", "outputs") and len(parts) == 2:
+            why = missing_cell_reason(path, self._cell_files(), self.mount.rstrip("/"))
         elif parts[0] == "vars" and len(parts) == 2:
             value = self._variables().get(stem, self)
             if stem in self._all_variables() and value is self:
@@ -292,7 +285,11 @@ class NotebookBackend(AsyncBackendMixin):
         if path in self._folders():
             msg = f"{self._shown(path)} is a folder, not a file; use ls to list it."
             raise InvalidPath(msg, path=path)
-        found = self._files(path.rsplit("/", 1)[0] or "/").get(path)
+        files = self._files(path.rsplit("/", 1)[0] or "/")
+        found = files.get(path)
+        if found is None and path.startswith(("/cells/", "/outputs/")):
+            alias = self._cell_files().alias(path)  # `4.py` for `04.py`
+            found = files.get(alias) if alias is not None else None
         if found is None:
             raise self._missing(path)
         return found
@@ -316,10 +313,9 @@ class NotebookBackend(AsyncBackendMixin):
             for folder in self._folders()
             if folder != "/" and folder.rsplit("/", 1)[0] + "/" == base
         }
-        if path != "/":  # no files at the top, only folders
-            for file_path, file in self._files(path).items():
-                if "/" not in file_path[len(base) :]:
-                    entries[file_path] = file.info()
+        for file_path, file in self._files(path).items():
+            if "/" not in file_path[len(base) :]:  # at the top: the folders and index.md
+                entries[file_path] = file.info()
         return sorted(entries.values(), key=lambda entry: entry.path)
 
     def read(self, path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:

@@ -3,24 +3,29 @@
 In ipykernel, `OutputCapture` wraps the kernel's `Session.send`: every stream, result, display,
 error and `clear_output` message of every cell after installation passes through it, tied to
 its cell by the execute request's `msg_id` (learned from the `execute_input` message, which
-carries the execution count). Cells run before installation, and every cell in a shell without
-a kernel (terminal IPython, tests), come from IPython's own history: raw inputs, and (IPython
-9) `history_manager.outputs` (stdout, stderr, results, displays) and `.exceptions`.
+carries the execution count; its parent, the request, carries the cell's id in its metadata,
+`cellId`, when JupyterLab or the headless runner sent it). Cells run before installation, and
+every cell in a shell without a kernel (terminal IPython, tests), come from IPython's own
+history: raw inputs, and (IPython 9) `history_manager.outputs` (stdout, stderr, results,
+displays) and `.exceptions`. The shell's `pre_run_cell`/`post_run_cell` events say which cell
+is running now (`running_count`), so a view made during an agent's run can end at its cell.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jupyter_deepagent.jupyter.notebook_fs._output_text import (
+    LiveCell,
+    LiveOutput,
     OutputContent,
-    OutputKind,
     OutputRecord,
     clean_stream_text,
     format_outputs,
@@ -29,7 +34,7 @@ from jupyter_deepagent.jupyter.notebook_fs._output_text import (
     output_record,
 )
 
-__all__ = ["CellRecord", "OutputCapture", "OutputRecord"]
+__all__ = ["CellRecord", "Execution", "OutputCapture", "OutputRecord"]
 
 if TYPE_CHECKING:
     from ipykernel.kernelbase import Kernel
@@ -52,45 +57,34 @@ _OBSERVED = {
 
 
 @dataclass(frozen=True)
+class Execution:
+    """One execution of a cell: its count, raw source (magics as typed) and the cell's id when
+    the execute request carried one (JupyterLab, the headless runner; not nbclient, papermill)."""
+
+    execution_count: int
+    source: str
+    cell_id: str | None = None
+
+
+@dataclass(frozen=True)
 class CellRecord:
-    """An executed cell: its execution count, raw source (magics as typed) and outputs."""
+    """An executed cell: its execution count, raw source (magics as typed), outputs, cell id."""
 
     execution_count: int
     source: str
     outputs: list[OutputRecord] = field(default_factory=list)
+    cell_id: str | None = None
 
     def outputs_text(self) -> str:
         """All outputs as one text, each under a `[kind]` label line."""
         return format_outputs(self.outputs)
 
 
-@dataclass
-class _LiveOutput:
-    kind: OutputKind
-    parts: list[str]
-    display_id: str | None = None
-
-
-@dataclass
-class _LiveCell:
-    source: str | None = None
-    seen_input: bool = False
-    outputs: list[_LiveOutput] = field(default_factory=list)
-    clear_pending: bool = False
-    chars: int = 0
-    dropped: int = 0
-
-    def records(self) -> list[OutputRecord]:
-        records = []
-        for output in self.outputs:
-            text = "".join(output.parts)
-            if output.kind in ("stdout", "stderr"):
-                text = clean_stream_text(text)
-            records.append(OutputRecord(output.kind, text))
-        if self.dropped:
-            note = f"{self.dropped:,} more characters of output were not recorded"
-            records.append(OutputRecord("note", note))
-        return records
+def _cell_id(parent: object) -> str | None:
+    """The `cellId` an execute request (a whole message) carries in its metadata, if any."""
+    metadata = parent.get("metadata") if isinstance(parent, Mapping) else None
+    cell_id = metadata.get("cellId") if isinstance(metadata, Mapping) else None
+    return cell_id if isinstance(cell_id, str) and cell_id else None
 
 
 class OutputCapture:
@@ -110,12 +104,14 @@ class OutputCapture:
         self._shell = weakref.ref(shell)
         self.max_chars_per_cell = max_chars_per_cell
         self._lock = threading.Lock()
-        self._live: dict[int, _LiveCell] = {}
+        self._live: dict[int, LiveCell] = {}
         self._requests: dict[str, int] = {}
         self._kernel_session: Any = None  # the kernel's jupyter_client Session, its `send` wrapped
         self._original_send: Callable[..., object] | None = None
         self._wrapped_send: Callable[..., object] | None = None
         self._texts: PagedTextStore | None = None
+        self._in_cell = False  # between the shell's pre_run_cell and post_run_cell events
+        self._running: int | None = None  # the cell that was running at install time
 
     @property
     def texts(self) -> PagedTextStore:
@@ -143,6 +139,7 @@ class OutputCapture:
             if capture is None:
                 capture = cls(shell)
                 capture._attach_kernel(getattr(shell, "kernel", None))
+                capture._watch_cells(shell)
                 cls._installed[shell] = capture
             return capture
 
@@ -166,8 +163,38 @@ class OutputCapture:
                 else:
                     session.send = self._original_send
             shell = self._shell()
+            events = getattr(shell, "events", None)
+            for name, callback in (("pre_run_cell", self._started), ("post_run_cell", self._ended)):
+                with contextlib.suppress(ValueError):  # never registered (a shell without events)
+                    if events is not None:
+                        events.unregister(name, callback)
             if shell is not None and self._installed.get(shell) is self:
                 del self._installed[shell]
+
+    # -- the running cell ----------------------------------------------------------------------
+
+    def _watch_cells(self, shell: InteractiveShell) -> None:
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("pre_run_cell", self._started)
+            events.register("post_run_cell", self._ended)
+
+    def _started(self, info: object) -> None:
+        if getattr(info, "store_history", False):  # a cell of the notebook, not a silent run
+            self._in_cell = True
+
+    def _ended(self, result: object) -> None:
+        if getattr(getattr(result, "info", None), "store_history", False):
+            self._in_cell, self._running = False, None
+
+    def _count_now(self) -> int | None:
+        """The running cell's count: its input is stored by then (IPython 9 has already
+        raised `execution_count` past it), else the shell's count (fakes without history)."""
+        sources = getattr(self._history(), "input_hist_raw", None)
+        if sources:
+            return len(sources) - 1 or None
+        count = getattr(self._shell(), "execution_count", None)
+        return count if isinstance(count, int) else None
 
     # -- kernel messages -----------------------------------------------------------------------
 
@@ -209,11 +236,12 @@ class OutputCapture:
         except Exception:  # older kernels, fakes: not knowing the running cell is fine
             return
         header = (parent or {}).get("header") or {}
-        shell = self._shell()
-        count = getattr(shell, "execution_count", None)
+        count = self._count_now()
         msg_id = header.get("msg_id")
         if header.get("msg_type") == "execute_request" and msg_id and isinstance(count, int):
             self._requests[msg_id] = count
+            self._live.setdefault(count, LiveCell()).cell_id = _cell_id(parent)
+            self._running = count  # until its post_run_cell event
 
     def observe(
         self, msg_or_type: OutputContent | str, content: object = None, parent: object = None
@@ -241,8 +269,10 @@ class OutputCapture:
                 count = content.get("execution_count")
                 if isinstance(count, int) and request_id:
                     self._requests[request_id] = count
-                    self._live[count] = _LiveCell(
-                        source=joined(content.get("code")), seen_input=True
+                    self._live[count] = LiveCell(
+                        source=joined(content.get("code")),
+                        cell_id=_cell_id(parent),
+                        seen_input=True,
                     )
                 return
             if msg_type == "update_display_data":
@@ -253,7 +283,7 @@ class OutputCapture:
                 count = content.get("execution_count")
             if not isinstance(count, int):
                 return  # output of no cell (a comm handler, a silent execution)
-            cell = self._live.setdefault(count, _LiveCell())
+            cell = self._live.setdefault(count, LiveCell())
             if msg_type == "clear_output":
                 if content.get("wait"):
                     cell.clear_pending = True
@@ -262,7 +292,7 @@ class OutputCapture:
                 return
             self._append(cell, msg_type, content)
 
-    def _append(self, cell: _LiveCell, msg_type: str, content: OutputContent) -> None:
+    def _append(self, cell: LiveCell, msg_type: str, content: OutputContent) -> None:
         if cell.clear_pending:
             cell.outputs.clear()
             cell.clear_pending = False
@@ -282,7 +312,7 @@ class OutputCapture:
                 last.parts[:] = [clean_stream_text("".join(last.parts))]
             return
         display_id = (content.get("transient") or {}).get("display_id")
-        cell.outputs.append(_LiveOutput(record.kind, [text], display_id))
+        cell.outputs.append(LiveOutput(record.kind, [text], display_id))
 
     def _update_display(self, content: OutputContent) -> None:
         display_id = (content.get("transient") or {}).get("display_id")
@@ -299,35 +329,60 @@ class OutputCapture:
     def _history(self) -> HistoryManager | None:
         return getattr(self._shell(), "history_manager", None)
 
-    def _records(self, wanted: int | None = None) -> list[CellRecord]:
+    def _sources(self) -> list[str]:
         history = self._history()
-        sources = list(getattr(history, "input_hist_raw", None) or [""])
+        return list(getattr(history, "input_hist_raw", None) or [""])
+
+    def executions(self) -> list[Execution]:
+        """Every execution (stored in history or seen by the kernel), by count, without outputs."""
+        sources = self._sources()
+        with self._lock:
+            live = {count: (cell.source, cell.cell_id) for count, cell in self._live.items()}
+        found = []
+        for count in sorted(set(range(1, len(sources))) | set(live)):
+            source, cell_id = live.get(count, (None, None))
+            if count < len(sources):
+                source = sources[count]
+            found.append(Execution(count, source or "", cell_id))
+        return found
+
+    def running_count(self) -> int | None:
+        """The execution count of the cell running now (None between cells, e.g. in a comm)."""
+        if self._running is not None:
+            return self._running
+        return self._count_now() if self._in_cell else None
+
+    def _records(self, wanted: Iterable[int] | None = None) -> list[CellRecord]:
+        history = self._history()
+        sources = self._sources()
+        chosen = set(wanted) if wanted is not None else None
         with self._lock:
             live = {
-                count: (cell.source, cell.seen_input, cell.records())
+                count: (cell.source, cell.seen_input, cell.records(), cell.cell_id)
                 for count, cell in self._live.items()
-                if wanted is None or count == wanted
+                if chosen is None or count in chosen
             }
         counts = set(range(1, len(sources))) | set(live)
-        if wanted is not None:
-            counts &= {wanted}
+        if chosen is not None:
+            counts &= chosen
         records = []
         for count in sorted(counts):
-            source, seen_input, outputs = live.get(count, (None, False, []))
+            source, seen_input, outputs, cell_id = live.get(count, (None, False, [], None))
             if count < len(sources):
                 source = sources[count]
             if not seen_input and history is not None:
                 outputs = history_outputs(history, count) or outputs
-            records.append(CellRecord(count, source or "", outputs))
+            records.append(CellRecord(count, source or "", outputs, cell_id))
         return records
 
-    def cells(self) -> list[CellRecord]:
-        """Every executed cell (stored in history or seen by the kernel), by execution count."""
-        return self._records()
+    def cells(self, counts: Iterable[int] | None = None) -> list[CellRecord]:
+        """Every executed cell (stored in history or seen by the kernel), by execution count;
+        only those of `counts` when given."""
+        return self._records(counts)
 
     def cell(self, execution_count: int) -> CellRecord | None:
         """The cell with this execution count, or None if no such cell ran."""
-        found = self._records(execution_count)
+        found = self._records((execution_count,))
         return found[0] if found else None
 
     def outputs_text(self, execution_count: int) -> str:
