@@ -22,11 +22,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jupyter_deepagent._exceptions import InputError
+from jupyter_deepagent.jupyter.views.notebook_words import (
+    strict_replay_without_notebook,
+    unknown_notebook_note,
+)
 from jupyter_deepagent.trace.research_log.log import log_path_for
 
 __all__ = [
@@ -178,8 +183,8 @@ class NotebookFinder:
         return NotebookLocation(None, how, tuple(unique))
 
     def _cells(self, path: Path) -> _Cells | None:
-        """What `path` holds (read again only when its size or modification time changed);
-        None for a file that is not a readable notebook."""
+        """What `path` holds (read again only when its size or modification time changed;
+        nothing for a file that is not a readable notebook); None when it is gone."""
         try:
             status = path.stat()
         except OSError:
@@ -190,21 +195,19 @@ class NotebookFinder:
         if known is not None and known.stamp == stamp:
             return known
         cells = _read_cells(path, stamp)
-        if cells is None:
-            self._read.pop(path, None)
-        else:
-            self._read[path] = cells
+        self._read[path] = cells
         return cells
 
     def _notebooks(self, folder: Path) -> Iterable[tuple[Path, _Cells]]:
         try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+            folder = folder.resolve()
+            names = sorted(entry.name for entry in os.scandir(folder))
         except OSError:
             return
-        for entry in entries:
-            if not entry.name.endswith(".ipynb") or not entry.is_file():
+        for name in names:
+            if not name.endswith(".ipynb"):
                 continue
-            path = Path(entry.path).resolve()
+            path = folder / name
             cells = self._cells(path)
             if cells is not None:
                 yield path, cells
@@ -240,13 +243,14 @@ def _holds(cells: _Cells, cell: ExecutingCell) -> bool:
     return bool(cell.cell_id and cell.cell_id in cells.ids) or _digest(cell.code) in cells.sources
 
 
-def _read_cells(path: Path, stamp: tuple[int, int]) -> _Cells | None:
+def _read_cells(path: Path, stamp: tuple[int, int]) -> _Cells:
+    unreadable = _Cells(stamp, frozenset(), frozenset(), None)
     try:
         notebook = json.loads(path.read_bytes())
     except (OSError, ValueError):
-        return None
+        return unreadable
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        return None
+        return unreadable
     sources, ids = set(), set()
     for cell in notebook["cells"]:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -268,6 +272,10 @@ class KernelNotebook:
         shell: The IPython shell (its namespace holds the frontend's variables, its kernel the
             execute request, its history the cells run before).
         given: The notebook file, when the session was told it.
+
+    Attributes:
+        own_thread: The thread of this kernel's own ("kernel-" and 8 hex digits), for runs
+            while the notebook cannot be told: they share no notebook's conversation.
     """
 
     def __init__(self, shell: object, given: str | None = None) -> None:
@@ -278,6 +286,8 @@ class KernelNotebook:
         self._looked_up: tuple[str, NotebookLocation] | None = None  # this execution's answer
         self._finder = NotebookFinder()
         self._start_folder = Path.cwd()
+        self.own_thread = f"kernel-{uuid.uuid4().hex[:8]}"
+        self._said_unknown = False
 
     def locate(self) -> NotebookLocation:
         """Where the notebook is, and how that is known.
@@ -327,3 +337,27 @@ class KernelNotebook:
             raise InputError(msg, source="%agent notebook")
         self._named = str(chosen.resolve())
         return Path(self._named)
+
+    def for_run(self, *, turn: bool, strict: bool, thread: str | None) -> tuple[Path | None, str]:
+        """The notebook a run is recorded in, and a note for its header: when it cannot be told,
+        what that means and what to do (in full the first time, then a reminder).
+
+        Args:
+            turn: The run is a cell's turn (or its resume): it would be recorded.
+            strict: Strict replay: the run may not go live.
+            thread: The kernel's own thread the run goes on (None: one the user chose).
+
+        Raises:
+            InputError: Strict replay, and the notebook (so its research log) is unknown.
+        """
+        location = self.locate()
+        if location.path is not None or not turn:
+            return location.path, ""
+        if strict:
+            text = strict_replay_without_notebook(location.how, location.candidates)
+            raise InputError(text, source="%%agent")
+        note = unknown_notebook_note(
+            location.how, location.candidates, thread, again=self._said_unknown
+        )
+        self._said_unknown = True
+        return None, note

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jupyter_deepagent._exceptions import InputError
 from jupyter_deepagent.jupyter.session.execution import agent_arguments, build_agent
 from jupyter_deepagent.jupyter.session.notebook_file import KernelNotebook
 from jupyter_deepagent.jupyter.session.recording import replay_mode
@@ -31,11 +29,7 @@ from jupyter_deepagent.jupyter.session.turns import (
     CellAddress,
     new_turn_id,
 )
-from jupyter_deepagent.jupyter.views.notebook_words import (
-    model_errors_in_notebook_words,
-    strict_replay_without_notebook,
-    unknown_notebook_note,
-)
+from jupyter_deepagent.jupyter.views.notebook_words import model_errors_in_notebook_words
 from jupyter_deepagent.project.models import ModelCache, call_policy, model_label
 from jupyter_deepagent.project.names import check_thread_name
 from jupyter_deepagent.project.secrets.keys import ApiKeys
@@ -105,8 +99,6 @@ class Session:
         self.runs = CellRuns()
         self.notes: list[str] = []
         self.notebook = KernelNotebook(shell, notebook_path)
-        self._kernel_thread = f"kernel-{uuid.uuid4().hex[:8]}"
-        self._said_unknown = False
 
     @property
     def last_trace(self) -> RunTrace | None:
@@ -224,7 +216,7 @@ class Session:
         notebook has a thread of its own, "kernel-" and 8 hex digits: it shares no notebook's."""
         path = self.notebook_path
         if path is None:
-            return self._kernel_thread
+            return self.notebook.own_thread
         name = re.sub(r"[^A-Za-z0-9_.\-]+", "-", path.stem).strip("-.")[:100]
         try:
             return check_thread_name(name)
@@ -365,7 +357,10 @@ class Session:
         settings = run_settings(self.config, options)
         mode = replay_mode(options.replay, settings.replay)
         thread = None if options.new else options.thread or self.thread
-        notebook = self._notebook_for_run(cell, mode, thread, resume=resume)
+        notebook, note = self.notebook.for_run(
+            turn=cell is not None or resume, strict=mode == "strict", thread=thread
+        )
+        self.notes += [note] if note else []
         recording = self.runs.recordings.start(
             notebook,
             options.thread or self.thread,
@@ -418,29 +413,6 @@ class Session:
             redact=redact,
             recording=recording,
         )
-
-    def _notebook_for_run(
-        self, cell: CellAddress | None, mode: str, thread: str | None, *, resume: bool
-    ) -> Path | None:
-        """The notebook a cell's run is recorded in; when it cannot be told, the run's header
-        says so (fully the first time) and strict replay refuses to run.
-
-        Raises:
-            InputError: Strict replay, and the notebook (hence its research log) is unknown.
-        """
-        location = self.notebook.locate()
-        if location.path is not None or (cell is None and not resume):
-            return location.path
-        if mode == "strict":
-            text = strict_replay_without_notebook(location.how, location.candidates)
-            raise InputError(text, source="%%agent")
-        self.notes.append(
-            unknown_notebook_note(
-                location.how, location.candidates, thread, again=self._said_unknown
-            )
-        )
-        self._said_unknown = True
-        return None
 
     def resume_options(self, thread: str | None = None) -> RunOptions:
         """The options of the last run planned on `thread` in this kernel (its model, tools,
