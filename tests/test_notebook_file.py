@@ -4,8 +4,6 @@ its own, unrecorded."""
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -93,28 +91,31 @@ def test_copies_of_a_cell_are_told_apart_by_the_cells_run_before_then_by_the_log
     assert decided.path == first.resolve()
 
 
-def test_a_folder_of_many_notebooks_is_read_once_then_only_stat(tmp_path: Path) -> None:
-    big_output = {"output_type": "stream", "name": "stdout", "text": "x" * 20_000}
-    for number in range(300):
-        path = _notebook(tmp_path / f"n{number:03}.ipynb", f"%%agent\nquestion {number}", "y = 1")
-        notebook = json.loads(path.read_text())
-        notebook["cells"][1]["outputs"] = [big_output]
-        path.write_text(json.dumps(notebook))
+def test_a_folder_of_many_notebooks_is_read_once_then_only_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jupyter_deepagent.jupyter.session import notebook_file
+
+    for number in range(200):
+        _notebook(tmp_path / f"n{number:03}.ipynb", f"%%agent\nquestion {number}", "y = 1")
+    read: list[str] = []
+    real = notebook_file._read_cells
+    monkeypatch.setattr(notebook_file, "_read_cells",
+                        lambda path, stamp: read.append(path.name) or real(path, stamp))
     finder = NotebookFinder()
     cell = ExecutingCell("%%agent\nquestion 150")
 
-    started = time.perf_counter()
     first = finder.find([tmp_path], cell)
-    cold = time.perf_counter() - started
-    started = time.perf_counter()
+    first_reads = len(read)
     again = finder.find([tmp_path], cell)
-    warm = time.perf_counter() - started
+    again_reads = len(read) - first_reads
     _notebook(tmp_path / "n150.ipynb", "%%agent\nquestion 150 edited")
     edited = finder.find([tmp_path], cell)
 
     assert first.path == again.path == (tmp_path / "n150.ipynb").resolve()
-    assert edited.path is None  # a changed file is read again
-    assert warm < max(cold / 3, 0.05), (cold, warm)
+    assert (first_reads, again_reads) == (200, 0)
+    assert edited.path is None and read[-1] == "n150.ipynb"  # a changed file is read again
+    assert len(read) == 201
 
 
 # -- in a kernel nobody told its notebook -----------------------------------------------------------
