@@ -244,7 +244,9 @@ def test_the_default_thread_is_named_after_the_notebook(tmp_path: Path) -> None:
     assert thread_of("glaciers.ipynb") == "glaciers"
     assert thread_of("my analysis (v2).ipynb") == "my-analysis-v2"
     assert thread_of("été.ipynb") == "t"
-    assert thread_of(None) == "default"
+    assert thread_of("ü.ipynb").startswith("notebook-") and thread_of("ü.ipynb") != thread_of("é.ipynb")
+    # no notebook: a thread of this kernel's own, shared with no other kernel's notebook
+    assert thread_of(None).startswith("kernel-") and thread_of(None) != thread_of(None)
 
 
 @tool

@@ -1,5 +1,5 @@
 """The `%agent` commands that read or change the session without running the agent: `config`,
-`threads`, `show` and `reset`.
+`threads`, `show`, `reset` and `notebook`.
 
 Each takes the kernel's session and shows its answer (a Markdown table, the prompt, a line of
 text). Their errors are the user's (a bad setting, a damaged state folder, another user's
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.prompt.sections import PromptAssembly
     from jupyter_deepagent.jupyter.session.session import Session
 
-__all__ = ["reset", "show_config", "show_prompt", "show_threads"]
+__all__ = ["reset", "show_config", "show_notebook", "show_prompt", "show_threads"]
 
 
 def show_config(session: Session, command: ConfigCommand) -> None:
@@ -50,6 +50,36 @@ def show_config(session: Session, command: ConfigCommand) -> None:
         shown = f"`{value}`" if value != "" else "—"
         rows.append(f"| {name} | {shown} | {source} |")
     show(markdown("\n".join(rows)))
+
+
+def show_notebook(session: Session, path: str | None = None) -> None:
+    """`%agent notebook [PATH]`: name the notebook this kernel runs (`PATH`), then say which it
+    is, how that is known, and where its runs are recorded; or why it cannot be told.
+
+    Raises:
+        InputError: `PATH` is not an existing `.ipynb` file.
+    """
+    from jupyter_deepagent.trace.research_log.log import log_path_for
+
+    if path is not None:
+        session.notebook.name(path)
+    location = session.notebook.locate()
+    if location.path is None:
+        names = ", ".join(f"`{p.name}`" for p in location.candidates)
+        text = (
+            f"This kernel cannot tell which notebook it runs ({location.how}"
+            f"{': ' + names if names else ''}): agent cells are not recorded, and run on thread "
+            f"`{session.default_thread}`, this kernel's own. Name it with "
+            "`%agent notebook PATH`, or set JUPYTER_DEEPAGENT_NOTEBOOK=PATH in the environment "
+            "of the program running the notebook."
+        )
+    else:
+        text = (
+            f"This kernel runs `{location.path}` ({location.how}). Agent cells replay from and "
+            f"record to `{log_path_for(location.path).name}` beside it; the conversation is "
+            f"thread `{session.default_thread}`."
+        )
+    show(markdown(text))
 
 
 def show_threads(session: Session, *, every_user: bool = False) -> None:

@@ -29,6 +29,7 @@ from jupyter_deepagent.jupyter.magic.options import (
     HELP,
     LINE_USAGE,
     ConfigCommand,
+    NotebookCommand,
     ResumeCommand,
     RunOptions,
     interpolate,
@@ -229,6 +230,8 @@ class AgentMagics(Magics):
             line_commands.show_config(self.session, command)
         elif isinstance(command, ResumeCommand):
             return self._resume(command)
+        elif isinstance(command, NotebookCommand):
+            line_commands.show_notebook(self.session, command.path)
         elif command.name == "help":
             print(HELP)
         elif command.name == "threads":

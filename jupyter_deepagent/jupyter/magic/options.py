@@ -27,6 +27,7 @@ __all__ = [
     "LINE_USAGE",
     "ConfigCommand",
     "LineCommand",
+    "NotebookCommand",
     "ResumeCommand",
     "ThreadCommand",
     "interpolate",
@@ -47,6 +48,8 @@ usage: %agent config [KEY=VALUE ...]     show or set this notebook's defaults
        %agent show [-t NAME]             the system prompt the next run sends, by section
        %agent inspect [-t NAME] [--run N] the inspector of an earlier run (N: 1 first, -1 last)
        %agent reset [-t NAME]            forget a conversation and its transcript
+       %agent notebook [PATH]            which notebook this kernel runs (PATH: name it, for
+                                         clients that do not say: papermill, nbconvert...)
        %agent resume approve [CODE_ID]   run the tool call waiting for approval (CODE_ID:
                                          for code from a research log, the id it shows)
        %agent resume reject [MESSAGE]    refuse it, telling the agent why
@@ -118,7 +121,14 @@ class ResumeCommand:
     `recorded_code`), as the refusal showed it."""
 
 
-LineCommand = ConfigCommand | ThreadCommand | ResumeCommand
+@dataclass(frozen=True)
+class NotebookCommand:
+    """`%agent notebook [PATH]`: say which notebook this kernel runs, or name it."""
+
+    path: str | None = None
+
+
+LineCommand = ConfigCommand | ThreadCommand | ResumeCommand | NotebookCommand
 
 
 class _Parser(argparse.ArgumentParser):
@@ -280,6 +290,11 @@ def parse_line(line: str) -> LineCommand:
     words = _split(rest)
     if command == "config":
         return ConfigCommand(_assignments(words, "%agent config takes KEY=VALUE pairs"))
+    if command == "notebook":
+        if len(words) > 1:
+            msg = "%agent notebook takes one path (quote a path with spaces)"
+            raise ValueError(msg)
+        return NotebookCommand(words[0] if words else None)
     if command in ("threads", "show", "reset"):
         thread, words = _thread_option(words, command)
         every = command == "threads" and words == ["--all"]
@@ -289,7 +304,7 @@ def parse_line(line: str) -> LineCommand:
         return ThreadCommand(command, thread, all=every)
     msg = (
         f"unknown %agent command {command!r}. Write a request as a cell starting with %%agent, "
-        "or use one of: config, threads, show, reset, resume, help"
+        "or use one of: config, threads, show, reset, resume, notebook, help"
     )
     raise ValueError(msg)
 

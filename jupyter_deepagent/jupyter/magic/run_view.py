@@ -88,8 +88,9 @@ class RunView:
         plan = self.plan
         view = CellView(rich=not is_terminal(self.shell), quiet=plan.settings.quiet)
         keys = self.session.keys
-        shown = [*keys.notes, *notes, *self._notes]
+        shown = [*keys.notes, *self.session.notes, *notes, *self._notes]
         keys.notes.clear()
+        self.session.notes.clear()
         new = " (new)" if plan.new_thread else ""
         view.start(f"agent{self._action} · thread {plan.thread}{new} · {plan.model_label}", shown)
         self.view = view

@@ -11,6 +11,7 @@ LangGraph are imported only when a run starts.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jupyter_deepagent.jupyter.session.execution import agent_arguments, build_agent
+from jupyter_deepagent.jupyter.session.notebook_file import KernelNotebook
 from jupyter_deepagent.jupyter.session.recording import replay_mode
 from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.jupyter.session.runs import CellRuns, RunOutcome, RunPlan, run_settings
@@ -64,6 +66,8 @@ class Session:
             (see `recorded_code`).
         runs: The runs of this kernel's cells and what they leave (its history, the approval
             prompts on screen, the live inspector).
+        notebook: Which notebook this kernel runs (`%agent notebook PATH` names it).
+        notes: Said in the next run's header, then cleared (that the notebook is unknown).
 
     Args:
         shell: The IPython shell (its user namespace gives the notebook path and variables).
@@ -82,7 +86,6 @@ class Session:
 
         self.shell = shell
         self.capture = capture
-        self._notebook_path = notebook_path
         self._overrides: dict[str, Any] = {}
         self._storage: OwnedStorage | None = None
         self._storage_identity: tuple[str, ThreadOwner] | None = None
@@ -94,6 +97,8 @@ class Session:
         self._run_options: dict[str, RunOptions] = {}
         self.recorded_code = RecordedCode()
         self.runs = CellRuns()
+        self.notes: list[str] = []
+        self.notebook = KernelNotebook(shell, notebook_path)
 
     @property
     def last_trace(self) -> RunTrace | None:
@@ -103,14 +108,8 @@ class Session:
     # -- where the notebook is -------------------------------------------------------------------
     @property
     def notebook_path(self) -> Path | None:
-        """The notebook file: given explicitly, or from `__session__` (set by Jupyter)."""
-        candidates = [self._notebook_path]
-        namespace = getattr(self.shell, "user_ns", {})
-        candidates += [namespace.get("__session__"), namespace.get("__vsc_ipynb_file__")]
-        for candidate in candidates:
-            if isinstance(candidate, str) and candidate.endswith(".ipynb"):
-                return Path(candidate)
-        return None
+        """The notebook file (see `KernelNotebook.locate`), or None when it cannot be told."""
+        return self.notebook.locate().path
 
     @property
     def notebook_dir(self) -> Path:
@@ -212,13 +211,17 @@ class Session:
     # -- threads ---------------------------------------------------------------------------------
     @property
     def default_thread(self) -> str:
-        """One thread per notebook: the notebook's name (other characters as "-"), or "default"."""
+        """One thread per notebook: the notebook's name (other characters as "-"; a name of none
+        of these characters as "notebook-" and a digest of it). A kernel that cannot tell its
+        notebook has a thread of its own, "kernel-" and 8 hex digits: it shares no notebook's."""
         path = self.notebook_path
-        name = re.sub(r"[^A-Za-z0-9_.\-]+", "-", path.stem).strip("-.")[:100] if path else ""
+        if path is None:
+            return self.notebook.own_thread
+        name = re.sub(r"[^A-Za-z0-9_.\-]+", "-", path.stem).strip("-.")[:100]
         try:
             return check_thread_name(name)
         except ValueError:
-            return "default"
+            return "notebook-" + hashlib.sha256(path.name.encode()).hexdigest()[:8]
 
     @property
     def thread(self) -> str:
@@ -352,12 +355,18 @@ class Session:
         from jupyter_deepagent.jupyter.session.stop_button import StopButton
 
         settings = run_settings(self.config, options)
+        mode = replay_mode(options.replay, settings.replay)
+        thread = None if options.new else options.thread or self.thread
+        notebook, note = self.notebook.for_run(
+            turn=cell is not None or resume, strict=mode == "strict", thread=thread
+        )
+        self.notes += [note] if note else []
         recording = self.runs.recordings.start(
-            self.notebook_path,
+            notebook,
             options.thread or self.thread,
             cell,
             resume=resume,
-            mode=replay_mode(options.replay, settings.replay),
+            mode=mode,
             spec=settings.model,
             make_model=lambda: self.model(settings),
             redact=self.redactor(),

@@ -9,12 +9,19 @@ phrases, once, here, for every hint and warning the notebook shows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
 
-__all__ = ["model_errors_in_notebook_words", "notebook_warning", "notebook_words"]
+__all__ = [
+    "model_errors_in_notebook_words",
+    "notebook_warning",
+    "notebook_words",
+    "strict_replay_without_notebook",
+    "unknown_notebook_note",
+]
 
 _WINDOW = "`%agent config context_window=<tokens>`"
 
@@ -68,3 +75,42 @@ def model_errors_in_notebook_words(env_file: str) -> Iterator[None]:
 def notebook_warning(event: Mapping[str, object]) -> str:
     """The text of a `warning` run event as the notebook shows it."""
     return notebook_words(str(event.get("message", "")))
+
+
+_NAME_THE_NOTEBOOK = (
+    "name it: `%agent notebook PATH` in a cell before this one, or "
+    "JUPYTER_DEEPAGENT_NOTEBOOK=PATH in the environment of the program running the notebook"
+)
+
+
+def _why(how: str, candidates: Sequence[Path]) -> str:
+    return how + (f": {', '.join(path.name for path in candidates)}" if candidates else "")
+
+
+def unknown_notebook_note(
+    how: str, candidates: Sequence[Path], thread: str | None, *, again: bool = False
+) -> str:
+    """The note a run's header shows when the kernel cannot tell which notebook it runs.
+
+    Args:
+        how: Why not ("no notebook in FOLDER holds this cell"...).
+        candidates: The notebooks equally likely, if several.
+        thread: The kernel's own thread the run goes on (None: the user chose one).
+        again: The kernel said it in full before: a short reminder.
+    """
+    if again:
+        return "not recorded: this kernel's notebook is still unknown (`%agent notebook PATH`)"
+    where = f"on thread {thread}, this kernel's own" if thread else "on the thread chosen"
+    return (
+        f"this kernel cannot tell which notebook it runs ({_why(how, candidates)}), so this run "
+        f"is not recorded in a research log nor replayed from one, and it runs {where}, shared "
+        f"with no notebook. To record and replay, {_NAME_THE_NOTEBOOK}."
+    )
+
+
+def strict_replay_without_notebook(how: str, candidates: Sequence[Path]) -> str:
+    """Why strict replay refuses a run whose notebook (so research log) is unknown."""
+    return (
+        "strict replay needs the notebook's research log, but this kernel cannot tell which "
+        f"notebook it runs ({_why(how, candidates)}); {_NAME_THE_NOTEBOOK}."
+    )
