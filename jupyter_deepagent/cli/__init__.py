@@ -196,9 +196,16 @@ def _verify(args: argparse.Namespace) -> int:
     if problems:
         print(f"{args.notebook}: {len(problems)} problem(s) in its research log")
     else:
+        count = len(agent_cells(notebook))
         print(
-            f"{args.notebook}: the research log is intact and all "
-            f"{len(agent_cells(notebook))} agent cells have a complete recording"
+            f"{args.notebook}: the research log is intact and "
+            + (
+                "the notebook has no agent cells"
+                if not count
+                else "its agent cell has a complete recording"
+                if count == 1
+                else f"each of its {count} agent cells has a complete recording"
+            )
         )
     print(VERIFY_SCOPE)
     code = _recorded_code_calls(args.notebook)

@@ -66,7 +66,7 @@ def dry_run(
     if report.exit_code == 0:
         replayed = sum(1 for row in report.cells if row.outcome == "replayed")
         checked = (
-            f"{replayed} of {len(report.cells)} agent cells replayed from the log"
+            f"{replayed} of {len(report.cells)} cells that run the agent replayed from the log"
             if report.cells
             else "the notebook has no agent cells"
         )
@@ -89,10 +89,17 @@ def dry_run(
     where = report.stopped_at or "a cell"
     if not lines:
         lines.append(f"{where} failed: {report.error}")
-    verdict = (
-        "strict replay would reject the research log"
-        if report.mismatch
-        else "the notebook stopped before every agent cell was checked"
-    )
+    if report.mismatch:
+        verdict = "strict replay would reject the research log"
+    else:
+        verdict = (
+            "the notebook stopped before every agent cell was checked ("
+            + (
+                "verify --approve-recorded runs code from the log, printing it; "
+                if "RecordedCodeNotApproved" in report.error
+                else ""
+            )
+            + "--chain-only checks the log without running the notebook)"
+        )
     lines.append(f"dry run (strict replay, fresh state folder) stopped at {where}: {verdict}")
     return DryRun(report.exit_code, lines)

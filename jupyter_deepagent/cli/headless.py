@@ -117,10 +117,15 @@ def _summary(cell: NotebookNode) -> dict[str, object] | None:
     return None
 
 
-def _error(cell: NotebookNode) -> tuple[str, str] | None:
+def _error(cell: NotebookNode, reply: object) -> tuple[str, str] | None:
+    """The cell's error: its error output, else the execute reply's (a `UsageError` such as an
+    unknown magic shows no error output)."""
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             return str(output.get("ename", "")), str(output.get("evalue", ""))
+    content = reply.get("content", {}) if isinstance(reply, dict) else {}
+    if content.get("status") == "error":
+        return str(content.get("ename", "")), str(content.get("evalue", ""))
     return None
 
 
@@ -191,10 +196,12 @@ def run_notebook(
     def on_start(cell: NotebookNode, cell_index: int, **_: object) -> None:
         state["cell_id"], state["started"] = cell.get("id"), time.perf_counter()
 
-    def on_executed(cell: NotebookNode, cell_index: int, **_: object) -> None:
+    def on_executed(
+        cell: NotebookNode, cell_index: int, execute_reply: object = None, **_: object
+    ) -> None:
         bar.update(1)
         label = cell_label(cell_index, total, cell.get("execution_count"))
-        summary, error = _summary(cell), _error(cell)
+        summary, error = _summary(cell), _error(cell, execute_reply)
         if error is not None and not report.stopped_at:
             report.stopped_at = label
         row = by_index.get(cell_index)
@@ -257,7 +264,8 @@ def run_notebook(
     try:
         client.execute(env=env)
     except CellExecutionError as exc:
-        report.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+        named = f"{exc.ename}: {exc.evalue}" if exc.ename else str(exc)
+        report.error = named.strip().splitlines()[0] if named.strip() else "a cell failed"
         if getattr(exc, "ename", "") == "ReplayMismatch":
             report.mismatch = True
         bar.update(0)
