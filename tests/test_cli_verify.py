@@ -93,6 +93,23 @@ def test_verify_fails_naming_the_cell_whose_recording_strict_replay_would_reject
     assert log_path_for(path).read_bytes() == before[1]
 
 
+def test_verify_makes_no_dry_run_of_a_cell_whose_own_replay_option_would_go_live(
+    tmp_path: Path,
+) -> None:
+    path, _ = _recorded(tmp_path)
+    book = nbformat.read(path, as_version=4)
+    book.cells[3].source = ASK.replace("yaml\n", "yaml --replay auto\n")
+    nbformat.write(book, path)
+    before = _bytes(path)
+
+    checked = _cli(tmp_path, "verify", str(path), "--no-progress")
+
+    assert checked.returncode == 2, checked.stdout
+    assert 'dry run not made: In [3] ("What is twice x?") set --replay' in checked.stdout
+    assert not (path.parent / "ran.txt").exists()
+    assert _bytes(path) == before
+
+
 def test_run_names_cells_by_execution_count_and_a_cell_that_did_not_run_by_its_place(
     tmp_path: Path,
 ) -> None:

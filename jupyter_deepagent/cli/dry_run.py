@@ -6,16 +6,22 @@ artifacts of earlier runs; never a database named in the environment), with the 
 thrown away: the notebook and its research log are left as they are. It does run the notebook's
 code and the tool calls its recordings make (files written to /workspace/ are written), and code
 the log serves (recorded python calls) only with `approve_recorded`, as `run` does.
+
+A cell's own `--replay auto` or `--replay off` wins over the runner's strict mode, so it would
+ask the live model: the dry run is not made then, and the message names those cells.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["DryRun", "dry_run"]
+
+_REPLAY_OPTION = re.compile(r"(?:^|\s)--replay(?:=|\s+)(\S+)")
 
 
 @dataclass
@@ -44,6 +50,17 @@ def dry_run(
         configured = resolve_config(file_layers(notebook.resolve().parent))[0]
     except ValueError as exc:
         return DryRun(2, [f"dry run not made: {exc}"])
+    live = _cells_that_replay_live(notebook)
+    if live:
+        return DryRun(
+            2,
+            [
+                f"dry run not made: {', '.join(live)} set --replay to a mode that may call the "
+                "live model, which wins over the dry run's strict replay; use --chain-only, or "
+                "drop the option (the mode also comes from JUPYTER_DEEPAGENT_REPLAY or "
+                "%agent config replay=...)"
+            ],
+        )
     if configured.database_url:
         return DryRun(
             2,
@@ -103,3 +120,21 @@ def dry_run(
         )
     lines.append(f"dry run (strict replay, fresh state folder) stopped at {where}: {verdict}")
     return DryRun(report.exit_code, lines)
+
+
+def _cells_that_replay_live(path: Path) -> list[str]:
+    """The agent cells whose own `--replay` option is not strict, as Lab shows them."""
+    import nbformat
+
+    from jupyter_deepagent.cli.cell_labels import saved_labels
+    from jupyter_deepagent.cli.recordings import agent_cells
+
+    notebook = nbformat.read(path, as_version=4)
+    labels = saved_labels(notebook)
+    found = []
+    for cell in agent_cells(notebook):
+        first = str(notebook.cells[cell.index].source).lstrip().partition("\n")[0]
+        modes = _REPLAY_OPTION.findall(first)
+        if modes and modes[-1] != "strict":
+            found.append(f'{labels[cell.index]} ("{cell.title[:40]}")')
+    return found
