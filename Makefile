@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo record-quickstart test lint bench clean labextension labextension-lint
+.PHONY: demo test lint bench clean labextension labextension-lint
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,11 +18,21 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/jupyter-deepagent run build/demo/quickstart.ipynb --replay strict
 	$(VENV)/bin/jupyter-deepagent log build/demo/quickstart.ipynb
 
-# record the quickstart's research log again (after a change to what the agent is sent)
-record-quickstart: $(VENV)/.installed
-	rm -rf notebooks/.deepagent notebooks/quickstart.ipynb.agentlog.jsonl
-	$(VENV)/bin/jupyter-deepagent run notebooks/quickstart.ipynb --replay off --output notebooks/quickstart.ipynb
+# record a shipped notebook's research log again, with its scripted model (after a change to what
+# the agent is sent): `make record-quickstart`, `make record-01_first_research_run`,
+# `make record-02_notebook_tools`; `make record-notebooks` records all three, one after the other
+# (they share notebooks/.deepagent, which each recording starts without)
+SHIPPED_NOTEBOOKS := quickstart 01_first_research_run 02_notebook_tools
+RECORD_TARGETS := $(addprefix record-,$(SHIPPED_NOTEBOOKS))
+.PHONY: record-notebooks $(RECORD_TARGETS)
+
+$(RECORD_TARGETS): record-%: $(VENV)/.installed
+	rm -rf notebooks/.deepagent notebooks/$*.ipynb.agentlog.jsonl
+	$(VENV)/bin/jupyter-deepagent run notebooks/$*.ipynb --replay off --output notebooks/$*.ipynb
 	rm -rf notebooks/.deepagent
+
+record-notebooks: $(VENV)/.installed
+	for name in $(SHIPPED_NOTEBOOKS); do $(MAKE) --no-print-directory record-$$name || exit 1; done
 
 # The JupyterLab sidebar (labextension/): `npm ci` once, a build whenever its sources change, then
 # the editable install copies the build into the venv. Without Node.js it is skipped with a note

@@ -76,12 +76,13 @@ def test_run_records_then_replays_strictly_and_verify_and_exit_codes_tell_what_h
     assert fresh.returncode == 0, fresh.stderr
     assert " replayed " in fresh.stdout
 
-    verified = _cli(tmp_path, "verify", str(notebook))
-    assert verified.returncode == 0, verified.stdout
     timeline = _cli(tmp_path, "log", str(notebook))
     assert timeline.stdout.count("· replayed ·") == 2 and "read_file file_path=" in timeline.stdout
     as_json = json.loads(_cli(tmp_path, "log", str(notebook), "--format", "json").stdout)
     assert [entry["replay"] for entry in as_json] == ["live", "replayed", "replayed"]
+    assert {entry["shown_as"] for entry in as_json} == {"In [5]"}  # as Lab shows the cell
+    verified = _cli(tmp_path, "verify", str(notebook))  # with a dry run: strict replay passes
+    assert verified.returncode == 0, verified.stdout
 
     # an edited prompt in the same cell (same id): strict replay refuses it, showing the change
     edited = nbformat.read(notebook, as_version=4)

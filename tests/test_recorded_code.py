@@ -250,7 +250,7 @@ def test_headless_replay_refuses_recorded_code_unless_approve_recorded_which_pri
     recorded = run()
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     _rewrite_code(path, _evil(marker))
-    checked = _cli(tmp_path, "verify", str(path))
+    checked = _cli(tmp_path, "verify", str(path), "--chain-only")
     assert checked.returncode == 0, checked.stdout  # the chain is intact: verify cannot tell
     assert "does not prove who wrote it" in checked.stdout
     assert "holds 1 recorded code-running call(s)" in checked.stdout

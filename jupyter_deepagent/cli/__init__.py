@@ -3,13 +3,15 @@
     jupyter-deepagent run NOTEBOOK [--replay strict|auto|off] [--output OUT.ipynb]
                                    [--approve-recorded]
     jupyter-deepagent log NOTEBOOK [--format text|markdown|json]
-    jupyter-deepagent verify NOTEBOOK
+    jupyter-deepagent verify NOTEBOOK [--chain-only] [--approve-recorded]
     jupyter-deepagent serve-config [FOLDER] [--workspace PATH] [--output DIR] [--force]
 
 `run` exits 1 when a strict replay finds a request that differs from the log, 2 when a cell
-fails otherwise; `verify` exits 1 when the log's hash chain is broken or an agent cell has no
-complete recording; `serve-config` exits 1 when it writes nothing (an invalid configuration,
-or a file it would replace was changed).
+fails otherwise; `verify` exits 1 when the notebook has no log, the log's hash chain is broken,
+an agent cell has no complete recording or its dry run (the notebook run with strict replay in
+a fresh state folder, see `dry_run`) finds a request the log would refuse, and 2 when the dry run
+stops at a cell error; `serve-config` exits 1 when it writes nothing (an invalid configuration,
+or a file it would replace was changed). Cells are named as JupyterLab shows them (`In [4]`).
 """
 
 from __future__ import annotations
@@ -52,9 +54,29 @@ def _parser() -> argparse.ArgumentParser:
     log.add_argument("notebook", type=Path)
     log.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     verify = commands.add_parser(
-        "verify", help="check the hash chain (integrity, not authorship) and every agent cell"
+        "verify",
+        help="check the hash chain (integrity, not authorship) and every agent cell, then "
+        "dry-run the notebook with strict replay: this EXECUTES the notebook's code",
+        description="Check the research log's hash chain (integrity, not authorship) and that "
+        "every agent cell has a complete recording; then run the notebook headless with strict "
+        "replay in a fresh, temporary state folder, discarding the output, so a log that a "
+        "replay would reject fails here, naming the cell. The dry run executes the notebook's "
+        "code and the tool calls of its recordings (files they write to /workspace/ are "
+        "written); it leaves the notebook and its log as they are.",
     )
     verify.add_argument("notebook", type=Path)
+    verify.add_argument(
+        "--chain-only",
+        action="store_true",
+        help="check the log alone; do not run the notebook",
+    )
+    verify.add_argument(
+        "--approve-recorded",
+        action="store_true",
+        help="in the dry run, run code the research log holds (recorded python calls), "
+        "printing each block; without it, such code is refused and verify stops there",
+    )
+    verify.add_argument("--no-progress", action="store_true", help="no progress bar")
     serve = commands.add_parser(
         "serve-config", help="write langgraph.json and a graph module: serve the folder's agent"
     )
@@ -103,20 +125,25 @@ def _run(args: argparse.Namespace) -> int:
         approve_recorded=args.approve_recorded,
         on_recorded_code=lambda text: print(text, end="", file=sys.stderr, flush=True),
     )
-    print(f"{'cell':>4}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} {'seconds':>7}")
+    width = max([len("cell"), *(len(row.label) for row in report.cells)])
+    print(
+        f"{'cell':<{width}}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} "
+        f"{'seconds':>7}"
+    )
     for row in report.cells:
         title = row.title if len(row.title) <= 44 else row.title[:43] + "…"
         print(
-            f"{row.index + 1:>4}  {title:<44} {row.outcome:<9} {row.calls:>5} "
+            f"{row.label:<{width}}  {title:<44} {row.outcome:<9} {row.calls:>5} "
             f"{_tokens(row.tokens):>7} {row.seconds:>7.2f}"
         )
     replayed = sum(1 for row in report.cells if row.outcome == "replayed")
     print(f"{len(report.cells)} agent cells ({replayed} replayed) · {report.seconds:.1f} s in all")
     if report.error:
-        print(f"stopped: {report.error}", file=sys.stderr)
+        where = f" at {report.stopped_at}" if report.stopped_at else ""
+        print(f"stopped{where}: {report.error}", file=sys.stderr)
         for row in report.cells:
             if row.error:
-                print(row.error, file=sys.stderr)
+                print(f'{row.label} ("{row.title[:40]}"): {row.error}', file=sys.stderr)
     return report.exit_code
 
 
@@ -130,24 +157,55 @@ def _log(args: argparse.Namespace) -> int:
         return 1
     for problem in log.damage():
         print(f"{log.path.name}, {problem}", file=sys.stderr)
-    print(format_timeline(log.records(), args.format), end="")
+    print(format_timeline(log.records(), args.format, _shown_cells(args.notebook)), end="")
     return 0
 
 
+def _shown_cells(path: Path) -> dict[str, str] | None:
+    """The notebook's agent cells as Lab shows them (by cell id and by source key), or None
+    when the notebook cannot be read."""
+    import nbformat
+
+    from jupyter_deepagent.cli.cell_labels import saved_labels
+    from jupyter_deepagent.cli.recordings import agent_cells
+
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except (OSError, ValueError):
+        return None
+    labels = saved_labels(notebook)
+    shown: dict[str, str] = {}
+    for cell in reversed(agent_cells(notebook)):  # the first cell of a source key names it
+        shown[cell.source_key] = labels[cell.index]
+        if cell.cell_id:
+            shown[cell.cell_id] = labels[cell.index]
+    return shown
+
+
 def _verify(args: argparse.Namespace) -> int:
+    from jupyter_deepagent.cli.dry_run import dry_run
     from jupyter_deepagent.cli.recordings import agent_cells, check_recordings
-    from jupyter_deepagent.trace.research_log.log import VERIFY_SCOPE
+    from jupyter_deepagent.trace.research_log.log import VERIFY_SCOPE, log_path_for
 
     notebook = _read_notebook(args.notebook)
+    if not log_path_for(args.notebook).is_file():
+        return _no_log(args.notebook, len(agent_cells(notebook)))
     problems = check_recordings(args.notebook, notebook)
     for problem in problems:
         print(problem)
     if problems:
         print(f"{args.notebook}: {len(problems)} problem(s) in its research log")
     else:
+        count = len(agent_cells(notebook))
         print(
-            f"{args.notebook}: the research log is intact and all "
-            f"{len(agent_cells(notebook))} agent cells have a complete recording"
+            f"{args.notebook}: the research log is intact and "
+            + (
+                "the notebook has no agent cells"
+                if not count
+                else "its agent cell has a complete recording"
+                if count == 1
+                else f"each of its {count} agent cells has a complete recording"
+            )
         )
     print(VERIFY_SCOPE)
     code = _recorded_code_calls(args.notebook)
@@ -156,7 +214,36 @@ def _verify(args: argparse.Namespace) -> int:
             f"The log holds {code} recorded code-running call(s) (python): a replay runs each "
             "only once you approve its code (headless: run --approve-recorded prints it)."
         )
-    return 1 if problems else 0
+    if problems:
+        return 1
+    if args.chain_only:
+        return 0
+    checked = dry_run(
+        args.notebook,
+        approve_recorded=args.approve_recorded,
+        progress=not args.no_progress,
+        on_recorded_code=lambda text: print(text, end="", file=sys.stderr, flush=True),
+    )
+    for line in checked.lines:
+        print(line)
+    return checked.exit_code
+
+
+def _no_log(notebook: Path, agent_cells: int) -> int:
+    """What `verify` says of a notebook without a research log."""
+    from jupyter_deepagent.trace.research_log.log import log_path_for
+
+    name = log_path_for(notebook).name
+    if not agent_cells:
+        print(f"{notebook}: no agent cells and no research log ({name}): nothing to verify")
+        return 0
+    print(
+        f"{notebook} has no research log: {name} is not beside it, so its {agent_cells} agent "
+        "cell(s) cannot replay. Record one by running the notebook once with its model: "
+        f"`jupyter-deepagent run {notebook} --replay auto` (or Run All in JupyterLab), "
+        f"then commit {name} with the notebook."
+    )
+    return 1
 
 
 def _recorded_code_calls(notebook: Path) -> int:

@@ -11,6 +11,15 @@ Code that a research log serves (a recorded `python` call) runs only with `appro
 (`--approve-recorded`): the execute requests say so in their metadata, and each code block the
 kernel then runs is handed to `on_recorded_code` as it starts (the command line prints it).
 Without it, a cell that would run such code stops with the code shown.
+
+Cells are named as JupyterLab shows them: `In [n]` by the execution count of this run, and by
+position only where a cell did not run. The executed notebook is written without its widgets'
+state (as JupyterLab saves by default), so nbconvert, GitHub and VS Code show each display's
+static HTML (the inspector's static copy) instead of a widget they cannot render.
+
+`fresh_state` runs the notebook as a fresh clone would: its conversations, memories and
+artifacts go to that new folder (`JUPYTER_DEEPAGENT_STATE_DIR`), never to a database named in
+the environment (`verify`'s dry run).
 """
 
 from __future__ import annotations
@@ -34,7 +43,10 @@ class CellReport:
     """How one agent cell went."""
 
     index: int
+    """Position among all the notebook's cells (0-based)."""
     title: str
+    label: str = ""
+    """The cell as Lab shows it: `In [n]` of this run, or `cell 7 of 12, not run`."""
     outcome: str = "not run"
     """replayed, live, mixed, mismatch, error, or not run."""
     calls: int = 0
@@ -51,6 +63,8 @@ class RunReport:
     seconds: float = 0.0
     error: str = ""
     """The first cell error ("" when every cell ran)."""
+    stopped_at: str = ""
+    """The cell that failed, as Lab shows it (any code cell; "" when every cell ran)."""
     mismatch: bool = False
 
     @property
@@ -103,10 +117,15 @@ def _summary(cell: NotebookNode) -> dict[str, object] | None:
     return None
 
 
-def _error(cell: NotebookNode) -> tuple[str, str] | None:
+def _error(cell: NotebookNode, reply: object) -> tuple[str, str] | None:
+    """The cell's error: its error output, else the execute reply's (a `UsageError` such as an
+    unknown magic shows no error output)."""
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             return str(output.get("ename", "")), str(output.get("evalue", ""))
+    content = reply.get("content", {}) if isinstance(reply, dict) else {}
+    if content.get("status") == "error":
+        return str(content.get("ename", "")), str(content.get("evalue", ""))
     return None
 
 
@@ -134,12 +153,15 @@ def run_notebook(
     timeout: int = 600,
     approve_recorded: bool = False,
     on_recorded_code: Callable[[str], None] | None = None,
+    fresh_state: Path | None = None,
 ) -> RunReport:
     """Execute the notebook at `path` in a fresh kernel and report its agent cells.
 
     Stops at the first cell error (the rest is not run). The executed notebook is written to
     `output` when given, also after an error. `approve_recorded` lets code served from the
     research log run; `on_recorded_code` gets each such block (with its header) as it starts.
+    `fresh_state` (a new or empty folder) holds the run's conversations instead of the
+    notebook's state folder or a database from the environment.
 
     Raises:
         OSError: The notebook cannot be read, or `output` cannot be written.
@@ -150,15 +172,21 @@ def run_notebook(
     from nbclient.exceptions import CellExecutionError
     from tqdm import tqdm
 
+    from jupyter_deepagent.cli.cell_labels import cell_label
     from jupyter_deepagent.cli.recordings import agent_cells
     from jupyter_deepagent.jupyter.session.recorded_code import PRINTED_HEADER
     from jupyter_deepagent.jupyter.session.recording import REPLAY_ENV
+    from jupyter_deepagent.project.settings.agent_config import STATE_DIR_VARIABLE
+    from jupyter_deepagent.project.storage.database_url import DATABASE_URL_VARIABLE
 
     path = path.resolve()
     notebook = nbformat.read(path, as_version=4)
     agents = {cell.index: cell for cell in agent_cells(notebook)}
+    total = len(notebook.cells)
     rows = [CellReport(c.index, c.title) for c in agents.values()]
     rows += [CellReport(index, title) for index, title in _resume_cells(notebook)]
+    for row in rows:
+        row.label = cell_label(row.index, total, None)
     report = RunReport(cells=sorted(rows, key=lambda row: row.index))
     by_index = {r.index: r for r in report.cells}
     code_cells = sum(1 for cell in notebook.cells if cell.get("cell_type") == "code")
@@ -168,13 +196,19 @@ def run_notebook(
     def on_start(cell: NotebookNode, cell_index: int, **_: object) -> None:
         state["cell_id"], state["started"] = cell.get("id"), time.perf_counter()
 
-    def on_executed(cell: NotebookNode, cell_index: int, **_: object) -> None:
+    def on_executed(
+        cell: NotebookNode, cell_index: int, execute_reply: object = None, **_: object
+    ) -> None:
         bar.update(1)
+        label = cell_label(cell_index, total, cell.get("execution_count"))
+        summary, error = _summary(cell), _error(cell, execute_reply)
+        if error is not None and not report.stopped_at:
+            report.stopped_at = label
         row = by_index.get(cell_index)
         if row is None:
             return
+        row.label = label
         row.seconds = time.perf_counter() - state["started"]
-        summary, error = _summary(cell), _error(cell)
         if summary:
             row.outcome = str(summary.get("replay"))
             row.calls = _count(summary.get("calls"))
@@ -212,10 +246,16 @@ def run_notebook(
         REPLAY_ENV: replay,
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
+    if fresh_state is not None:
+        env.pop(DATABASE_URL_VARIABLE, None)
+        env[STATE_DIR_VARIABLE] = str(fresh_state)
     client = Client(
         notebook,
         timeout=timeout,
         kernel_name="python3",
+        # JupyterLab's default: no widget state in the file, so nbconvert and GitHub show each
+        # display's static text/html (nbconvert prefers a widget view whose state is saved)
+        store_widget_state=False,
         resources={"metadata": {"path": str(path.parent)}},
         on_cell_start=on_start,
         on_cell_executed=on_executed,
@@ -224,7 +264,8 @@ def run_notebook(
     try:
         client.execute(env=env)
     except CellExecutionError as exc:
-        report.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+        named = f"{exc.ename}: {exc.evalue}" if exc.ename else str(exc)
+        report.error = named.strip().splitlines()[0] if named.strip() else "a cell failed"
         if getattr(exc, "ename", "") == "ReplayMismatch":
             report.mismatch = True
         bar.update(0)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jupyter_deepagent.cli.cell_labels import saved_labels
 from jupyter_deepagent.events import MODEL_CALL
 from jupyter_deepagent.jupyter.session.turns import source_key
 from jupyter_deepagent.trace.research_log.log import LogProblem, ResearchLog, log_path_for
@@ -56,9 +57,10 @@ def check_recordings(path: Path, notebook: NotebookNode) -> list[LogProblem]:
     problems = log.verify()
     if problems and not log.exists():
         return problems
+    labels = saved_labels(notebook)
     for cell in agent_cells(notebook):
         record = log.latest_for(cell.cell_id, cell.source_key)
-        name = f'cell {cell.index + 1} ("{cell.title[:40]}")'
+        name = f'{labels[cell.index]} ("{cell.title[:40]}")'
         if record is None:
             problems.append(
                 LogProblem(

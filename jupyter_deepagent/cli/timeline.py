@@ -1,14 +1,22 @@
-"""`jupyter-deepagent log`: a research log as a readable timeline (text, Markdown or JSON)."""
+"""`jupyter-deepagent log`: a research log as a readable timeline (text, Markdown or JSON).
+
+Each run names its cell as JupyterLab shows it in the saved notebook (`In [4]`, or `cell 7 of 12,
+not run`) when the notebook is given; `record N` is the run's place in the log."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any, cast
 
 from jupyter_deepagent.events import RUN_STARTED, TOOL_CALL
 
 __all__ = ["format_timeline", "timeline"]
+
+
+GONE = "a cell no longer in the notebook"
+"""How a run whose cell the notebook no longer has is named."""
 
 
 def _tokens(value: object) -> str:
@@ -50,9 +58,17 @@ def _decision(record: dict[str, Any]) -> str:
     return " ".join(line.split())
 
 
-def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def timeline(
+    records: list[dict[str, Any]], cells: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
     """One entry per run: when, which cell, model, replayed or live, calls, tokens, status and
-    its tool calls in order; a run resumed after an approval starts with the human decision."""
+    its tool calls in order; a run resumed after an approval starts with the human decision.
+
+    Args:
+        records: The log's records, in order.
+        cells: The notebook's agent cells as Lab shows them, by cell id and by source key
+            (`shown_as`; None: the notebook is not known, "" is given).
+    """
     entries = []
     for number, record in enumerate(records, 1):
         if record.get("kind") not in ("run", "resume"):
@@ -67,6 +83,7 @@ def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "number": number,
                 "when": _when(record),
                 "cell": record.get("cell_id") or record.get("source_key"),
+                "shown_as": _shown_as(record, cells),
                 "request": " ".join(str(title or "").split())[:80],
                 "thread": record.get("thread"),
                 "model": record.get("model"),
@@ -87,13 +104,25 @@ def timeline(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return entries
 
 
-def format_timeline(records: list[dict[str, Any]], style: str = "text") -> str:
-    """The timeline of `records` as "text", "markdown" or "json".
+def _shown_as(record: dict[str, Any], cells: Mapping[str, str] | None) -> str:
+    if cells is None:
+        return ""
+    for key in (record.get("cell_id"), record.get("source_key")):
+        if isinstance(key, str) and key in cells:
+            return cells[key]
+    return GONE
+
+
+def format_timeline(
+    records: list[dict[str, Any]], style: str = "text", cells: Mapping[str, str] | None = None
+) -> str:
+    """The timeline of `records` as "text", "markdown" or "json"; `cells` names each run's
+    cell (see `timeline`).
 
     Raises:
         ValueError: An unknown style.
     """
-    entries = timeline(records)
+    entries = timeline(records, cells)
     if style == "json":
         return json.dumps(entries, indent=2, ensure_ascii=False)
     if style not in ("text", "markdown"):
@@ -105,11 +134,13 @@ def format_timeline(records: list[dict[str, Any]], style: str = "text") -> str:
             f"{entry['when']} · {entry['model']} · {entry['replay']} · {entry['calls']} "
             f"model calls · {_tokens(entry['tokens_in'])} tokens in · {entry['status']}"
         )
+        cell = f"{entry['shown_as']} · " if entry["shown_as"] else ""
         if style == "markdown":
-            lines += [f"## {entry['number']}. {entry['request']}", "", f"*{head}*", ""]
-            lines += [f"- `{tool}`" for tool in entry["tools"]] + [""]
+            title = f"{entry['shown_as']}: " if entry["shown_as"] else ""
+            lines += [f"## {title}{entry['request']}", "", f"*{head} · record {entry['number']}*"]
+            lines += [""] + [f"- `{tool}`" for tool in entry["tools"]] + [""]
         else:
-            lines.append(f"#{entry['number']} {head}")
+            lines.append(f"{cell}{head} · record {entry['number']}")
             lines.append(f"   {entry['request']}")
             lines += [f"     · {tool}" for tool in entry["tools"]]
     if not entries:

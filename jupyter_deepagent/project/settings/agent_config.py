@@ -5,7 +5,8 @@
 3. `.deepagent.toml` beside the notebook (keys at the top level),
 4. `%agent config key=value` in this kernel,
 5. `JUPYTER_DEEPAGENT_DATABASE_URL` in the environment, for `database_url` only (a JupyterHub sets
-   it for everyone; see `database_url`).
+   it for everyone; see `database_url`), and `JUPYTER_DEEPAGENT_STATE_DIR` for `state_dir` only
+   (`jupyter-deepagent verify` points its dry run at a fresh folder with it).
 
 `database_url` is a secret: a password in it is refused everywhere but the environment variable
 (a notebook and its configuration files end up in version control; libpq also reads passwords
@@ -25,6 +26,7 @@ case; a folder covers everything under it. `protected_modules` lists module name
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,6 +67,7 @@ __all__ = [
     "DEFAULT_HIDDEN_PATHS",
     "DEFAULT_PROTECTED_MODULES",
     "DEFAULT_PROTECTED_PATHS",
+    "STATE_DIR_VARIABLE",
     "AgentConfig",
     "ConfigLayer",
     "coerce_setting",
@@ -78,6 +81,8 @@ _LOCAL_CONFIG_FILE = ".deepagent.toml"
 _PYPROJECT_TABLE = "jupyter-deepagent"
 CONFIG_FILE_NAMES = (_LOCAL_CONFIG_FILE, "pyproject.toml")
 """Files whose settings every run reads; only the user may change them."""
+STATE_DIR_VARIABLE = "JUPYTER_DEEPAGENT_STATE_DIR"
+"""An environment variable that sets `state_dir` over every other layer (when not empty)."""
 
 DEFAULT_HIDDEN_PATHS = (
     # version-control internals: a write to `.git/config` or `.git/hooks/` runs a command at
@@ -324,15 +329,20 @@ def file_layers(notebook_dir: Path) -> list[ConfigLayer]:
 
 
 def environment_layers() -> list[ConfigLayer]:
-    """The layer of `JUPYTER_DEEPAGENT_DATABASE_URL`, when it is set (it wins over the others).
+    """The layers of `JUPYTER_DEEPAGENT_DATABASE_URL` and `JUPYTER_DEEPAGENT_STATE_DIR`, when
+    they are set (they win over the others).
 
     Raises:
-        InputError: The variable is not a postgresql:// URL (the message masks it).
+        InputError: The database variable is not a postgresql:// URL (the message masks it).
     """
+    layers = []
     url = environment_database_url()
-    if url is None:
-        return []
-    return [_layer(DATABASE_URL_VARIABLE, {"database_url": url})]
+    if url is not None:
+        layers.append(_layer(DATABASE_URL_VARIABLE, {"database_url": url}))
+    state_dir = os.environ.get(STATE_DIR_VARIABLE, "")
+    if state_dir:
+        layers.append(_layer(STATE_DIR_VARIABLE, {"state_dir": state_dir}))
+    return layers
 
 
 def resolve_config(layers: list[ConfigLayer]) -> tuple[AgentConfig, dict[str, str]]:
