@@ -65,8 +65,9 @@ class RunSink:
         self._lock = threading.RLock()  # an on_event that emits an event must not deadlock
 
     def __call__(self, event: RunEvent) -> None:
-        if self.redact is not None:
-            event = masked(event, self.redact)
+        if self.redact is not None:  # the values to hide gathered once per event, not per text
+            frozen = getattr(self.redact, "frozen", None)
+            event = masked(event, frozen() if callable(frozen) else self.redact)
         with self._lock:
             event = stamped(event, run_id=self.run_id, seq=len(self.events))
             self.events.append(event)

@@ -90,6 +90,9 @@ class RunRecording:
     """The decision the research log holds for this resume, when it has one to replay."""
     damage: tuple[str, ...] = ()
     """Damaged lines of the log (skipped; the intact records replay), to warn about."""
+    secrets_at_start: int | None = None
+    """Which secret values `redact` hid when the run started (`Redactor.fingerprint`): when
+    they are the same at its end, what the run masked as it went is not masked again."""
 
     def check_decision(self, fields: Mapping[str, object]) -> None:
         """Under strict replay, check the human decision against the one recorded.
@@ -139,6 +142,8 @@ class RunRecording:
             model=self.model.label,
             profile=self.profile,
             redact=getattr(self.redact, "frozen", lambda: self.redact)(),  # values gathered once
+            parts_masked=self.secrets_at_start is not None
+            and self.secrets_at_start == _secrets_now(self.redact),
         )
         record["params"] = self.params
         if self.resume:
@@ -178,6 +183,12 @@ class RunRecording:
             if any(before.get(k) != now.get(k) for k in keys):
                 return None
         return recording
+
+
+def _secrets_now(redact: Callable[[str], str]) -> int | None:
+    """The fingerprint of the values `redact` hides now, when it can tell (a `Redactor`)."""
+    fingerprint = getattr(redact, "fingerprint", None)
+    return fingerprint() if callable(fingerprint) else None
 
 
 def _model_params(model: Any) -> dict[str, Any]:
@@ -279,6 +290,7 @@ def _start_recording(
         resume,
         decision if isinstance(decision, dict) else None,
         damage,
+        _secrets_now(redact),
     )
 
 

@@ -101,9 +101,14 @@ def run_record(
     model: str,
     profile: object,
     redact: Callable[[str], str] = str,
+    parts_masked: bool = False,
 ) -> dict[str, Any]:
     """The record of one cell's run, ready for `ResearchLog.append` (`calls` as the run's
-    `CallLedger` holds them, `messages` and `tools` its canonical forms by digest)."""
+    `CallLedger` holds them, `messages` and `tools` its canonical forms by digest).
+
+    `parts_masked`: the events, messages and responses were masked as they were made, with the
+    secret values `redact` hides (none became secret during the run), so only the record's own
+    fields are masked here; otherwise the whole record is masked again."""
     stored, used_messages, used_tools = stored_calls(calls, messages, tools)
     slim = [_slim(event) for event in events]
     finished: dict[str, object] = next(
@@ -125,12 +130,11 @@ def run_record(
         "tokens_out": finished.get("tokens_out", 0),
         "seconds": finished.get("seconds", 0),
         "versions": versions(),
-        "messages": used_messages,
-        "tools": used_tools,
-        "calls": stored,
-        "events": slim,
     }
-    return masked_strings(record, redact)
+    parts = {"messages": used_messages, "tools": used_tools, "calls": stored, "events": slim}
+    if not parts_masked:
+        return masked_strings({**record, **parts}, redact)
+    return {**masked_strings(record, redact), **parts}
 
 
 def run_summary(record: dict[str, Any]) -> dict[str, Any]:
