@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from long_run import SUMMARY, source_text  # noqa: E402  (the same sources as the long run)
+from long_run import SUMMARY, source_text  # the same sources as the long run
 
 STEPS = (100, 200, 400)
 ASK = "Read every source, then report."
@@ -198,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{cell['cpu_s']:>11.1f}",
             flush=True,
         )
-    for (a, sa), (b, sb) in zip(zip(args.steps, sizes), zip(args.steps[1:], sizes[1:])):
-        print(f"log size, {b} steps / {a} steps: {sb / sa:.2f}x")
+    for index in range(1, len(sizes)):
+        before, after = args.steps[index - 1], args.steps[index]
+        print(f"log size, {after} steps / {before} steps: {sizes[index] / sizes[index - 1]:.2f}x")
     return 0
 
 

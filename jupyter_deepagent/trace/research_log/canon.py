@@ -127,7 +127,7 @@ class RequestCanon:
         return entry
 
     def _message_digest(self, entry: _Entry, numbers: CallNumbers) -> str:
-        ids = numbers.of(entry.ids)
+        ids = numbers.of(entry.ids) if entry.ids else ()
         found = entry.by_ids.get(ids)
         if found is None:
             canonical = with_call_ids(entry.canonical, ids)

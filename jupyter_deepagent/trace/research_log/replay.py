@@ -153,7 +153,9 @@ class CallLedger:
 
     def record(self, request: CanonicalRequest, response: BaseMessage, seconds: float) -> None:
         """Keep a live call: its request and its whole response (secrets masked)."""
-        stored = masked_strings(message_to_dict(response), self.redact)
+        frozen = getattr(self.redact, "frozen", None)  # the values to hide, gathered once
+        redact = frozen() if callable(frozen) else self.redact
+        stored = masked_strings(message_to_dict(response), redact)
         with self._lock:
             self._append(request, stored, replayed=False, seconds=seconds)
 
