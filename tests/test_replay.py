@@ -132,6 +132,30 @@ def test_auto_replay_asks_the_live_model_for_an_edited_prompt_and_records_the_ne
     assert again.rendered[0].metadata["jupyter_deepagent"]["run"]["log_hash"] == records[1]["hash"]
 
 
+def test_a_changed_cell_goes_live_once_then_its_old_and_new_text_both_replay(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _edit_prompt_with_a_cell_id(notebook, monkeypatch)
+    live = _script()
+    notebook.session.configure(model=live)
+    edited = "%%agent\nLook around the notebook and write two notes."
+    assert notebook.run(edited).error is None
+    assert len(live.requests) == 3  # the changed request went live
+    logged = log_path_for(notebook.path).read_bytes()
+
+    for _ in range(2):  # Restart and Run All, twice, each text in turn
+        _fresh_kernel(notebook)
+        silent = scripted(name="field-notes")
+        notebook.session.configure(model=silent)
+        runs = [notebook.run(ASK), notebook.run(edited)]
+        assert [run.error for run in runs] == [None, None]
+        assert silent.requests == []
+        assert all(r.live_text.splitlines()[0].endswith(" · replayed") for r in runs)
+
+    assert log_path_for(notebook.path).read_bytes() == logged
+    assert [r["replay"] for r in _records(notebook)] == ["live", "live"]
+
+
 def test_a_recording_replays_without_the_models_api_key_and_a_change_then_says_what_to_do(
     notebook: Notebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
