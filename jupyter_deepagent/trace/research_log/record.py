@@ -145,6 +145,7 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
         "calls": len(record.get("calls", [])),
         "tokens_in": record.get("tokens_in", 0),
         "tokens_out": record.get("tokens_out", 0),
+        "seconds": record.get("seconds", 0),
         "replay": record.get("replay"),
         "log_hash": record.get("hash"),
     }
