@@ -30,6 +30,46 @@ __all__ = ["CanonicalRequest", "RequestCanon", "expand_request"]
 
 _TOOL_SETS_KEPT = 64
 """Tool lists remembered by identity (a run binds one or a few; more means new objects)."""
+_LANES_KEPT = 16
+"""Conversations (the agent's, each subagent's, the summarizer's) whose last request is kept."""
+
+
+@dataclass
+class _Walked:
+    """The last request of one conversation, as walked: its messages (and their contents), their
+    digests, and how many tool-call ids were numbered before each."""
+
+    objects: list[object]
+    contents: list[object]
+    digests: list[str]
+    counts: list[int]
+    numbers: CallNumbers
+
+    def shared(self, objects: list[object]) -> int:
+        """How far `objects` repeats this request (from its second message: the first, the system
+        prompt, is made anew for each request), when the first holds no tool-call id in either.
+        A message repeats when it is the same one, or one made again alike (a tool result shown
+        as a pointer to its artifact, rebuilt for each request)."""
+        if len(self.counts) < 2 or self.counts[1] != 0:
+            return 0
+        end = min(len(objects), len(self.objects))
+        index = 1
+        while index < end and _alike(objects[index], self.objects[index], self.contents[index]):
+            index += 1
+        return index
+
+
+def _alike(new: object, old: object, old_content: object) -> bool:
+    """Whether `new` has the canonical form `old` had when its content was `old_content`."""
+    content = getattr(new, "content", None)
+    if new is old and content is old_content:
+        return True
+    return (
+        type(new) is type(old)
+        and (content is old_content or content == old_content)
+        and _extra(new) == _extra(old)
+        and getattr(new, "tool_calls", None) == getattr(old, "tool_calls", None)
+    )
 
 
 @dataclass(frozen=True)
@@ -117,6 +157,8 @@ class RequestCanon:
         """digest -> canonical tool schemas"""
         self._entries: dict[object, _Entry] = {}
         self._tool_sets: dict[tuple[int, ...], tuple[tuple[object, ...], str]] = {}
+        self._lanes: dict[int, _Walked] = {}
+        """id of a request's second message (its conversation's first) -> its last request"""
 
     def _entry(self, message: object) -> _Entry:
         key = getattr(message, "id", None)
@@ -155,13 +197,39 @@ class RequestCanon:
         model: str,
         params: dict[str, Any],
     ) -> CanonicalRequest:
-        """The canonical form and fingerprint of a request (`params` already masked)."""
+        """The canonical form and fingerprint of a request (`params` already masked).
+
+        The part of the history the conversation's last request also sent (the same message
+        objects) is taken from it: a step costs what it adds, plus a walk over the history."""
+        objects = list(messages)
         numbers = CallNumbers()
-        digests = tuple(self._message_digest(self._entry(m), numbers) for m in messages)
+        digests: list[str] = []
+        counts: list[int] = []
+        index = 0
+        if objects:
+            first = self._entry(objects[0])
+            counts.append(0)
+            digests.append(self._message_digest(first, numbers))
+            index = 1
+            last = self._lanes.get(id(objects[1])) if len(objects) > 1 else None
+            shared = last.shared(objects) if last is not None and not first.ids else 0
+            if last is not None and shared > 1:
+                digests += last.digests[1:shared]
+                counts += last.counts[1:shared]
+                known = last.counts[shared] if shared < len(last.counts) else last.numbers.count
+                numbers, index = last.numbers.first(known), shared
+        for message in objects[index:]:
+            counts.append(numbers.count)
+            digests.append(self._message_digest(self._entry(message), numbers))
+        if len(objects) > 1:
+            if len(self._lanes) >= _LANES_KEPT:
+                self._lanes.clear()
+            contents = [getattr(m, "content", None) for m in objects]
+            self._lanes[id(objects[1])] = _Walked(objects, contents, digests, counts, numbers)
         tools_digest = self._tools_digest(tools)
         params = canonical_params(params)
         return CanonicalRequest(
-            digests,
+            tuple(digests),
             tools_digest,
             model,
             params,

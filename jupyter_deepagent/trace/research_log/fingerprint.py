@@ -16,6 +16,7 @@ the model and parameters, so a request is stored and compared as a list of messa
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -115,6 +116,17 @@ class CallNumbers:
 
     def __init__(self) -> None:
         self._numbers: dict[object, str] = {}
+
+    @property
+    def count(self) -> int:
+        """How many ids are numbered so far."""
+        return len(self._numbers)
+
+    def first(self, count: int) -> CallNumbers:
+        """The numbering as it was when only its first `count` ids were numbered."""
+        earlier = CallNumbers()
+        earlier._numbers = dict(itertools.islice(self._numbers.items(), count))
+        return earlier
 
     def of(self, ids: Iterable[object]) -> tuple[object, ...]:
         """`ids` as their positional names (None stays None)."""
