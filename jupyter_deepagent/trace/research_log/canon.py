@@ -9,10 +9,11 @@ The canonical forms are kept once each, by digest (`messages`, `tools`), for the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jupyter_deepagent.trace.research_log.fingerprint import (
@@ -26,7 +27,7 @@ from jupyter_deepagent.trace.research_log.fingerprint import (
     with_call_ids,
 )
 
-__all__ = ["CanonicalRequest", "RequestCanon", "expand_request"]
+__all__ = ["CanonicalRequest", "RequestCanon", "ToolLike", "expand_request", "tool_schema"]
 
 _TOOL_SETS_KEPT = 64
 """Tool lists remembered by identity (a run binds one or a few; more means new objects)."""
@@ -134,10 +135,14 @@ def _extra(message: object) -> tuple[object, ...]:
     return tuple(getattr(message, k, None) for k in ("name", "tool_call_id", "status"))
 
 
-def tool_schema(tool: object) -> dict[str, Any]:
+ToolLike = Mapping[str, Any] | type | Callable[..., Any] | BaseTool
+"""A tool as a model is bound to it: a schema, a class, a function or a LangChain tool."""
+
+
+def tool_schema(tool: ToolLike) -> dict[str, Any]:
     """A bound tool as its OpenAI schema (its name alone when it cannot be converted)."""
     try:
-        return convert_to_openai_tool(tool)  # type: ignore[arg-type]  # any tool-like object
+        return convert_to_openai_tool(tool)
     except Exception:
         return {"name": str(getattr(tool, "name", tool))}
 
@@ -177,7 +182,7 @@ class RequestCanon:
             self.messages.setdefault(found, canonical)
         return found
 
-    def _tools_digest(self, tools: Sequence[object]) -> str:
+    def _tools_digest(self, tools: Sequence[ToolLike]) -> str:
         key = tuple(id(tool) for tool in tools)
         known = self._tool_sets.get(key)
         if known is not None and all(a is b for a, b in zip(known[0], tools, strict=True)):
@@ -193,7 +198,7 @@ class RequestCanon:
     def request(
         self,
         messages: Sequence[object],
-        tools: Sequence[object],
+        tools: Sequence[ToolLike],
         model: str,
         params: dict[str, Any],
     ) -> CanonicalRequest:

@@ -4,7 +4,8 @@ Each line is a JSON object whose `prev` is the `hash` of the record before ("" f
 and whose `hash` is the sha256 of the line's own JSON without `hash` (sorted keys). Editing,
 removing or reordering a record breaks the chain there, which `verify` reports. Lines are only
 ever appended. A record names its cell (`cell_id`, `source_key`), and holds the run's events and,
-for each model call, the canonical request and the full response (see `record.run_record`). A run
+for each model call, its request (by the digests of its messages) and the full response (see
+`record.run_record`). The file is read once per `ResearchLog` (again only when it changed). A run
 resumed after an approval is a record of kind "resume" of the cell whose turn it continues,
 numbered (`resume`: 1, 2, ...) and holding the human `decision`.
 
