@@ -242,6 +242,7 @@ class ResearchLog:
         """
         if not self.path.is_file():
             return [LogProblem(0, f"{self.path.name} does not exist")]
+        self._read = None  # checked as it is now, whatever was read before
         scan = self._scan()
         problems: list[LogProblem] = []
         broken: set[int] = set()
