@@ -232,15 +232,13 @@ def _start_recording(
     """
     from jupyter_deepagent.harness.models.label import model_label
     from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
-    from jupyter_deepagent.trace.research_log.recorded import Recording
     from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
 
     log = ResearchLog(log_path_for(notebook))
     found = log.recordings_for(address.cell_id, address.source_key, resume) if mode != "off" else []
-    recordings = [Recording(record) for record in found]
     carried = list(carried) if mode != "off" else []
     recorded = found[0] if found else None
-    calls = [call for r in recordings for call in r.calls] + carried
+    calls = any(record.get("calls") for record in found) or bool(carried)
     label = _cell_label(address, address.title) + (f" (resume {resume})" if resume else "")
     try:
         inner = make_model()
@@ -254,7 +252,7 @@ def _start_recording(
         if mode == "strict" or inner is not None
         else (_WAY_OUT_NO_MODEL.format(why=why))
     )
-    ledger = CallLedger(recordings, mode, label, redact=redact, way_out=way_out, carried=carried)
+    ledger = CallLedger(found, mode, label, redact=redact, way_out=way_out, carried=carried)
     if inner is not None:
         model_name, params = model_label(inner), _model_params(inner)
         profile = getattr(inner, "profile", None)

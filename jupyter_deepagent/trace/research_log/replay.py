@@ -81,19 +81,33 @@ class CallLedger:
         self.redact = redact
         self.way_out = way_out
         self.canon = RequestCanon(redact)
-        groups = [r if isinstance(r, Recording) else Recording(r) for r in recordings]
+        self._pending: deque[Recording | Mapping[str, Any] | tuple[RecordedCall, ...]] = deque(
+            [*recordings, tuple(carried)]
+        )
+        """Recordings not read yet: an older one is read only when the newer ones lack a request."""
         self._groups: list[dict[str, deque[RecordedCall]]] = []
-        for calls in [*(g.calls for g in groups), tuple(carried)]:
-            waiting: dict[str, deque[RecordedCall]] = {}
-            for call in calls:
-                waiting.setdefault(call.fingerprint, deque()).append(call)
-            if waiting:
-                self._groups.append(waiting)
+        self._read_more()
         self.calls: list[dict[str, Any]] = []
         self.served: list[RecordedCall] = []
         """The recorded call behind each call served from the log, in order."""
         self.mismatch: ReplayMismatch | None = None
         self._lock = threading.Lock()
+
+    def _read_more(self) -> bool:
+        """Read the next recording that holds calls into `_groups`; False when none is left."""
+        while self._pending:
+            source = self._pending.popleft()
+            if isinstance(source, tuple):
+                calls = source
+            else:
+                calls = (source if isinstance(source, Recording) else Recording(source)).calls
+            waiting: dict[str, deque[RecordedCall]] = {}
+            for call in calls:
+                waiting.setdefault(call.fingerprint, deque()).append(call)
+            if waiting:
+                self._groups.append(waiting)
+                return True
+        return False
 
     @property
     def outcome(self) -> str:
@@ -139,13 +153,15 @@ class CallLedger:
         with self._lock:
             step = len(self.calls) + 1
             if self.mode != "off":
-                for group in self._groups:
-                    waiting = group.get(request.fingerprint)
+                index = 0
+                while index < len(self._groups) or self._read_more():
+                    waiting = self._groups[index].get(request.fingerprint)
                     if waiting:
                         call = waiting.popleft()
                         self.served.append(call)
                         self._append(request, call.response, replayed=True)
                         return call.response
+                    index += 1
             if self.mode == "strict" or not live:
                 self.mismatch = self._mismatch(step, request, live)
                 raise self.mismatch
