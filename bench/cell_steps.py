@@ -12,8 +12,9 @@ own process:
 - **api**: `create_research_agent(model, tools=[fetch_source]).invoke(...)`, as the README's
   Python API section shows (in-memory state, no checkpointer).
 
-CPU per step is the process's CPU time over the run, minus the scripted model's and the tool's
-own, divided by the model calls; a one-step run first pays for the imports. The log's size is
+CPU per step is the process's CPU time over the run, minus the scripted model's own (its replies,
+and in the cell the streaming of each reply word by word, which a real provider does on its
+side) and the tool's, divided by the model calls; a one-step run first pays for the imports. The log's size is
 what the cell's run appended to `<notebook>.agentlog.jsonl`.
 
     python bench/cell_steps.py                 # 100, 200, 400 steps
@@ -47,13 +48,30 @@ def _model(steps: int, clock: dict[str, float]) -> Any:
 
     class BenchModel(ScriptedChatModel):
         def _reply(self, messages: Any, kwargs: Any) -> Any:
-            started = time.process_time()
             try:
                 return super()._reply(messages, kwargs)
             finally:
                 self._requests.clear()  # the record of requests is the model's, not the run's
-                clock["model"] += time.process_time() - started
                 clock["calls"] += 1
+
+        def _generate(self, *args: Any, **kwargs: Any) -> Any:
+            started = time.process_time()
+            try:
+                return super()._generate(*args, **kwargs)
+            finally:
+                clock["model"] += time.process_time() - started
+
+        def _stream(self, *args: Any, **kwargs: Any) -> Any:
+            chunks = super()._stream(*args, **kwargs)
+            while True:  # the model's own time: making each chunk, not what is done with it
+                started = time.process_time()
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    return
+                finally:
+                    clock["model"] += time.process_time() - started
+                yield chunk
 
     script: list[Any] = [
         {"tool_calls": [{"name": "fetch_source", "args": {"number": n}}]} for n in range(steps)
