@@ -2,9 +2,9 @@
 
 A fresh copy of `notebooks/` (no conversations kept, as in a fresh clone) runs headless with
 `jupyter-deepagent run --replay strict`, `--repeat` times (3). Printed per agent cell: the
-cell's wall time as the runner sees it, and the harness time the kernel recorded for the run
-(`run_finished.seconds`: the agent loop, middleware and tools, with every model answer served
-from the log); then the whole headless run (kernel start, every cell, shutdown). The fastest
+cell's wall time as the runner sees it, and the harness time of the run as its answer's output
+metadata holds it (`run_finished.seconds`: the agent loop, middleware and tools, with every model
+answer served from the log; a strict replay writes nothing to the log); then the whole headless run (kernel start, every cell, shutdown). The fastest
 repetition is shown.
 
     python bench/replay.py
@@ -20,8 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import nbformat
+
 from jupyter_deepagent.cli.headless import run_notebook
-from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
 
@@ -30,17 +31,21 @@ def _once() -> tuple[float, list[tuple[str, float, float, str]]]:
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "notebooks"
         shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns(".deepagent"))
-        notebook = copy / "quickstart.ipynb"
-        shipped = len(ResearchLog(log_path_for(notebook)).records())
+        notebook, executed = copy / "quickstart.ipynb", copy / "executed.ipynb"
         started = time.perf_counter()
-        report = run_notebook(notebook, replay="strict", progress=False)
+        report = run_notebook(notebook, replay="strict", output=executed, progress=False)
         whole = time.perf_counter() - started
         if report.exit_code:
             sys.exit(f"the strict replay failed: {report.error}")
-        records = ResearchLog(log_path_for(notebook)).records()[shipped:]
+        runs = [
+            output["metadata"]["jupyter_deepagent"]["run"]
+            for cell in nbformat.read(executed, as_version=4).cells
+            for output in cell.get("outputs", [])
+            if "run" in output.get("metadata", {}).get("jupyter_deepagent", {})
+        ]
         rows = [
-            (cell.title[:48], cell.seconds, float(record.get("seconds") or 0), cell.outcome)
-            for cell, record in zip(report.cells, records, strict=True)
+            (cell.title[:48], cell.seconds, float(run.get("seconds") or 0), cell.outcome)
+            for cell, run in zip(report.cells, runs, strict=True)
         ]
     return whole, rows
 

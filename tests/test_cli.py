@@ -77,12 +77,14 @@ def test_run_records_then_replays_strictly_and_verify_and_exit_codes_tell_what_h
     assert " replayed " in fresh.stdout
 
     timeline = _cli(tmp_path, "log", str(notebook))
-    assert timeline.stdout.count("· replayed ·") == 2 and "read_file file_path=" in timeline.stdout
+    assert "· replayed ·" not in timeline.stdout and "read_file file_path=" in timeline.stdout
     as_json = json.loads(_cli(tmp_path, "log", str(notebook), "--format", "json").stdout)
-    assert [entry["replay"] for entry in as_json] == ["live", "replayed", "replayed"]
+    assert [entry["replay"] for entry in as_json] == ["live"]  # the replays appended nothing
     assert {entry["shown_as"] for entry in as_json} == {"In [5]"}  # as Lab shows the cell
+    before = log_path_for(notebook).read_bytes()
     verified = _cli(tmp_path, "verify", str(notebook))  # with a dry run: strict replay passes
     assert verified.returncode == 0, verified.stdout
+    assert log_path_for(notebook).read_bytes() == before  # the dry run wrote nothing
 
     # an edited prompt in the same cell (same id): strict replay refuses it, showing the change
     edited = nbformat.read(notebook, as_version=4)
@@ -102,11 +104,11 @@ def test_run_records_then_replays_strictly_and_verify_and_exit_codes_tell_what_h
     # a tampered line
     log = log_path_for(notebook)
     lines = log.read_text(encoding="utf-8").splitlines()
-    lines[1] = lines[1].replace("Svalbard", "Abisko")
+    lines[0] = lines[0].replace("Svalbard", "Abisko")
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     tampered = _cli(tmp_path, "verify", str(notebook))
     assert tampered.returncode == 1
-    assert "line 2: its content does not match its hash" in tampered.stdout
+    assert "line 1: its content does not match its hash" in tampered.stdout
 
 
 def _conversation_after_each_pass(tmp_path: Path, with_ids: bool) -> list[Any]:

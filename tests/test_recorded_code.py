@@ -17,7 +17,6 @@ from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from test_cli import LOOPBACK_ONLY, _cli
 from test_replay import _fresh_kernel
 
-from jupyter_deepagent.trace.research_log.fingerprint import fingerprint
 from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
 ASK = "%%agent --python\nadd up 0 to 9"
@@ -32,19 +31,22 @@ def _evil(marker: Path) -> str:
 
 def _rewrite_code(notebook_path: Path, code: str) -> None:
     """The attack: every recorded python call's code replaced (in the responses and in the
-    requests that repeat them, fingerprints recomputed), and the chain hashed again."""
+    messages the requests repeat: fingerprints are computed from them), and the chain hashed
+    again."""
     log = ResearchLog(log_path_for(notebook_path))
     records = log.records()
     log.path.unlink()
     for record in records:
-        for recorded in record.get("calls", []):
-            calls = list(recorded["response"].get("data", {}).get("tool_calls", []))
-            for message in recorded["request"]["messages"]:
-                calls += message.get("tool_calls", [])
-            for tool_call in calls:
-                if tool_call["name"] == "python":
-                    tool_call["args"]["code"] = code
-            recorded["fingerprint"] = fingerprint(recorded["request"])
+        calls = [
+            tool_call
+            for recorded in record.get("calls", [])
+            for tool_call in recorded["response"].get("data", {}).get("tool_calls", [])
+        ]
+        for message in record.get("messages", {}).values():
+            calls += message.get("tool_calls", [])
+        for tool_call in calls:
+            if tool_call["name"] == "python":
+                tool_call["args"]["code"] = code
         log.append({k: v for k, v in record.items() if k not in ("prev", "hash")})
     assert log.verify() == []
 

@@ -15,6 +15,7 @@ from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from jupyter_deepagent import ReplayMismatch, ScriptedChatModel
 from jupyter_deepagent.jupyter.magic import magics
 from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
+from jupyter_deepagent.trace.research_log.recorded import Recording
 
 ASK = "%%agent\nLook around the notebook and write a note."
 
@@ -59,6 +60,7 @@ def test_a_replay_in_a_fresh_kernel_shows_the_same_outputs_and_calls_no_model(
     notebook.session.configure(model=_script())
     notebook.run("numbers = [1, 2, 3]")
     recorded = notebook.run(ASK)
+    logged = log_path_for(notebook.path).read_bytes()
 
     _fresh_kernel(notebook)
     silent = scripted(name="field-notes")  # would raise "script is exhausted" if asked
@@ -74,9 +76,9 @@ def test_a_replay_in_a_fresh_kernel_shows_the_same_outputs_and_calls_no_model(
     [answer] = replayed.rendered[:1]
     summary = answer.metadata["jupyter_deepagent"]["run"]
     assert summary["replay"] == "replayed" and summary["calls"] == 3 and summary["tokens_in"] > 0
-    first, second = _records(notebook)
-    assert (first["replay"], second["replay"]) == ("live", "replayed")
-    assert [c["fingerprint"] for c in first["calls"]] == [c["fingerprint"] for c in second["calls"]]
+    assert log_path_for(notebook.path).read_bytes() == logged  # the replay changed nothing
+    [first] = _records(notebook)
+    assert first["replay"] == "live" and summary["log_hash"] == first["hash"]
     assert set(first["versions"]) >= {"python", "jupyter-deepagent", "langchain", "langgraph"}
 
 
@@ -93,6 +95,7 @@ def test_strict_replay_of_an_edited_prompt_names_the_cell_the_step_and_the_diffe
     _edit_prompt_with_a_cell_id(notebook, monkeypatch)
     live = _script()
     notebook.session.configure(model=live)
+    logged = log_path_for(notebook.path).read_bytes()
 
     run = notebook.run("%%agent --replay strict\nLook around the notebook and write two notes.")
 
@@ -104,7 +107,7 @@ def test_strict_replay_of_an_edited_prompt_names_the_cell_the_step_and_the_diffe
     assert "+[human] Look around the notebook and write two notes." in message
     assert "--replay auto" in message  # the way out
     assert live.requests == []
-    assert _records(notebook)[-1]["status"] == "mismatch"
+    assert log_path_for(notebook.path).read_bytes() == logged  # a strict replay never writes
 
 
 def test_auto_replay_asks_the_live_model_for_an_edited_prompt_and_records_the_new_call(
@@ -122,9 +125,35 @@ def test_auto_replay_asks_the_live_model_for_an_edited_prompt_and_records_the_ne
     assert first.error is None and again.error is None
     assert live_calls == 3 and len(live.requests) == 3  # the re-run was answered from the log
     records = _records(notebook)
-    assert [r["replay"] for r in records] == ["live", "live", "replayed"]
+    assert [r["replay"] for r in records] == ["live", "live"]  # the replay appended nothing
     assert records[1]["cell_id"] == "ask-cell"
-    assert "write two notes" in records[1]["calls"][0]["request"]["messages"][1]["content"]
+    [request] = [c.request() for c in Recording(records[1]).calls[:1]]
+    assert "write two notes" in request["messages"][1]["content"]
+    assert again.rendered[0].metadata["jupyter_deepagent"]["run"]["log_hash"] == records[1]["hash"]
+
+
+def test_a_changed_cell_goes_live_once_then_its_old_and_new_text_both_replay(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _edit_prompt_with_a_cell_id(notebook, monkeypatch)
+    live = _script()
+    notebook.session.configure(model=live)
+    edited = "%%agent\nLook around the notebook and write two notes."
+    assert notebook.run(edited).error is None
+    assert len(live.requests) == 3  # the changed request went live
+    logged = log_path_for(notebook.path).read_bytes()
+
+    for _ in range(2):  # Restart and Run All, twice, each text in turn
+        _fresh_kernel(notebook)
+        silent = scripted(name="field-notes")
+        notebook.session.configure(model=silent)
+        runs = [notebook.run(ASK), notebook.run(edited)]
+        assert [run.error for run in runs] == [None, None]
+        assert silent.requests == []
+        assert all(r.live_text.splitlines()[0].endswith(" · replayed") for r in runs)
+
+    assert log_path_for(notebook.path).read_bytes() == logged
+    assert [r["replay"] for r in _records(notebook)] == ["live", "live"]
 
 
 def test_a_recording_replays_without_the_models_api_key_and_a_change_then_says_what_to_do(

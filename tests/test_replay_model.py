@@ -12,6 +12,7 @@ import pytest
 
 from jupyter_deepagent import ReplayMismatch, ScriptedChatModel, create_research_agent, trace_run
 from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
+from jupyter_deepagent.trace.research_log.canon import CanonicalRequest
 from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
 
 SCENARIO = '''
@@ -78,6 +79,13 @@ def _scenario() -> dict[str, Any]:
     return namespace
 
 
+def request_of(call: dict[str, Any]) -> CanonicalRequest:
+    """A ledger call's request as the canonical request it names."""
+    ref = call["request"]
+    return CanonicalRequest(tuple(ref["messages"]), ref["tools"], ref["model"], ref["params"],
+                            call["fingerprint"])
+
+
 def _wrapped(inner: ScriptedChatModel, ledger: CallLedger) -> ReplayChatModel:
     return ReplayChatModel(inner=inner, ledger=ledger, label="scripted:scenario",
                            profile=inner.profile)
@@ -105,15 +113,16 @@ def test_subagent_and_summarizer_calls_replay_without_a_model_call() -> None:
     assert live.of_type("offloaded")
 
     silent = scenario["scripted_model"](script=False)
-    replay = CallLedger(json.loads(json.dumps(recording.calls)), "strict", "scenario")
+    replay = CallLedger([json.loads(json.dumps(recording.as_record()))], "strict", "scenario")
     replayed = scenario["research_run"](_wrapped(silent, replay))
 
     assert silent.requests == []
     assert replay.outcome == "replayed" and len(replay.calls) == len(recording.calls)
     assert replayed.final_text == live.final_text == "Done: 400 rows, six notes."
     assert any(call["agent"] == "general-purpose" for call in replay.calls)
-    summarizer = [c for c in replay.calls if not c["request"]["tools"]]
-    assert summarizer and SUMMARY_MARKER in json.dumps(summarizer[0]["request"])
+    requests = [replay.canon.expand(request_of(c)) for c in replay.calls]
+    summarizer = [r for r in requests if not r["tools"]]
+    assert summarizer and SUMMARY_MARKER in json.dumps(summarizer[0])
     frame = replayed.results_frame()
     assert list(frame["task_id"]) == list(live.results_frame()["task_id"])
 
@@ -123,7 +132,7 @@ def test_strict_replay_names_the_step_and_shows_the_changed_tools() -> None:
     model = ScriptedChatModel(script=["Hello."], profile={"max_input_tokens": 100_000})
     trace_run(create_research_agent(_wrapped(model, recording)),
               {"messages": [{"role": "user", "content": "hi"}]})
-    strict = CallLedger(recording.calls, "strict", "the cell")
+    strict = CallLedger([recording.as_record()], "strict", "the cell")
 
     @__import__("langchain.tools").tools.tool
     def extra(text: str) -> str:

@@ -15,6 +15,7 @@ from test_cli import LOOPBACK_ONLY, _cli
 from test_replay import _fresh_kernel, _records, _shown
 
 from jupyter_deepagent import ReplayMismatch
+from jupyter_deepagent.trace.research_log.log import log_path_for
 
 CONFIG = "%agent config interrupt_on=write_file"
 ASK = "%%agent\nWrite a short note to /outputs/note.md."
@@ -54,6 +55,7 @@ def test_an_approved_resume_replays_in_a_fresh_kernel_with_no_model_call(
     assert resumed.live_text.splitlines()[0].endswith(
         "agent · resume approve · thread analysis · field-notes · live")
 
+    logged = log_path_for(notebook.path).read_bytes()
     _fresh_kernel(notebook)
     silent = scripted(name="field-notes")  # would raise "script is exhausted" if asked
     _, paused_again, resumed_again = _session(notebook, silent)
@@ -64,16 +66,16 @@ def test_an_approved_resume_replays_in_a_fresh_kernel_with_no_model_call(
     assert "The note is in `/outputs/note.md`." in resumed_again.markdown
     assert resumed_again.live_text.splitlines()[0].endswith(
         "agent · resume approve · thread analysis · field-notes · replayed")
+    assert log_path_for(notebook.path).read_bytes() == logged  # the replay appended nothing
     records = _records(notebook)
-    assert [(r["kind"], r["replay"]) for r in records] == [
-        ("run", "live"), ("resume", "live"), ("run", "replayed"), ("resume", "replayed")]
+    assert [(r["kind"], r["replay"]) for r in records] == [("run", "live"), ("resume", "live")]
     resume = records[1]
     assert resume["resume"] == 1 and resume["source_key"] == records[0]["source_key"]
     assert resume["decision"]["decision"] == "approve"
     assert resume["decision"]["via"] == "%agent resume"
     assert resume["decision"]["tools"] == ["write_file"]
-    assert [c["fingerprint"] for c in resume["calls"]] == [
-        c["fingerprint"] for c in records[3]["calls"]]
+    assert resumed_again.rendered[0].metadata["jupyter_deepagent"]["run"]["log_hash"] == (
+        resume["hash"])
 
 
 def test_the_decision_is_in_the_timeline_and_verify_accepts_the_resume(

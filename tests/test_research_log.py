@@ -52,6 +52,32 @@ def test_a_cells_recording_is_found_by_its_id_else_its_text_and_failed_runs_do_n
     assert log.latest_for(None, "source:none") is None
 
 
+def test_every_complete_recording_of_a_cell_is_found_the_latest_first(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    log.append({"kind": "run", "cell_id": "a", "source_key": "source:3", "status": "ok", "n": 4})
+
+    assert [r["n"] for r in log.recordings_for("a", "source:2")] == [4, 1, 2]
+    assert [r["n"] for r in log.recordings_for(None, "source:2")] == [2]
+    assert log.recordings_for("a", "source:1", resume=1) == []
+
+
+def test_a_run_reads_the_log_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _log(tmp_path)
+    reads: list[Path] = []
+    read_bytes = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda path: reads.append(path) or read_bytes(path))
+    log = ResearchLog(log_path_for(tmp_path / "study.ipynb"))
+
+    log.recordings_for("a", "source:1")  # what a run does: find the cell's recordings,
+    log.damage()  # warn about damaged lines,
+    log.append({"kind": "run", "cell_id": "a", "source_key": "source:1", "status": "ok", "n": 5})
+    after = log.recordings_for("a", "source:1")  # and (a second run) find them again
+
+    assert len(reads) == 1
+    assert [r["n"] for r in after] == [5, 1]
+    assert ResearchLog(log.path).records() == log.records()  # what it holds is what is on disk
+
+
 def test_the_replay_mode_is_the_cells_option_then_the_environment_then_the_setting() -> None:
     assert replay_mode("strict", "off", {"JUPYTER_DEEPAGENT_REPLAY": "auto"}) == "strict"
     assert replay_mode(None, "off", {"JUPYTER_DEEPAGENT_REPLAY": "auto"}) == "auto"

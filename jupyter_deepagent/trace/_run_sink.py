@@ -25,6 +25,10 @@ __all__ = [
 
 
 _Value = TypeVar("_Value")
+_MEMO_CHARS = 200
+"""Texts up to this long are masked once per run (while the values to hide stay the same)."""
+_MEMO_TEXTS = 4096
+"""How many masked short texts a run remembers at most."""
 
 
 class StatefulAgent(Protocol):
@@ -63,10 +67,33 @@ class RunSink:
     ) -> None:
         self.run_id, self.events, self.on_event, self.redact = run_id, events, on_event, redact
         self._lock = threading.RLock()  # an on_event that emits an event must not deadlock
+        self._memo: tuple[tuple[str, ...], dict[str, str]] = ((), {})
+
+    def _event_redactor(self, redact: Callable[[str], str]) -> Callable[[str], str]:
+        """`redact` with the values to hide gathered once for this event (not once per text),
+        and the short texts it masked before with the same values (keys, names) remembered."""
+        frozen = getattr(redact, "frozen", None)
+        if not callable(frozen):
+            return redact
+        now = frozen()
+        values = tuple(now.values())
+        if values != self._memo[0] or len(self._memo[1]) > _MEMO_TEXTS:
+            self._memo = (values, {})
+        memo = self._memo[1]
+
+        def masked_text(text: str) -> str:
+            if len(text) > _MEMO_CHARS:
+                return str(now(text))
+            found = memo.get(text)
+            if found is None:
+                found = memo[text] = str(now(text))
+            return found
+
+        return masked_text
 
     def __call__(self, event: RunEvent) -> None:
         if self.redact is not None:
-            event = masked(event, self.redact)
+            event = masked(event, self._event_redactor(self.redact))
         with self._lock:
             event = stamped(event, run_id=self.run_id, seq=len(self.events))
             self.events.append(event)

@@ -1,9 +1,11 @@
 """The notebook's research log, wired to `%%agent`: each cell's run is recorded and replayed.
 
-`_start_recording` opens `<notebook>.agentlog.jsonl`, finds the cell's last complete record (or,
-for a run resumed after an approval, the record of that resume of the cell's turn) and
-wraps the run's chat model in a `ReplayChatModel` that serves it; `RunRecording.finish` appends
-the run's record (secrets masked) and returns the summary kept in the cell's output metadata.
+`_start_recording` opens `<notebook>.agentlog.jsonl`, finds every complete record of the cell
+(or, for a run resumed after an approval, of that resume of the cell's turn), the latest first,
+and wraps the run's chat model in a `ReplayChatModel` that serves them; `RunRecording.finish`
+appends the run's record (secrets masked) and returns the summary kept in the cell's output
+metadata. A run that replayed a record as it was (every model call served from it, ending as it
+did) appends nothing: its summary names the record it replayed. A strict replay never writes.
 The replay mode is the cell's `--replay`, else `JUPYTER_DEEPAGENT_REPLAY`, else the `replay`
 setting (`%agent config replay=...`, default auto). `CellRecordings` remembers, per thread, which
 cell's turn its next resume continues, so each run is recorded as the right record.
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
     from jupyter_deepagent.jupyter.session.runs import RunPlan
     from jupyter_deepagent.trace.research_log.log import ResearchLog
+    from jupyter_deepagent.trace.research_log.recorded import RecordedCall, Recording
     from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
     from jupyter_deepagent.trace.run_trace import RunTrace
 
@@ -87,6 +90,9 @@ class RunRecording:
     """The decision the research log holds for this resume, when it has one to replay."""
     damage: tuple[str, ...] = ()
     """Damaged lines of the log (skipped; the intact records replay), to warn about."""
+    secrets_at_start: int | None = None
+    """Which secret values `redact` hid when the run started (`Redactor.fingerprint`): when
+    they are the same at its end, what the run masked as it went is not masked again."""
 
     def check_decision(self, fields: Mapping[str, object]) -> None:
         """Under strict replay, check the human decision against the one recorded.
@@ -114,7 +120,9 @@ class RunRecording:
     def finish(
         self, trace: RunTrace | None, thread: str, error: BaseException | None = None
     ) -> dict[str, Any]:
-        """Append the run's record; returns its summary (for the cell's output metadata).
+        """Append the run's record, unless it replayed one as it was or the replay is strict;
+        returns its summary (for the cell's output metadata), naming the record it replayed or
+        the one appended.
 
         Raises:
             OSError: The log cannot be written beside the notebook.
@@ -124,6 +132,8 @@ class RunRecording:
         record = run_record(
             events=getattr(trace, "events", None) or [],
             calls=self.ledger.calls,
+            messages=self.ledger.canon.messages,
+            tools=self.ledger.canon.tools,
             cell_id=self.address.cell_id,
             source_key=self.address.source_key,
             thread=thread,
@@ -132,6 +142,8 @@ class RunRecording:
             model=self.model.label,
             profile=self.profile,
             redact=getattr(self.redact, "frozen", lambda: self.redact)(),  # values gathered once
+            parts_masked=self.secrets_at_start is not None
+            and self.secrets_at_start == _secrets_now(self.redact),
         )
         record["params"] = self.params
         if self.resume:
@@ -150,8 +162,33 @@ class RunRecording:
             record["status"] = "mismatch"
         elif error is not None and record["status"] == "ok":
             record["status"] = "error"
-        written = self.log.append(record)
-        return run_summary(written)
+        replayed = self._replayed(record)
+        if replayed is not None or self.mode == "strict":
+            return run_summary({**record, "hash": replayed.hash if replayed else None})
+        return run_summary(self.log.append(record))
+
+    def _replayed(self, record: Mapping[str, Any]) -> Recording | None:
+        """The recording this run replayed as it was: every model call served from it, the run
+        ending as it did (for a resume, after the same human decision)."""
+        recording = self.ledger.replayed_recording()
+        if recording is None or recording.kind != record.get("kind"):
+            return None
+        if recording.status != record.get("status"):
+            return None
+        if self.resume:
+            if recording.record.get("resume") != self.resume:
+                return None
+            before, now = recording.record.get("decision") or {}, record.get("decision") or {}
+            keys = ("decision", "tools", "message", "edits")
+            if any(before.get(k) != now.get(k) for k in keys):
+                return None
+        return recording
+
+
+def _secrets_now(redact: Callable[[str], str]) -> int | None:
+    """The fingerprint of the values `redact` hides now, when it can tell (a `Redactor`)."""
+    fingerprint = getattr(redact, "fingerprint", None)
+    return fingerprint() if callable(fingerprint) else None
 
 
 def _model_params(model: Any) -> dict[str, Any]:
@@ -176,7 +213,7 @@ def _start_recording(
     redact: Callable[[str], str],
     resume: int = 0,
     on_served: Callable[[BaseMessage], None] | None = None,
-    carried: Sequence[dict[str, Any]] = (),
+    carried: Sequence[RecordedCall] = (),
 ) -> RunRecording:
     """Open the notebook's log, find the cell's recording and wrap the live model for the run.
 
@@ -198,11 +235,10 @@ def _start_recording(
     from jupyter_deepagent.trace.research_log.replay import CallLedger, ReplayChatModel
 
     log = ResearchLog(log_path_for(notebook))
-    recorded = (
-        log.latest_for(address.cell_id, address.source_key, resume) if mode != "off" else (None)
-    )
-    calls = list(recorded.get("calls", [])) if recorded else []
-    calls += list(carried) if mode != "off" else []
+    found = log.recordings_for(address.cell_id, address.source_key, resume) if mode != "off" else []
+    carried = list(carried) if mode != "off" else []
+    recorded = found[0] if found else None
+    calls = any(record.get("calls") for record in found) or bool(carried)
     label = _cell_label(address, address.title) + (f" (resume {resume})" if resume else "")
     try:
         inner = make_model()
@@ -216,7 +252,7 @@ def _start_recording(
         if mode == "strict" or inner is not None
         else (_WAY_OUT_NO_MODEL.format(why=why))
     )
-    ledger = CallLedger(calls, mode, label, redact=redact, way_out=way_out)
+    ledger = CallLedger(found, mode, label, redact=redact, way_out=way_out, carried=carried)
     if inner is not None:
         model_name, params = model_label(inner), _model_params(inner)
         profile = getattr(inner, "profile", None)
@@ -252,6 +288,7 @@ def _start_recording(
         resume,
         decision if isinstance(decision, dict) else None,
         damage,
+        _secrets_now(redact),
     )
 
 
@@ -266,7 +303,7 @@ class CellRecordings:
     def __init__(self) -> None:
         self._paused: dict[str, tuple[CellAddress, int]] = {}
         """thread -> the cell of its last `%%agent` turn, and how many resumes it has had"""
-        self._unserved: dict[str, list[dict[str, Any]]] = {}
+        self._unserved: dict[str, list[RecordedCall]] = {}
         """thread -> recorded model calls its last run left unserved (offered to its resume)"""
 
     def start(
@@ -291,7 +328,8 @@ class CellRecordings:
             MissingAPIKey: No key, and nothing recorded to replay (see `_start_recording`).
             ModelConfigurationError: The model cannot be created, likewise.
         """
-        number, carried = 0, []
+        number = 0
+        carried: list[RecordedCall] = []
         if resume:
             paused = self._paused.get(thread)
             if paused is None:

@@ -3,26 +3,38 @@ machine, on any day.
 
 A request is reduced to its canonical form: each message as its type, text or content blocks,
 tool calls (name, arguments, id) and tool-call id, without message ids, timestamps or provider
-metadata; the tool schemas sorted by name; the model's label and parameters. Everything is dumped
-as JSON with sorted keys. Secrets are masked (`redact`) before hashing, so neither the hash nor
-the stored form depends on a key. Tool results are kept as a digest and a short head.
+metadata; the tool schemas sorted by name; the model's label and parameters. Tool-call ids are
+replaced by their position ("call-1", "call-2", ... in the order they first appear in the
+request), so messages carrying random ids (few-shot examples) still match their recording.
+Secrets are masked (`redact`) before hashing, so neither the hash nor the stored form depends on
+a key. Tool results are kept as a digest and a short head.
+
+The fingerprint hashes the digests of the request's parts (each message, the tool schemas) with
+the model and parameters, so a request is stored and compared as a list of message digests.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
+import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 __all__ = [
+    "CallNumbers",
+    "canonical_message",
+    "canonical_params",
     "canonical_request",
-    "describe_difference",
     "digest",
     "fingerprint",
     "masked_strings",
+    "message_call_ids",
+    "ref_fingerprint",
+    "renumbered",
     "text_digest",
+    "tool_schemas",
+    "with_call_ids",
 ]
 
 _HEAD_CHARS = 200
@@ -55,8 +67,9 @@ def masked_strings(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def _canonical_message(message: object, redact: Callable[[str], str] = str) -> dict[str, Any]:
-    """One message as data that does not change between runs (ids and metadata left out)."""
+def canonical_message(message: object, redact: Callable[[str], str] = str) -> dict[str, Any]:
+    """One message as data that does not change between runs (ids and metadata left out; its
+    tool-call ids as they are: see `renumbered`)."""
     kind = getattr(message, "type", type(message).__name__)
     content = getattr(message, "content", message)
     out: dict[str, Any] = {"type": kind}
@@ -81,6 +94,73 @@ def _canonical_message(message: object, redact: Callable[[str], str] = str) -> d
     return out
 
 
+def message_call_ids(message: dict[str, Any]) -> tuple[object, ...]:
+    """The tool-call ids a canonical message names, in order (its calls', or the one it answers)."""
+    if "tool_call_id" in message:
+        return (message["tool_call_id"],)
+    return tuple(call.get("id") for call in message.get("tool_calls", ()))
+
+
+def with_call_ids(message: dict[str, Any], ids: Sequence[object]) -> dict[str, Any]:
+    """A canonical message with its tool-call ids replaced by `ids` (as `message_call_ids`)."""
+    if "tool_call_id" in message:
+        return {**message, "tool_call_id": ids[0]}
+    if not message.get("tool_calls"):
+        return message
+    calls = [{**call, "id": new} for call, new in zip(message["tool_calls"], ids, strict=True)]
+    return {**message, "tool_calls": calls}
+
+
+class CallNumbers:
+    """Tool-call ids of one request numbered by first appearance: "call-1", "call-2", ..."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[object, str] = {}
+
+    @property
+    def count(self) -> int:
+        """How many ids are numbered so far."""
+        return len(self._numbers)
+
+    def first(self, count: int) -> CallNumbers:
+        """The numbering as it was when only its first `count` ids were numbered."""
+        earlier = CallNumbers()
+        earlier._numbers = dict(itertools.islice(self._numbers.items(), count))
+        return earlier
+
+    def of(self, ids: Iterable[object]) -> tuple[object, ...]:
+        """`ids` as their positional names (None stays None)."""
+        out: list[object] = []
+        for raw in ids:
+            if raw is None:
+                out.append(None)
+                continue
+            name = self._numbers.get(raw)
+            if name is None:
+                name = self._numbers[raw] = f"call-{len(self._numbers) + 1}"
+            out.append(name)
+        return tuple(out)
+
+
+def renumbered(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Canonical messages with their tool-call ids replaced by position ("call-1", ...)."""
+    numbers = CallNumbers()
+    return [with_call_ids(m, numbers.of(message_call_ids(m))) for m in messages]
+
+
+def tool_schemas(tools: Sequence[dict[str, Any]], redact: Callable[[str], str] = str) -> list[Any]:
+    """Tool schemas as canonical data: masked, sorted by name."""
+    return sorted(
+        (masked_strings(tool, redact) for tool in tools),
+        key=lambda tool: str(tool.get("function", tool).get("name", "")),
+    )
+
+
+def canonical_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Model parameters as canonical data: sorted, unset ones left out."""
+    return {k: v for k, v in sorted(params.items()) if v is not None}
+
+
 def canonical_request(
     messages: Sequence[object],
     tools: Sequence[dict[str, Any]],
@@ -88,73 +168,30 @@ def canonical_request(
     params: dict[str, Any],
     redact: Callable[[str], str] = str,
 ) -> dict[str, Any]:
-    """A model request as canonical data: messages, tool schemas (by name), model, parameters."""
-    schemas = sorted(
-        (masked_strings(tool, redact) for tool in tools),
-        key=lambda tool: str(tool.get("function", tool).get("name", "")),
-    )
+    """A model request as canonical data: messages (tool-call ids by position), tool schemas (by
+    name), model, parameters."""
     return {
-        "messages": [_canonical_message(m, redact) for m in messages],
-        "tools": schemas,
+        "messages": renumbered(canonical_message(m, redact) for m in messages),
+        "tools": tool_schemas(tools, redact),
         "model": model,
-        "params": {k: v for k, v in sorted(params.items()) if v is not None},
+        "params": canonical_params(params),
     }
+
+
+def ref_fingerprint(
+    message_digests: Sequence[str], tools_digest: str, model: object, params: object
+) -> str:
+    """The fingerprint of a request given as the digests of its messages and tool schemas."""
+    return digest(
+        {"messages": list(message_digests), "tools": tools_digest, "model": model, "params": params}
+    )
 
 
 def fingerprint(request: dict[str, Any]) -> str:
     """The hash of a canonical request (`canonical_request`)."""
-    return digest(request)
-
-
-def _message_lines(message: dict[str, Any]) -> list[str]:
-    content = message.get("content")
-    if isinstance(content, dict) and "sha256" in content:  # a tool result
-        text = f"(tool result, {content['chars']} chars) {content['head']}"
-    elif isinstance(content, str):
-        text = content
-    else:
-        text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
-    lines = [f"[{message.get('type')}] {line}" for line in text.splitlines() or [""]]
-    for call in message.get("tool_calls", []):
-        args = json.dumps(call.get("args"), sort_keys=True, ensure_ascii=False, default=str)
-        lines.append(f"[{message.get('type')}] -> {call.get('name')}({args})")
-    return lines
-
-
-def describe_difference(recorded: dict[str, Any] | None, current: dict[str, Any]) -> str:
-    """A readable account of how `current` differs from `recorded` (canonical requests): the
-    model, the parameters, the tools, or the first differing message with a line diff."""
-    if recorded is None:
-        return "nothing was recorded at this step (the recording ends earlier)"
-    parts = []
-    if recorded.get("model") != current.get("model"):
-        parts.append(f"model: recorded {recorded.get('model')!r}, now {current.get('model')!r}")
-    if recorded.get("params") != current.get("params"):
-        parts.append(f"parameters: recorded {recorded.get('params')}, now {current.get('params')}")
-    if recorded.get("tools") != current.get("tools"):
-        names = [
-            sorted(t.get("function", t).get("name", "") for t in r.get("tools", []))
-            for r in (recorded, current)
-        ]
-        if names[0] != names[1]:
-            parts.append(f"tools: recorded {names[0]}, now {names[1]}")
-        else:
-            parts.append("tools: the same names, but their descriptions or schemas changed")
-    old, new = recorded.get("messages", []), current.get("messages", [])
-    for index in range(max(len(old), len(new))):
-        before = old[index] if index < len(old) else None
-        after = new[index] if index < len(new) else None
-        if before == after:
-            continue
-        diff = difflib.unified_diff(
-            _message_lines(before) if before else [],
-            _message_lines(after) if after else [],
-            "recorded",
-            "now",
-            lineterm="",
-            n=1,
-        )
-        shown = list(diff)[2:40]
-        parts.append(f"message {index + 1} of {len(new)} differs:\n" + "\n".join(shown))
-        break
-    return "\n".join(parts) or "the requests differ only in ways not shown"
+    return ref_fingerprint(
+        [digest(m) for m in request.get("messages", [])],
+        digest(request.get("tools", [])),
+        request.get("model"),
+        request.get("params", {}),
+    )

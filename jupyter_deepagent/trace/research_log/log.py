@@ -4,7 +4,8 @@ Each line is a JSON object whose `prev` is the `hash` of the record before ("" f
 and whose `hash` is the sha256 of the line's own JSON without `hash` (sorted keys). Editing,
 removing or reordering a record breaks the chain there, which `verify` reports. Lines are only
 ever appended. A record names its cell (`cell_id`, `source_key`), and holds the run's events and,
-for each model call, the canonical request and the full response (see `record.run_record`). A run
+for each model call, its request (by the digests of its messages) and the full response (see
+`record.run_record`). The file is read once per `ResearchLog` (again only when it changed). A run
 resumed after an approval is a record of kind "resume" of the cell whose turn it continues,
 numbered (`resume`: 1, 2, ...) and holding the human `decision`.
 
@@ -101,6 +102,8 @@ class _Scan:
     damaged: list[LogProblem]
     ends_open: bool
     """The file does not end with a newline (an append must start a fresh line)."""
+    lines: int = 0
+    """How many lines the file has (the last one incomplete when `ends_open`)."""
 
 
 class ResearchLog:
@@ -112,15 +115,32 @@ class ResearchLog:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._read: tuple[tuple[int, int, int], _Scan] | None = None
+        """The last scan and the file's (inode, size, mtime) it was read at."""
 
     def exists(self) -> bool:
         """Tell whether the log file exists."""
         return self.path.is_file()
 
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
     def _scan(self) -> _Scan:
-        if not self.path.is_file():
+        """The log as read once: again only when the file changed since (another writer)."""
+        stamp = self._stamp()
+        if stamp is None:
             return _Scan([], [], ends_open=False)
-        data = self.path.read_bytes()
+        if self._read is not None and self._read[0] == stamp:
+            return self._read[1]
+        scan = self._read_scan(self.path.read_bytes())
+        self._read = (stamp, scan)
+        return scan
+
+    def _read_scan(self, data: bytes) -> _Scan:
         records: list[tuple[int, dict[str, Any]]] = []
         damaged: list[LogProblem] = []
         lines = data.split(b"\n")
@@ -144,7 +164,7 @@ class ResearchLog:
                     "mid-append, or the disk was full)",
                 )
             )
-        return _Scan(records, damaged, ends_open=bool(data) and not data.endswith(b"\n"))
+        return _Scan(records, damaged, bool(data) and not data.endswith(b"\n"), last)
 
     def records(self) -> list[dict[str, Any]]:
         """Every intact record, in order (damaged lines are skipped; see `damage`).
@@ -203,6 +223,11 @@ class ResearchLog:
             handle.write(("\n" if scan.ends_open else "").encode() + data)
             handle.flush()
             os.fsync(handle.fileno())
+        stamp = self._stamp()
+        if stamp is not None:  # the file as this append left it: no need to read it again
+            number = scan.lines + 1
+            records = [*scan.records, (number, chained)]
+            self._read = (stamp, _Scan(records, scan.damaged, ends_open=False, lines=number))
         return chained
 
     def verify(self) -> list[LogProblem]:
@@ -217,6 +242,7 @@ class ResearchLog:
         """
         if not self.path.is_file():
             return [LogProblem(0, f"{self.path.name} does not exist")]
+        self._read = None  # checked as it is now, whatever was read before
         scan = self._scan()
         problems: list[LogProblem] = []
         broken: set[int] = set()
@@ -248,6 +274,31 @@ class ResearchLog:
                 tail = f"the chain resumes at line {after}"
             problems.append(LogProblem(problem.line, f"{problem.message}; {tail}"))
         return sorted(problems, key=lambda p: p.line)
+
+    def recordings_for(
+        self, cell_id: str | None, source_key: str, resume: int = 0
+    ) -> list[dict[str, Any]]:
+        """Every complete record of a cell, the latest first: those with its frontend id, then
+        those with its text's key. A run that failed or was stopped does not count.
+
+        `resume` > 0 asks for the records of that resume of the cell's turn (kind "resume").
+
+        Raises:
+            OSError: The file exists but cannot be read.
+        """
+        by_id: list[dict[str, Any]] = []
+        by_source: list[dict[str, Any]] = []
+        kind = "resume" if resume else "run"
+        for _, record in reversed(self._scan().records):
+            if record.get("kind") != kind or record.get("status") not in ("ok", "interrupted"):
+                continue
+            if resume and record.get("resume") != resume:
+                continue
+            if cell_id and record.get("cell_id") == cell_id:
+                by_id.append(record)
+            elif record.get("source_key") == source_key:
+                by_source.append(record)
+        return by_id + by_source
 
     def latest_for(
         self, cell_id: str | None, source_key: str, resume: int = 0

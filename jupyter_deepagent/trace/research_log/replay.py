@@ -3,7 +3,8 @@
 Every request the agent, its subagents or the summarizer send passes through the wrapper, which
 computes its fingerprint (`fingerprint`) and asks the run's `CallLedger`:
 
-- `auto`: a request recorded for this cell gets the recorded response, with no model call; any
+- `auto`: a request recorded for this cell (in any of its complete recordings, the latest first)
+  gets the recorded response, with no model call; any
   other request calls the live model, and the call is recorded. Without a usable model, a request
   that is not recorded raises `ReplayMismatch` with the difference and the way out.
 - `strict`: a request that is not recorded raises `ReplayMismatch` naming the cell, the step and
@@ -17,7 +18,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -31,17 +32,15 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ReplayMismatch
 from jupyter_deepagent.harness.run_events.event_stream import current_agent
-from jupyter_deepagent.trace.research_log.fingerprint import (
-    canonical_request,
-    describe_difference,
-    fingerprint,
-    masked_strings,
-)
+from jupyter_deepagent.trace.research_log.canon import CanonicalRequest, RequestCanon
+from jupyter_deepagent.trace.research_log.difference import describe_difference
+from jupyter_deepagent.trace.research_log.fingerprint import masked_strings
+from jupyter_deepagent.trace.research_log.record import stored_calls
+from jupyter_deepagent.trace.research_log.recorded import RecordedCall, Recording
 
 __all__ = ["SERVED_FROM_LOG", "CallLedger", "ReplayChatModel"]
 
@@ -56,20 +55,23 @@ class CallLedger:
     """The model calls of one run: those recorded earlier to serve, and those made now.
 
     Args:
-        recorded: The `calls` of the cell's last record (each `{fingerprint, request, response}`).
+        recordings: The cell's complete recordings, the latest first (`Recording`s, or records
+            as the log holds them). A request is served from the first that holds it.
         mode: "auto", "strict" or "off".
         cell: How the cell is named in errors ("cell 3", "cell abc123").
         redact: Masks secrets in what is stored.
         way_out: What to do about a mismatch, added to its message.
+        carried: Recorded calls the run before left unserved, offered after the recordings.
     """
 
     def __init__(
         self,
-        recorded: list[dict[str, Any]],
+        recordings: Sequence[Recording | Mapping[str, Any]],
         mode: str,
         cell: str,
         redact: Callable[[str], str] = str,
         way_out: str = "",
+        carried: Sequence[RecordedCall] = (),
     ) -> None:
         if mode not in _REPLAY_MODES:
             msg = f"replay mode must be one of {', '.join(_REPLAY_MODES)}, not {mode!r}"
@@ -78,13 +80,34 @@ class CallLedger:
         self.cell = cell
         self.redact = redact
         self.way_out = way_out
-        self.recorded = list(recorded)
-        self._waiting: dict[str, deque[dict[str, Any]]] = {}
-        for call in self.recorded:
-            self._waiting.setdefault(call["fingerprint"], deque()).append(call)
+        self.canon = RequestCanon(redact)
+        self._pending: deque[Recording | Mapping[str, Any] | tuple[RecordedCall, ...]] = deque(
+            [*recordings, tuple(carried)]
+        )
+        """Recordings not read yet: an older one is read only when the newer ones lack a request."""
+        self._groups: list[dict[str, deque[RecordedCall]]] = []
+        self._read_more()
         self.calls: list[dict[str, Any]] = []
+        self.served: list[RecordedCall] = []
+        """The recorded call behind each call served from the log, in order."""
         self.mismatch: ReplayMismatch | None = None
         self._lock = threading.Lock()
+
+    def _read_more(self) -> bool:
+        """Read the next recording that holds calls into `_groups`; False when none is left."""
+        while self._pending:
+            source = self._pending.popleft()
+            if isinstance(source, tuple):
+                calls = source
+            else:
+                calls = (source if isinstance(source, Recording) else Recording(source)).calls
+            waiting: dict[str, deque[RecordedCall]] = {}
+            for call in calls:
+                waiting.setdefault(call.fingerprint, deque()).append(call)
+            if waiting:
+                self._groups.append(waiting)
+                return True
+        return False
 
     @property
     def outcome(self) -> str:
@@ -96,43 +119,70 @@ class CallLedger:
             return "replayed"
         return "live" if kinds == {False} else "mixed"
 
-    def unserved(self) -> list[dict[str, Any]]:
-        """The recorded calls not served (yet): what a resume of this run may still need, when
-        the run paused where its recording did not (code from the log waits for approval)."""
-        with self._lock:
-            return [call for waiting in self._waiting.values() for call in waiting]
+    def replayed_recording(self) -> Recording | None:
+        """The recording this run replayed, when every call was served from the log (the one
+        that served the last call)."""
+        if self.outcome != "replayed" or not self.served:
+            return None
+        return self.served[-1].recording
 
-    def serve(self, request: dict[str, Any], live: bool) -> dict[str, Any] | None:
+    def _following(self) -> list[RecordedCall]:
+        """The unserved calls of the recordings this run follows (those that served a call, else
+        the latest), in their recorded order."""
+        sources = {id(call.recording) for call in self.served}
+        waiting = [c for g in self._groups for q in g.values() for c in q]
+        followed = [c for c in waiting if id(c.recording) in sources]
+        if not followed and self._groups:
+            followed = [c for q in self._groups[0].values() for c in q]
+        return sorted(followed, key=lambda c: c.step)
+
+    def unserved(self) -> list[RecordedCall]:
+        """The recorded calls not served (yet) of the recordings this run followed: what a resume
+        of this run may still need, when the run paused where its recording did not (code from
+        the log waits for approval)."""
+        with self._lock:
+            return self._following()
+
+    def serve(self, request: CanonicalRequest, live: bool) -> dict[str, Any] | None:
         """The recorded response for `request`, or None when the live model must answer.
 
         Raises:
             ReplayMismatch: Strict mode, or auto without a usable model (`live` False), and the
                 request was not recorded.
         """
-        digest = fingerprint(request)
         with self._lock:
             step = len(self.calls) + 1
             if self.mode != "off":
-                waiting = self._waiting.get(digest)
-                if waiting:
-                    call = waiting.popleft()
-                    self._append(digest, request, call["response"], replayed=True)
-                    return call["response"]
+                index = 0
+                while index < len(self._groups) or self._read_more():
+                    waiting = self._groups[index].get(request.fingerprint)
+                    if waiting:
+                        call = waiting.popleft()
+                        self.served.append(call)
+                        self._append(request, call.response, replayed=True)
+                        return call.response
+                    index += 1
             if self.mode == "strict" or not live:
                 self.mismatch = self._mismatch(step, request, live)
                 raise self.mismatch
         return None
 
-    def record(self, request: dict[str, Any], response: BaseMessage, seconds: float) -> None:
+    def record(self, request: CanonicalRequest, response: BaseMessage, seconds: float) -> None:
         """Keep a live call: its request and its whole response (secrets masked)."""
-        stored = masked_strings(message_to_dict(response), self.redact)
+        frozen = getattr(self.redact, "frozen", None)  # the values to hide, gathered once
+        redact = frozen() if callable(frozen) else self.redact
+        stored = masked_strings(message_to_dict(response), redact)
         with self._lock:
-            self._append(fingerprint(request), request, stored, replayed=False, seconds=seconds)
+            self._append(request, stored, replayed=False, seconds=seconds)
+
+    def as_record(self) -> dict[str, Any]:
+        """This run's calls as a record holds them (`Recording` reads it back)."""
+        calls, messages, tools = stored_calls(self.calls, self.canon.messages, self.canon.tools)
+        return {"v": 2, "messages": messages, "tools": tools, "calls": calls}
 
     def _append(
         self,
-        digest: str,
-        request: dict[str, Any],
+        request: CanonicalRequest,
         response: dict[str, Any],
         *,
         replayed: bool,
@@ -142,8 +192,8 @@ class CallLedger:
         self.calls.append(
             {
                 "step": len(self.calls) + 1,
-                "fingerprint": digest,
-                "request": request,
+                "fingerprint": request.fingerprint,
+                "request": request.ref(),
                 "response": response,
                 "replayed": replayed,
                 "agent": agent,
@@ -152,26 +202,18 @@ class CallLedger:
             }
         )
 
-    def _mismatch(self, step: int, request: dict[str, Any], live: bool) -> ReplayMismatch:
-        served = {c["fingerprint"] for c in self.calls if c["replayed"]}
-        unserved = [c for c in self.recorded if c["fingerprint"] not in served]
-        closest = unserved[0] if unserved else None
-        why = "differs from the research log" if self.recorded else "has no recording"
+    def _mismatch(self, step: int, request: CanonicalRequest, live: bool) -> ReplayMismatch:
+        followed = self._following()
+        why = "differs from the research log" if self._groups else "has no recording"
         text = f"{self.cell}, model call {step}: the request {why} ({self.mode} replay)."
-        if self.recorded:
-            text += "\n" + describe_difference(closest and closest["request"], request)
+        if self._groups:
+            recorded = followed[0].request() if followed else None
+            text += "\n" + describe_difference(recorded, self.canon.expand(request))
         if not live and self.mode != "strict":
             text += "\nNo usable model to ask instead."
         if self.way_out:
             text += "\n" + self.way_out
         return ReplayMismatch(text, cell=self.cell, step=step)
-
-
-def _tool_schema(tool: Any) -> dict[str, Any]:
-    try:
-        return convert_to_openai_tool(tool)
-    except Exception:
-        return {"name": str(getattr(tool, "name", tool))}
 
 
 class ReplayChatModel(BaseChatModel):
@@ -212,7 +254,7 @@ class ReplayChatModel(BaseChatModel):
 
     def _request(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> CanonicalRequest:
         tools = kwargs.get("tools") or []
         params = dict(self.params)
         params.update({k: v for k, v in kwargs.items() if k != "tools"})
@@ -228,9 +270,8 @@ class ReplayChatModel(BaseChatModel):
             },
             redact,
         )
-        return canonical_request(
-            messages, [_tool_schema(t) for t in tools], self.label, params, redact
-        )
+        canon: RequestCanon = self.ledger.canon
+        return canon.request(messages, tools, self.label, params)
 
     def _inner_call(self, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """The live model and the keyword arguments its own `_generate`/`_stream` expect."""
@@ -244,7 +285,7 @@ class ReplayChatModel(BaseChatModel):
 
     def _served(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> tuple[dict[str, Any], BaseMessage | None]:
+    ) -> tuple[CanonicalRequest, BaseMessage | None]:
         request = self._request(messages, stop, kwargs)
         response = self.ledger.serve(request, live=self.inner is not None)
         if response is None:
