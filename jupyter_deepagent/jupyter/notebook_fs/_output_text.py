@@ -38,6 +38,11 @@ __all__ = [
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _OVERWRITTEN = re.compile(r"[^\n]*\r(?=[^\r\n])")
+_RELOAD_NOTICE = re.compile(
+    r"^The \S+ extension is already loaded\. To reload it, use:\n  %reload_ext \S+\n", re.M
+)
+"""IPython's notice when `%load_ext` runs again: about the kernel's state, not the cell's result,
+printed only on a re-run (so the second pass of Run All would show the agent another notebook)."""
 _TEXT_FALLBACKS = ("text/markdown", "text/latex", "application/json")
 _HISTORY_KINDS = {"out_stream": "stdout", "err_stream": "stderr"}
 _STREAM_TEXTS: OrderedDict[int, tuple[list[object], int, str]] = OrderedDict()
@@ -353,7 +358,9 @@ class LiveCell:
         for output in self.outputs:
             text = "".join(output.parts)
             if output.kind in ("stdout", "stderr"):
-                text = clean_stream_text(text)
+                text = _RELOAD_NOTICE.sub("", clean_stream_text(text))
+                if not text:
+                    continue
             records.append(OutputRecord(output.kind, text))
         if self.dropped:
             note = f"{self.dropped:,} more characters of output were not recorded"

@@ -236,7 +236,8 @@ class FileTracker:
         self.files[path] = {"path": path, **entry}
 
     def view(self) -> dict[str, object]:
-        """The Files tab's data: `mounts` in `_MOUNT_ORDER`, each with its files in order."""
+        """The Files tab's data: `mounts` in `_MOUNT_ORDER`, each with its files by path (parallel
+        subagents finish in any order: a replay must show the same tab)."""
         # `file_written` says what was written; the call's own arguments give its first lines
         written = {
             path: {
@@ -255,6 +256,9 @@ class FileTracker:
             m for m in groups if m not in _MOUNT_ORDER
         )
         return {
-            "mounts": [{"mount": mount, "files": groups[mount]} for mount in order],
+            "mounts": [
+                {"mount": mount, "files": sorted(groups[mount], key=lambda e: str(e["path"]))}
+                for mount in order
+            ],
             "count": len(entries),
         }
