@@ -139,6 +139,9 @@ def test_a_changed_cell_goes_live_once_then_its_old_and_new_text_both_replay(
     live = _script()
     notebook.session.configure(model=live)
     edited = "%%agent\nLook around the notebook and write two notes."
+    # the cell as first written, then edited (this shell sends no cell ids with its executions,
+    # so /notebook/ keeps both texts as cells: each pass below runs the same two)
+    assert notebook.run(ASK).error is None and live.requests == []  # replayed
     assert notebook.run(edited).error is None
     assert len(live.requests) == 3  # the changed request went live
     logged = log_path_for(notebook.path).read_bytes()
