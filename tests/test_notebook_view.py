@@ -74,16 +74,41 @@ def test_run_all_twice_shows_each_cell_once_with_its_latest_output(
         assert f"/notebook/cells/{name}.py" in listing
     assert f"/notebook/cells/{names[3]}.py" not in listing  # the cell below the agent's
     assert "value 111" in first[1] and "value 222" in values and "111" not in values
-    assert _live_files(below) == [] and _live_files(own) == []  # /saved/ is the file as saved
+    assert "No matches" in below and "No matches" in own  # /saved/ too: it ends above the cell
     assert index == first[4]
     assert f"/notebook/cells/{names[2]}.py (this cell, running: its outputs are not" in index
     assert ("cell (no id)" in index) is not saved  # source-matched cells have the saved ids
 
 
-def _live_files(grep_result: str) -> list[str]:
-    """The files a grep's file list names outside `/notebook/saved/`."""
-    lines = grep_result.splitlines()
-    return [line for line in lines if line.startswith("/notebook/") and "/saved/" not in line]
+def test_the_saved_file_ends_above_the_agent_cell_and_a_search_of_the_view_leaves_it_out(
+    notebook: Notebook,
+) -> None:
+    # saved by an earlier session: every cell with the outputs of its run then
+    cells = [nbformat.v4.new_markdown_cell("# Warming")]
+    cells += [nbformat.v4.new_code_cell(source) for source in CELLS]
+    said = ["", "value 999", "agent · old run", "below the agent cell"]
+    for cell, text in zip(cells[1:], said, strict=True):
+        if text:
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), notebook.path)
+    notebook.session.configure(
+        model=scripted(
+            call("ls", path="/notebook/saved/cells/"),
+            call("grep", pattern="below the agent cell", path="/notebook/saved/"),
+            "looked",
+        )
+    )
+    for source in CELLS:
+        assert notebook.run(source).error is None
+    messages = notebook.shell.user_ns["_agent"].messages
+    saved_cells, below = [m.text for m in messages if isinstance(m, ToolMessage)]
+
+    assert "/notebook/saved/cells/3.py" in saved_cells  # the cells above the agent's
+    assert "4.py" not in saved_cells and "5.py" not in saved_cells  # its own, and below it
+    assert "No matches" in below
+    view = NotebookBackend(notebook.shell)  # after the run: the whole saved file again
+    assert [m.line for m in view.grep("value 9", "/")] == []  # the run shows 111, not the save
+    assert [m.line for m in view.grep("value 9", "/saved/")] == ["value 999"]  # when asked for
 
 
 def _saved(*sources: str, ids: bool = True) -> list[SavedCell]:

@@ -169,17 +169,22 @@ class SavedNotebook:
         return cells
 
 
-def saved_files(saved: SavedNotebook, mount: str) -> dict[str, NotebookFile]:
+def saved_files(
+    saved: SavedNotebook, mount: str, above: int | None = None
+) -> dict[str, NotebookFile]:
     """The files of `/saved/`: each saved cell's source and outputs, and `index.md`.
 
     Args:
         saved: The notebook file.
         mount: Where the view is mounted (e.g. `/notebook`), for the paths the index shows.
+        above: Keep only the cells before this 1-based position (the running agent cell's).
 
     Raises:
         BackendError: If the file exists but is not a readable notebook.
     """
     cells, when, name = saved.cells(), saved.modified_at, saved.path.name
+    if above is not None:
+        cells = [cell for cell in cells if cell.index < above]
     files: dict[str, NotebookFile] = {}
     for cell in cells:
         files[cell.source_path] = NotebookFile(

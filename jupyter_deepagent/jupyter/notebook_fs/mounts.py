@@ -107,7 +107,8 @@ order; `/notebook/cells/<NN>.py` is the source of the cell at position NN and \
 `/notebook/outputs/<NN>.txt` its output as text. You see the cells above the cell you run in, \
 not your own cell's output nor the cells below it. \
 `/notebook/history/executions.md` says which cell an execution count `In [n]` was, and \
-`/notebook/saved/` holds the notebook file as last saved. \
+`/notebook/saved/` holds the notebook file as last saved, above your cell (search it by \
+its path: a search of `/notebook/` leaves it out). \
 `/notebook/vars/index.md` lists the kernel's variables, and `/notebook/vars/<name>.csv` (tables), \
 `.json` or `.txt` holds each one. Read these instead of asking the user to paste data; page \
 through large files with `offset` and `limit`.

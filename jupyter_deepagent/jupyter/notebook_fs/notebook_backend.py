@@ -13,7 +13,9 @@
 
 One entry per cell, its latest run: a re-run replaces (see `notebook_cells` for how executions
 become cells, their order and names). A view made while a cell runs the agent ends at that cell
-and leaves out its outputs.
+and leaves out its outputs; its `/saved/` also ends above that cell. A search (grep, glob) of the
+whole view leaves `/saved/` out: the saved file holds earlier runs' outputs, which a re-run
+replaced; search it by its path.
 
 Everything is rendered from the shell and its `OutputCapture`, so a cell's output is readable
 the moment the cell finishes, without saving. Tables page by rows.
@@ -29,7 +31,6 @@ reads only its lines, and a grep over a big notebook masks only the blocks that 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from collections import OrderedDict
@@ -169,11 +170,8 @@ class NotebookBackend(AsyncBackendMixin):
             files.update(self._cell_files().files)
         if group in ("", "vars"):
             files.update(self._variable_files())
-        if group == "saved":
+        if group == "saved":  # only when asked for: a search of the whole view leaves it out
             files.update(self._saved_files())
-        elif group == "":
-            with contextlib.suppress(BackendError):  # a broken .ipynb must not hide the live view
-                files.update(self._saved_files())
         prefix = folder_prefix(folder)
         redact = self.redact.frozen()  # the secrets are gathered once for all these files
         masking = FileMasking(self._texts, redact, redact.fingerprint())
@@ -253,8 +251,16 @@ class NotebookBackend(AsyncBackendMixin):
         return len(self._render(name, value).encode("utf-8", "surrogatepass"))
 
     def _saved_files(self) -> dict[str, NotebookFile]:
+        """The saved file's cells; while an agent cell runs, only those above it (the saved
+        file changes with every save, and below the running cell it holds the last pass)."""
         saved = self._saved_notebook()
-        return saved_files(saved, self.mount.rstrip("/")) if saved is not None else {}
+        if saved is None:
+            return {}
+        above = None
+        if self._running is not None:
+            running = self._cell_files().view.running
+            above = running.saved_index if running is not None else None
+        return saved_files(saved, self.mount.rstrip("/"), above=above)
 
     # -- lookups -------------------------------------------------------------------------------
 
