@@ -248,7 +248,7 @@ class FileTracker:
         } or self.derived
         entries = [*written.values(), *(e for p, e in self.files.items() if p not in written)]
         groups: dict[str, list[_Entry]] = {}
-        for entry in entries:
+        for entry in sorted(entries, key=lambda e: str(e["path"])):
             groups.setdefault(mount_of(str(entry["path"])), []).append(
                 {k: v for k, v in entry.items() if k != "tool_call_id"}
             )
@@ -256,9 +256,6 @@ class FileTracker:
             m for m in groups if m not in _MOUNT_ORDER
         )
         return {
-            "mounts": [
-                {"mount": mount, "files": sorted(groups[mount], key=lambda e: str(e["path"]))}
-                for mount in order
-            ],
+            "mounts": [{"mount": mount, "files": groups[mount]} for mount in order],
             "count": len(entries),
         }
