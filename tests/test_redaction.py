@@ -172,6 +172,18 @@ def test_escaped_spellings_of_a_known_value_are_masked() -> None:
         assert redact(f"x,{spelling},y") == "x,***,y"
 
 
+def test_a_secret_set_in_the_environment_mid_run_is_masked_in_a_text_masked_before() -> None:
+    environ = {"HOME": "/home/me"}
+    redact = Redactor(environ=environ)
+    key = "kq8Zr2vXw9Lm4Tn7"
+    result = "rows of a table\n" * 200 + f"the service answered with {key}\n"  # a long result
+    assert key in redact(result) and key in redact.frozen()(result)
+    environ["SERVICE_API_KEY"] = key
+    assert key not in redact(result) and key not in redact.frozen()(result)
+    del environ["SERVICE_API_KEY"]
+    assert key in redact(result)
+
+
 @pytest.mark.parametrize(
     "text",
     ["x" * 40_000, "key" * 13_334, "ACGT" * 7_500, "key=" * 10_000, 'a="' * 13_334,

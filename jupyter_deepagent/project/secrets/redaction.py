@@ -192,6 +192,28 @@ def _escaped_forms(value: str) -> set[str]:
     return {line for line in lines if len(line.strip()) >= 4}
 
 
+_MEMO_CHARS = 200
+"""Texts this long are masked once while the values to hide stay the same (`_masked_long`)."""
+
+
+@lru_cache(maxsize=64)
+def _masked_long(searched: tuple[str, ...], text: str) -> str:
+    """`text` masked by a redactor that searches the spellings `searched` (and the patterns)."""
+    return apply_masks(text, _spans(searched, text, 0, len(text)))
+
+
+def _spans(searched: tuple[str, ...], text: str, start: int, end: int) -> list[Span]:
+    """Where `text[start:end]` holds one of the spellings `searched` or a secret's pattern."""
+    presence = CharacterPresence(text, start, end)
+    found = pattern_spans(text, looks_secret, start, end, presence)
+    for form in searched:
+        at = presence.find(form)
+        while at != -1:
+            found.append((at, at + len(form)))
+            at = text.find(form, at + len(form), end)
+    return merged(found)
+
+
 def merged(spans: Iterable[Span]) -> list[Span]:
     """Sort spans and join the ones that overlap or touch."""
     result: list[Span] = []
@@ -234,10 +256,23 @@ class Redactor:
         self.extra = extra
         self.environ = environ if environ is not None else os.environ
         self._forms: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self._environment: tuple[tuple[object, ...], frozenset[str]] = ((), frozenset())
+
+    def _environment_values(self) -> set[str]:
+        """The environment's secret values, found again only when the environment changed (a
+        run asks at every text it masks; reading the environment anew costs ~10 µs a name)."""
+        # os.environ decodes each item in Python; its raw dict compares in one C call
+        raw = (
+            getattr(self.environ, "_data", None) if isinstance(self.environ, os._Environ) else None
+        )
+        items = tuple((raw if isinstance(raw, dict) else self.environ).items())
+        if items != self._environment[0]:
+            self._environment = (items, frozenset(_environment_secrets(self.environ)))
+        return set(self._environment[1])
 
     def values(self) -> list[str]:
         """The values hidden now, longest first (so a key is masked before a part of it)."""
-        found = _environment_secrets(self.environ)
+        found = self._environment_values()
         if self.extra is not None:
             found.update(value for value in self.extra() if isinstance(value, str))
         return sorted((v for v in found if _masks_by_value(v)), key=len, reverse=True)
@@ -256,9 +291,10 @@ class Redactor:
 
     def frozen(self) -> Redactor:
         """A redactor of the values hidden now, for the many texts of one listing or search."""
-        values = self.values()
+        self._searched()  # the spellings of the values hidden now, kept while they stay
+        values = list(self._forms[0])
         frozen = Redactor(extra=lambda: values, environ={})
-        frozen._searched()
+        frozen._forms = self._forms
         return frozen
 
     def spans(self, text: str, start: int = 0, end: int | None = None) -> list[Span]:
@@ -273,18 +309,12 @@ class Redactor:
         Returns:
             `[start, end)` spans in `text`'s own positions.
         """
-        end = len(text) if end is None else end
-        presence = CharacterPresence(text, start, end)
-        found = pattern_spans(text, looks_secret, start, end, presence)
-        for form in self._searched():
-            at = presence.find(form)
-            while at != -1:
-                found.append((at, at + len(form)))
-                at = text.find(form, at + len(form), end)
-        return merged(found)
+        return _spans(self._searched(), text, start, len(text) if end is None else end)
 
     def __call__(self, text: str) -> str:
         """`text` with every secret value, and every value shown being set as a secret, masked."""
+        if len(text) >= _MEMO_CHARS:  # a tool's result is masked for its event, then its request
+            return _masked_long(self._searched(), text)
         return apply_masks(text, self.spans(text)) if text else text
 
     def lines(self, lines: Iterable[str]) -> list[str]:

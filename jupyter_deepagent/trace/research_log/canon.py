@@ -166,8 +166,16 @@ class RequestCanon:
         """id of a request's second message (its conversation's first) -> its last request"""
 
     def _entry(self, message: object) -> _Entry:
-        key = getattr(message, "id", None)
-        key = key if isinstance(key, str) and key else ("object", id(message))
+        key: object = getattr(message, "id", None)
+        if not (isinstance(key, str) and key):
+            content = getattr(message, "content", None)
+            # a message without an id (the system prompt, made anew for each request) is known
+            # by its text, so it is masked once, not once per request
+            key = (
+                ("text", getattr(message, "type", None), content)
+                if isinstance(content, str)
+                else ("object", id(message))
+            )
         entry = self._entries.get(key)
         if entry is None or not entry.applies_to(message):
             entry = self._entries[key] = _Entry(message, canonical_message(message, self.redact))
