@@ -56,13 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     verify = commands.add_parser(
         "verify",
         help="check the hash chain (integrity, not authorship) and every agent cell, then "
-        "dry-run the notebook with strict replay: this EXECUTES the notebook's code",
+        "dry-run a copy of the notebook with strict replay: this EXECUTES the notebook's code",
         description="Check the research log's hash chain (integrity, not authorship) and that "
-        "every agent cell has a complete recording; then run the notebook headless with strict "
-        "replay in a fresh, temporary state folder, discarding the output, so a log that a "
-        "replay would reject fails here, naming the cell. The dry run executes the notebook's "
-        "code and the tool calls of its recordings (files they write to /workspace/ are "
-        "written); it leaves the notebook and its log as they are.",
+        "every agent cell has a complete recording; then run a temporary copy of the notebook's "
+        "folder headless with strict replay, in a fresh state folder, discarding it all, so a "
+        "log that a replay would reject fails here, naming the cell. The dry run executes the "
+        "notebook's code and the tool calls of its recordings in the copy; the notebook, its "
+        "folder and its log are left as they are.",
     )
     verify.add_argument("notebook", type=Path)
     verify.add_argument(

@@ -1,11 +1,13 @@
 """`jupyter-deepagent verify`'s dry run: the notebook run headless with strict replay, as a fresh
 clone would run it, to find a log that strict replay would reject.
 
-It is `run --replay strict` in a new, temporary state folder (no conversations, memories or
-artifacts of earlier runs; never a database named in the environment), with the executed notebook
-thrown away: the notebook and its research log are left as they are. It does run the notebook's
-code and the tool calls its recordings make (files written to /workspace/ are written), and code
-the log serves (recorded python calls) only with `approve_recorded`, as `run` does.
+It is `run --replay strict` on a temporary copy of the notebook's folder (without its state
+folder and version-control internals), with a new, temporary state folder (no conversations,
+memories or artifacts of earlier runs; never a database named in the environment), all thrown
+away afterwards. It runs the notebook's code and the tool calls its recordings make, in the copy:
+a log from someone else cannot make it write to the folder checked. Code the log serves (recorded
+python calls) runs only with `approve_recorded`, as under `run`; that code, like the notebook's
+own, can reach anything the user can, so approve only code you have read.
 
 A cell's own `--replay auto` or `--replay off` wins over the runner's strict mode, so it would
 ask the live model: the dry run is not made then, and the message names those cells.
@@ -14,6 +16,7 @@ ask the live model: the dry run is not made then, and the message names those ce
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +24,8 @@ from pathlib import Path
 
 __all__ = ["DryRun", "dry_run"]
 
+_NOT_COPIED = (".git", ".hg", ".svn", ".ipynb_checkpoints", "__pycache__")
+"""Left out of the dry run's copy of the notebook's folder, with the state folder."""
 _REPLAY_OPTION = re.compile(r"(?:^|\s)--replay(?:=|\s+)(\S+)")
 
 
@@ -61,6 +66,7 @@ def dry_run(
                 "%agent config replay=...)"
             ],
         )
+    state_dir = Path(configured.state_dir).name
     if configured.database_url:
         return DryRun(
             2,
@@ -71,8 +77,13 @@ def dry_run(
             ],
         )
     with tempfile.TemporaryDirectory(prefix="jupyter-deepagent-verify-") as scratch:
+        folder = notebook.resolve().parent
+        copy = Path(scratch) / folder.name
+        shutil.copytree(
+            folder, copy, symlinks=True, ignore=shutil.ignore_patterns(*_NOT_COPIED, state_dir)
+        )
         report = run_notebook(
-            notebook,
+            copy / notebook.name,
             replay="strict",
             output=None,
             progress=progress,
@@ -90,7 +101,7 @@ def dry_run(
         return DryRun(
             0,
             [
-                "dry run: the notebook ran headless with strict replay in a fresh state folder: "
+                "dry run: a copy of the notebook ran headless with strict replay in a fresh state folder: "
                 f"{checked}, no model was called"
             ],
         )

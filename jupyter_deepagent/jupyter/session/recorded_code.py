@@ -253,8 +253,9 @@ def refusal_text(
     )
     if headless:
         todo = (
-            "Headless, run the notebook with `jupyter-deepagent run --approve-recorded` to "
-            "run it (each code block is printed as it runs)."
+            "Headless, run the notebook with `jupyter-deepagent run --approve-recorded` (or "
+            "check it with `jupyter-deepagent verify --approve-recorded`) to run it (each code "
+            "block is printed as it runs)."
         )
     else:
         todo = (
