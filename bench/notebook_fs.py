@@ -91,8 +91,8 @@ def _rss_mb() -> float:
 def _calls(backend: NotebookBackend, middle: int) -> dict[str, Callable[[], Any]]:
     return {
         "ls /outputs/": lambda: backend.ls("/outputs/"),
-        "read_file, the first 100 lines": lambda: backend.read("/outputs/1.txt", 0, 100),
-        "read_file, 100 lines in the middle": lambda: backend.read("/outputs/1.txt", middle, 100),
+        "read_file, the first 100 lines": lambda: backend.read("/outputs/01.txt", 0, 100),
+        "read_file, 100 lines in the middle": lambda: backend.read("/outputs/01.txt", middle, 100),
         "grep 'glacier mass' (literal, no match)": lambda: backend.grep("glacier mass", "/"),
         "grep 'AIza' (literal, the key: no match)": lambda: backend.grep("AIza", "/outputs/"),
         "grep 'key in the m\\w+e' (regex, one match)": lambda: backend.grep(

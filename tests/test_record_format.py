@@ -172,3 +172,36 @@ def test_a_difference_the_text_does_not_show_is_shown_as_json(
 
     assert "message 1 of 1 differs" in text
     assert any(line.startswith("+") and shown in line for line in text.splitlines()), text
+
+
+def test_the_run_s_cached_fingerprints_equal_the_fingerprint_of_each_whole_request() -> None:
+    """`RequestCanon` reuses what the conversation's last request hashed; whatever it reuses, a
+    request's fingerprint is the one its whole canonical form gives (so a replay matches)."""
+    from jupyter_deepagent.trace.research_log.canon import RequestCanon, tool_schema
+    from jupyter_deepagent.trace.research_log.fingerprint import canonical_request, fingerprint
+
+    def secret(text: str) -> str:
+        return text.replace("s3cr3t", "***")
+
+    canon = RequestCanon(secret)
+    conversation: list[Any] = [HumanMessage("Read the notes, key s3cr3t.", id="h1")]
+    for step in range(6):
+        call_id = uuid.uuid4().hex  # random, as providers make them
+        conversation += [
+            AIMessage("", tool_calls=[{"name": "fetch", "args": {"number": step}, "id": call_id}],
+                      id=f"a{step}"),
+            ToolMessage(f"note {step}", tool_call_id=call_id, name="fetch", id=f"t{step}"),
+        ]
+        if step == 3:  # a tool result shown anew (compression rebuilds it), its text changed
+            old = conversation[2]
+            conversation[2] = ToolMessage("moved to /large_tool_results/x", id=old.id,
+                                          tool_call_id=old.tool_call_id, name="fetch")
+        if step == 4:  # the same message made again alike: a new object, equal content
+            conversation[1] = conversation[1].model_copy()
+        for tools in ([], [fetch]):
+            request = [HumanMessage("You survey notes."), *conversation]  # a new system prompt
+            got = canon.request(request, tools, "scripted:notes", {"temperature": 0})
+            whole = canonical_request(request, [tool_schema(t) for t in tools], "scripted:notes",
+                                      {"temperature": 0}, secret)
+            assert got.fingerprint == fingerprint(whole), (step, len(tools))
+    assert not any("s3cr3t" in json.dumps(m) for m in canon.messages.values())

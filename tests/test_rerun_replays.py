@@ -1,9 +1,10 @@
 """Re-running a notebook is replaying it: Run All twice in one kernel, then Restart and Run All.
 
 Each shipped notebook runs in a real kernel as JupyterLab runs it (each execute request carries its
-cell's id), three passes: two in one kernel, then one after a restart. Every pass must serve every
-agent cell from the research log (no model call), show the same agent outputs, leave the same
-`/notebook/` listing, and leave the log byte for byte as it was.
+cell's id), three passes: two in one kernel, then one after a restart, under `auto`, the default
+(a request that differs would go to the notebook's scripted model and be recorded). Every pass must
+serve every agent cell from the research log (no model call), show the same agent outputs, leave
+the same `/notebook/` listing, and leave the log byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ class _Passes(NotebookClient):
 
 async def _three_passes(path: Path) -> list[tuple[dict[str, list[object]], list[str]]]:
     notebook = nbformat.read(path, as_version=4)
-    env = {**os.environ, "JPY_SESSION_NAME": str(path), "JUPYTER_DEEPAGENT_REPLAY": "strict"}
+    env = {**os.environ, "JPY_SESSION_NAME": str(path), "JUPYTER_DEEPAGENT_REPLAY": "auto"}
     env.pop("GOOGLE_API_KEY", None)
     client = _Passes(
         notebook,
