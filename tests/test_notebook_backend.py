@@ -309,3 +309,26 @@ def test_a_grep_gathers_the_secret_values_once_for_every_file(shell: Interactive
     assert len(cells) >= 20
     assert [m.line for m in cells if "hunter2" in m.line or "***" not in m.line] == []
     assert not [m for m in matches if "hunter2" in m.line]
+
+
+def test_reading_the_saved_notebook_does_not_import_nbformat(tmp_path) -> None:
+    """Every view of /notebook/ reads the saved file (for the cells' order): importing nbformat
+    there cost the agent's first grep in a fresh kernel seconds (its schema validator)."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    path = tmp_path / "saved.ipynb"
+    cell = nbformat.v4.new_code_cell("print('mean warming 0.5')")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="mean warming 0.5\n")]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    code = (
+        "import sys\n"
+        "from jupyter_deepagent.jupyter.notebook_fs._saved_notebook import SavedNotebook\n"
+        f"cells = SavedNotebook({str(path)!r}).cells()\n"
+        "assert cells[0].outputs[0].text == 'mean warming 0.5\\n', cells\n"
+        "print('nbformat' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -6,6 +6,7 @@ size changes, so listing `/saved/` twice costs one `stat`.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import warnings
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.jupyter.notebook_fs._output_text import (
@@ -99,7 +101,7 @@ def saved_index(cells: list[SavedCell], notebook_name: str, mount: str) -> str:
 
 
 class SavedNotebook:
-    """A notebook file on disk, read with nbformat.
+    """A notebook file on disk, as saved.
 
     Args:
         path: The `.ipynb` file (it may not exist yet: an unsaved notebook has no cells).
@@ -134,15 +136,16 @@ class SavedNotebook:
             return self._cells
 
     def _load(self) -> list[SavedCell]:
-        import nbformat
-
+        """The cells as saved. A version 4 file is read as the JSON it is (every view of
+        `/notebook/` reads it, and importing nbformat costs a kernel seconds the first time);
+        an older one through nbformat, which converts it."""
         try:
-            with (
-                warnings.catch_warnings()
-            ):  # old files miss cell ids; nbformat warns, we do not care
-                warnings.simplefilter("ignore")
-                notebook = nbformat.read(self.path, as_version=4)
-        except Exception as exc:  # nbformat raises many types for one problem: not a notebook
+            notebook = json.loads(self.path.read_bytes())
+            if not isinstance(notebook, dict) or not isinstance(notebook.get("cells", []), list):
+                raise ValueError("not a notebook (no list of cells)")
+            if notebook.get("nbformat", 4) < 4:
+                notebook = self._converted()
+        except Exception as exc:  # not JSON, not a notebook, unreadable: one problem
             msg = (
                 f"Cannot read the saved notebook {self.path.name}: {exc}. The live cells under "
                 "cells/ and outputs/ are still readable."
@@ -167,6 +170,13 @@ class SavedNotebook:
                 )
             )
         return cells
+
+    def _converted(self) -> dict[str, Any]:
+        import nbformat
+
+        with warnings.catch_warnings():  # old files miss cell ids; nbformat warns, we do not care
+            warnings.simplefilter("ignore")
+            return dict(nbformat.read(self.path, as_version=4))
 
 
 def saved_files(
