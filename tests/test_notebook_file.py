@@ -284,9 +284,11 @@ def test_a_cell_the_kept_notebook_no_longer_holds_cannot_be_told(
     kernel.session.configure(model=scripted("Svalbard.", "unrecorded"))
 
     kernel.run(ASK)
+    kernel.run("x = 1")  # not in the notebook either, but no agent cell: the notebook is kept
+    kept = kernel.session.notebook_path
     cell = kernel.run("%%agent\nTyped, never saved")
 
-    assert cell.error is None
+    assert kept == mine.resolve() and cell.error is None
     assert "glaciers.ipynb, the notebook found before, does not hold this cell" in cell.live_text
     assert f"thread {kernel.session.notebook.own_thread} ·" in cell.live_text
     assert len(log_path_for(mine).read_text().splitlines()) == 1

@@ -7,8 +7,8 @@ plain nbclient do not. `KernelNotebook.locate` takes, in order: the notebook nam
 `JUPYTER_DEEPAGENT_NOTEBOOK` (for clients that say nothing), and else looks the executing cell
 (`executing_cell`) up among the notebooks of the kernel's working folder (`NotebookFinder`).
 
-A notebook found by its cell is kept while it holds each cell run next (one `stat` each); a
-cell it does not hold is looked up again, and the next run's header says so.
+A notebook found by its cell is kept while it holds each agent cell run next (one `stat` each);
+an agent cell it does not hold is looked up again, and the run's header says so.
 """
 
 from __future__ import annotations
@@ -121,8 +121,9 @@ class KernelNotebook:
         In order: named with `%agent notebook PATH`, given to the session, `__session__`
         (Jupyter's `JPY_SESSION_NAME`), `__vsc_ipynb_file__` (VS Code),
         `JUPYTER_DEEPAGENT_NOTEBOOK`; else the notebook of the working folder holding the
-        executing cell (see `NotebookFinder`), kept while it holds each cell run next (one
-        `stat`), looked up again for a cell it does not hold. At most once per execution.
+        executing cell (see `NotebookFinder`), kept while it holds each agent cell run next (one
+        `stat`), looked up again for an agent cell it does not hold (other cells keep it: a
+        cell papermill injects is in no notebook). At most once per execution.
         """
         namespace = getattr(self.shell, "user_ns", {})
         named = explicit_notebook(
@@ -143,7 +144,7 @@ class KernelNotebook:
         if self._looked_up is not None and self._looked_up[0] == cell.key:
             return self._looked_up[1]
         kept = self._found
-        if kept is not None and self._finder.holds(kept, cell):
+        if kept is not None and ("%agent" not in cell.code or self._finder.holds(kept, cell)):
             found = NotebookLocation(kept, self._found_how())
         else:
             found = self._finder.find(self._folders(), cell, input_history(self.shell))
