@@ -22,15 +22,22 @@ from jupyter_deepagent.trace.research_log.log import log_path_for
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
 LOOPBACK_ONLY = pytest.mark.allow_hosts(["127.0.0.1"])
 _NOT_INHERITED = (
-    "GOOGLE_API_KEY", "GEMINI_API_KEY", "JPY_SESSION_NAME", "JUPYTER_DEEPAGENT_NOTEBOOK",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "JPY_SESSION_NAME",
+    "JUPYTER_DEEPAGENT_NOTEBOOK",
     "JUPYTER_DEEPAGENT_REPLAY",
 )
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
-    return {**env, "IPYTHONDIR": str(tmp_path / "ipython"), "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-            **extra}
+    return {
+        **env,
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        **extra,
+    }
 
 
 def _scratch_notebooks(tmp_path: Path) -> Path:
@@ -44,8 +51,9 @@ def _texts(cell: Any) -> str:
     parts = []
     for output in cell.get("outputs", []):
         parts.append(str(output.get("text", "")))
-        parts += [str(value) for key, value in output.get("data", {}).items()
-                  if key.startswith("text/")]
+        parts += [
+            str(value) for key, value in output.get("data", {}).items() if key.startswith("text/")
+        ]
     return "\n".join(parts)
 
 
@@ -68,30 +76,53 @@ def _papermill_in_process(folder: Path, tmp_path: Path, monkeypatch: pytest.Monk
         if name != "JUPYTER_DEEPAGENT_REPLAY":
             monkeypatch.delenv(name, raising=False)
     output = tmp_path / "papermill-output.ipynb"  # outside the folder: the input is found
-    papermill.execute_notebook(str(folder / "quickstart.ipynb"), str(output), cwd=str(folder),
-                               kernel_name="python3", progress_bar=False)
+    papermill.execute_notebook(
+        str(folder / "quickstart.ipynb"),
+        str(output),
+        cwd=str(folder),
+        kernel_name="python3",
+        progress_bar=False,
+    )
     return output
 
 
 def _papermill_command(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # the output beside the input, as papermill saves it while it runs: two candidates
-    command = [sys.executable, "-m", "papermill", "quickstart.ipynb", "quickstart-run.ipynb",
-               "--kernel", "python3", "--no-progress-bar"]
+    command = [
+        sys.executable,
+        "-m",
+        "papermill",
+        "quickstart.ipynb",
+        "quickstart-run.ipynb",
+        "--kernel",
+        "python3",
+        "--no-progress-bar",
+    ]
     _run(command, folder, tmp_path)
     return folder / "quickstart-run.ipynb"
 
 
 def _nbconvert(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    command = [sys.executable, "-m", "jupyter", "nbconvert", "--execute", "--to", "notebook",
-               "--ExecutePreprocessor.kernel_name=python3", "quickstart.ipynb"]
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "nbconvert",
+        "--execute",
+        "--to",
+        "notebook",
+        "--ExecutePreprocessor.kernel_name=python3",
+        "quickstart.ipynb",
+    ]
     _run(command, folder, tmp_path)
     return folder / "quickstart.nbconvert.ipynb"
 
 
 def _nbclient(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     notebook = nbformat.read(folder / "quickstart.ipynb", as_version=4)
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}})
+    client = NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    )
     client.execute(env=_env(tmp_path, JUPYTER_DEEPAGENT_REPLAY="strict"))
     output = tmp_path / "nbclient-output.ipynb"
     nbformat.write(notebook, output)
@@ -99,8 +130,15 @@ def _nbclient(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def _run(command: list[str], folder: Path, tmp_path: Path) -> None:
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600,
-                          env=_env(tmp_path, JUPYTER_DEEPAGENT_REPLAY="strict"), check=False)
+    done = subprocess.run(
+        command,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(tmp_path, JUPYTER_DEEPAGENT_REPLAY="strict"),
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -110,7 +148,8 @@ Client = Callable[[Path, Path, pytest.MonkeyPatch], Path]
 @pytest.mark.slow
 @LOOPBACK_ONLY
 @pytest.mark.parametrize(
-    "client", [_papermill_in_process, _papermill_command, _nbconvert, _nbclient],
+    "client",
+    [_papermill_in_process, _papermill_command, _nbconvert, _nbclient],
     ids=["papermill", "papermill command", "nbconvert --execute", "nbclient"],
 )
 def test_the_quickstart_replays_strictly_under_a_client_that_names_no_notebook(
@@ -128,7 +167,7 @@ def test_the_quickstart_replays_strictly_under_a_client_that_names_no_notebook(
     assert all("thread quickstart ·" in _texts(cell) for cell in cells)
     after = log.read_bytes()
     assert after.startswith(shipped), "the shipped records were changed"
-    added = after[len(shipped):].count(b"\n")
+    added = after[len(shipped) :].count(b"\n")
     assert after == shipped, f"strict replay appended {added} records to the research log"
 
 
@@ -154,8 +193,12 @@ def _small_notebook(path: Path, question: str) -> Path:
 def _headless(path: Path, tmp_path: Path) -> tuple[Any, list[Any]]:
     """Run a notebook with plain nbclient; its executed cells and the last cell's JSON."""
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     client.execute(env=_env(tmp_path))
     return notebook, json.loads(notebook.cells[-1].outputs[0]["text"])
 
@@ -183,3 +226,21 @@ def test_notebooks_of_one_folder_run_headless_keep_their_own_conversations(tmp_p
     assert "%agent notebook PATH" in said
     assert gamma_thread.startswith("kernel-") and gamma_asked == ["Where is the gamma station?"]
     assert not log_path_for(gamma).exists()
+
+
+@LOOPBACK_ONLY
+def test_a_new_notebook_run_headless_does_not_take_an_older_ones_log_and_thread(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    old = _small_notebook(folder / "old.ipynb", "Summarize the data")
+    _headless(old, tmp_path)
+    recorded = log_path_for(old).read_bytes()
+    new = _small_notebook(folder / "new.ipynb", "Summarize the data")  # the same cells, no log
+
+    ran, (thread, asked) = _headless(new, tmp_path)
+
+    assert thread.startswith("kernel-") and asked == ["Summarize the data"]  # not old's turn
+    assert "cannot tell which notebook it runs" in _texts(ran.cells[1])
+    assert log_path_for(old).read_bytes() == recorded and not log_path_for(new).exists()

@@ -12,13 +12,10 @@ import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from notebook_shell import CellRun, _forget, _with_memory_history, scripted
+from notebook_shell import CellRun, _forget, _with_memory_history, call, scripted
 
-from jupyter_deepagent.jupyter.session.notebook_file import (
-    NOTEBOOK_ENV,
-    ExecutingCell,
-    NotebookFinder,
-)
+from jupyter_deepagent.jupyter.session.notebook_file import NOTEBOOK_ENV
+from jupyter_deepagent.jupyter.session.notebook_finder import ExecutingCell, NotebookFinder
 from jupyter_deepagent.trace.research_log.log import log_path_for
 
 ASK = "%%agent\nWhich station warms fastest?"
@@ -58,50 +55,150 @@ def test_a_cell_id_wins_over_the_same_source_elsewhere(tmp_path: Path) -> None:
     assert found.path == mine.resolve()
 
 
-def test_papermills_output_leads_to_its_input_where_the_log_lives(tmp_path: Path) -> None:
+def test_papermills_output_leads_to_its_input_in_the_folders_searched_only(
+    tmp_path: Path,
+) -> None:
     source = _notebook(tmp_path / "quickstart.ipynb", "x = 1", ASK)
     papermill = {"input_path": "quickstart.ipynb", "output_path": "run-1.ipynb"}
     _notebook(tmp_path / "run-1.ipynb", "# Parameters\nx = 2", "x = 1", ASK, papermill=papermill)
     # `papermill ../quickstart.ipynb run-2.ipynb` in runs/: the input is in another folder
-    elsewhere = {"input_path": "../quickstart.ipynb"}
-    _notebook(tmp_path / "runs" / "run-2.ipynb", ASK, papermill=elsewhere)
+    runs = tmp_path / "runs"
+    output = _notebook(runs / "run-2.ipynb", ASK, papermill={"input_path": "../quickstart.ipynb"})
+    elsewhere = _notebook(tmp_path / "away" / "a.ipynb", ASK)
+    absolute = _notebook(runs / "run-3.ipynb", ASK, papermill={"input_path": str(elsewhere)})
 
     here = NotebookFinder().find([tmp_path], ExecutingCell(ASK))
-    from_runs = NotebookFinder().find([tmp_path / "runs"], ExecutingCell(ASK))
+    from_runs = NotebookFinder().find([runs, tmp_path], ExecutingCell(ASK), ["", "x = 1"])
+    output.unlink()
+    not_searched = NotebookFinder().find([runs], ExecutingCell(ASK))
+    absolute.unlink()
+    up_and_out = _notebook(
+        runs / "run-2.ipynb", ASK, papermill={"input_path": "../quickstart.ipynb"}
+    )
+    leaving = NotebookFinder().find([runs], ExecutingCell(ASK))
 
     assert here.path == source.resolve()
     assert from_runs.path == source.resolve()
+    assert not_searched.path == absolute.resolve()  # not the absolute path elsewhere
+    assert leaving.path == up_and_out.resolve()  # not `..` out of the folders searched
 
 
-def test_copies_of_a_cell_are_told_apart_by_the_cells_run_before_then_by_the_log(
-    tmp_path: Path,
-) -> None:
+def test_copies_of_a_cell_are_told_apart_by_the_cells_run_before(tmp_path: Path) -> None:
     first = _notebook(tmp_path / "01_first.ipynb", "%load_ext jupyter_deepagent", "a = 1", ASK)
     _notebook(tmp_path / "02_second.ipynb", "%load_ext jupyter_deepagent", "b = 2", ASK)
-    copy = _notebook(tmp_path / "01_first.nbconvert.ipynb", "%load_ext jupyter_deepagent",
-                     "a = 1", ASK)
+    copy = _notebook(tmp_path / "01_first copy.ipynb", "%load_ext jupyter_deepagent", "a = 1", ASK)
     history = ["", "%load_ext jupyter_deepagent", "a = 1", ASK]
 
     undecided = NotebookFinder().find([tmp_path], ExecutingCell(ASK), history)
     log_path_for(first).write_text("")
-    decided = NotebookFinder().find([tmp_path], ExecutingCell(ASK), history)
+    still = NotebookFinder().find([tmp_path], ExecutingCell(ASK), history)
 
     assert undecided.path is None and "several notebooks" in undecided.how
     assert sorted(undecided.candidates) == sorted([first.resolve(), copy.resolve()])
-    assert decided.path == first.resolve()
+    assert still.path is None  # a copy, not an output of it: its log does not decide
+
+
+def test_a_new_notebook_is_not_taken_for_an_older_one_with_a_log(tmp_path: Path) -> None:
+    cells = ("%load_ext jupyter_deepagent", "%%agent\nSummarize the data")
+    old = _notebook(tmp_path / "old.ipynb", *cells)
+    log_path_for(old).write_text("")
+    _notebook(tmp_path / "new.ipynb", *cells)
+
+    found = NotebookFinder().find([tmp_path], ExecutingCell(cells[1]), ["", *cells])
+
+    assert found.path is None and "several notebooks" in found.how
+
+
+@pytest.mark.parametrize("output", ["nbconvert", "papermill"])
+def test_a_log_decides_only_between_a_notebook_and_its_own_output(
+    tmp_path: Path, output: str
+) -> None:
+    cells = ("%load_ext jupyter_deepagent", ASK)
+    source = _notebook(tmp_path / "quickstart.ipynb", *cells)
+    if output == "nbconvert":
+        _notebook(tmp_path / "quickstart.nbconvert.ipynb", *cells)
+    else:  # papermill's output leads to its input, log or none
+        _notebook(tmp_path / "run.ipynb", *cells, papermill={"input_path": "quickstart.ipynb"})
+    history = ["", *cells]
+
+    without_log = NotebookFinder().find([tmp_path], ExecutingCell(ASK), history)
+    log_path_for(source).write_text("")
+    with_log = NotebookFinder().find([tmp_path], ExecutingCell(ASK), history)
+
+    assert (without_log.path is None) == (output == "nbconvert")
+    assert with_log.path == source.resolve()
+
+
+def test_a_notebook_the_agent_wrote_is_no_candidate(tmp_path: Path) -> None:
+    from jupyter_deepagent.project.secrets.masked_text import AgentTexts
+
+    forged = _notebook(tmp_path / "x.ipynb", ASK)
+    written = AgentTexts()
+    written.wrote(forged.read_text())
+
+    found = NotebookFinder(written.is_own).find([tmp_path], ExecutingCell(ASK))
+    unguarded = NotebookFinder().find([tmp_path], ExecutingCell(ASK))
+
+    assert found.path is None and "no notebook in" in found.how
+    assert unguarded.path == forged.resolve()
+
+
+def test_the_frontend_names_the_notebook_before_the_environment(tmp_path: Path) -> None:
+    from jupyter_deepagent.jupyter.session.notebook_file import explicit_notebook
+
+    environ = {NOTEBOOK_ENV: "from-env.ipynb"}
+    frontends = [(None, "named with `%agent notebook`"), (None, "given to the session")]
+
+    lab = explicit_notebook([*frontends, ("lab.ipynb", "JPY_SESSION_NAME")], environ)
+    vscode = explicit_notebook(
+        [*frontends, (None, "JPY_SESSION_NAME"), ("code.ipynb", "VS Code")], environ
+    )
+    silent = explicit_notebook([*frontends, (None, "JPY_SESSION_NAME")], environ)
+    magic = explicit_notebook([("named.ipynb", "named with `%agent notebook`")], environ)
+
+    assert lab is not None and (lab.path, lab.how) == (Path("lab.ipynb"), "JPY_SESSION_NAME")
+    assert vscode is not None and vscode.path == Path("code.ipynb")
+    assert silent is not None and (silent.path, silent.how) == (
+        Path("from-env.ipynb"),
+        NOTEBOOK_ENV,
+    )
+    assert magic is not None and magic.path == Path("named.ipynb")
+
+
+def test_run_gives_the_kernel_its_notebook_and_not_the_environments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nbclient
+
+    from jupyter_deepagent.cli.headless import run_notebook
+
+    path = _notebook(tmp_path / "mine.ipynb", "x = 1")
+    monkeypatch.setenv(NOTEBOOK_ENV, str(tmp_path / "other.ipynb"))
+    seen: dict[str, str] = {}
+    monkeypatch.setattr(
+        nbclient.NotebookClient, "execute", lambda self, env=None, **_: seen.update(env or {})
+    )
+
+    run_notebook(path, replay="auto", progress=False)
+
+    assert seen["JPY_SESSION_NAME"] == str(path.resolve())
+    assert NOTEBOOK_ENV not in seen
 
 
 def test_a_folder_of_many_notebooks_is_read_once_then_only_stat(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jupyter_deepagent.jupyter.session import notebook_file
+    from jupyter_deepagent.jupyter.session import notebook_finder
 
     for number in range(200):
         _notebook(tmp_path / f"n{number:03}.ipynb", f"%%agent\nquestion {number}", "y = 1")
     read: list[str] = []
-    real = notebook_file._read_cells
-    monkeypatch.setattr(notebook_file, "_read_cells",
-                        lambda path, stamp: read.append(path.name) or real(path, stamp))
+    real = notebook_finder._read_cells
+    monkeypatch.setattr(
+        notebook_finder,
+        "_read_cells",
+        lambda path, *rest: read.append(path.name) or real(path, *rest),
+    )
     finder = NotebookFinder()
     cell = ExecutingCell("%%agent\nquestion 150")
 
@@ -157,19 +254,82 @@ def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kernel]:
     started.stop()
 
 
-def test_a_kernel_finds_its_notebook_by_the_cell_and_keeps_it(kernel: Kernel, tmp_path: Path) -> None:
-    mine = _notebook(tmp_path / "glaciers.ipynb", "%load_ext jupyter_deepagent", ASK, "%%agent\nNext")
-    _notebook(tmp_path / "other.ipynb", "%load_ext jupyter_deepagent", "%%agent\nElsewhere")
-    kernel.session.configure(model=scripted("Svalbard.", "Next."))
+def test_a_kernel_keeps_the_notebook_found_while_it_holds_the_cells_run(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    mine = _notebook(
+        tmp_path / "glaciers.ipynb", "%load_ext jupyter_deepagent", ASK, "%%agent\nNext"
+    )
+    other = _notebook(tmp_path / "other.ipynb", "%load_ext jupyter_deepagent", "%%agent\nElsewhere")
+    kernel.session.configure(model=scripted("Svalbard.", "Next.", "Elsewhere."))
 
     cell = kernel.run(ASK)
-    mine.rename(tmp_path / "moved.ipynb")  # found once: a kernel runs one notebook
-    kernel.run("%%agent\nNext")
+    kept = kernel.run("%%agent\nNext")
+    moved = kernel.run("%%agent\nElsewhere")  # in other.ipynb alone: looked up again
 
     assert cell.error is None and "thread glaciers ·" in cell.live_text
-    assert kernel.session.notebook_path == mine.resolve()
-    records = log_path_for(mine).read_text().splitlines()
-    assert len(records) == 2
+    assert "thread glaciers ·" in kept.live_text and "not in" not in kept.live_text
+    assert moved.error is None and "thread other ·" in moved.live_text
+    assert "this cell is not in glaciers.ipynb" in moved.live_text
+    assert "runs other.ipynb now" in moved.live_text
+    assert kernel.session.notebook_path == other.resolve()
+    assert len(log_path_for(mine).read_text().splitlines()) == 2
+    assert len(log_path_for(other).read_text().splitlines()) == 1
+
+
+def test_a_cell_the_kept_notebook_no_longer_holds_cannot_be_told(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    mine = _notebook(tmp_path / "glaciers.ipynb", "%load_ext jupyter_deepagent", ASK)
+    kernel.session.configure(model=scripted("Svalbard.", "unrecorded"))
+
+    kernel.run(ASK)
+    kernel.run("x = 1")  # not in the notebook either, but no agent cell: the notebook is kept
+    kept = kernel.session.notebook_path
+    cell = kernel.run("%%agent\nTyped, never saved")
+
+    assert kept == mine.resolve() and cell.error is None
+    assert "glaciers.ipynb, the notebook found before, does not hold this cell" in cell.live_text
+    assert f"thread {kernel.session.notebook.own_thread} ·" in cell.live_text
+    assert len(log_path_for(mine).read_text().splitlines()) == 1
+
+
+def test_a_notebook_and_log_the_agent_writes_are_not_adopted(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    import nbformat as nbf
+
+    later = "%%agent\nNext"
+    forged = nbf.writes(nbf.v4.new_notebook(cells=[nbf.v4.new_code_cell(later)]))
+    kernel.session.configure(
+        model=scripted(
+            call("write_file", file_path="/workspace/x.ipynb", content=forged),
+            call("write_file", file_path="/workspace/x.ipynb.agentlog.jsonl", content="{}\n"),
+            "written",
+            "live",
+        )
+    )
+
+    kernel.run(ASK)
+    refused = not (tmp_path / "x.ipynb.agentlog.jsonl").exists()  # a protected path
+    cell = kernel.run(later)
+
+    assert (tmp_path / "x.ipynb").read_text() == forged and refused
+    assert cell.error is None and kernel.session.notebook_path is None
+    assert "still unknown" in cell.live_text
+    assert not (tmp_path / "x.ipynb.agentlog.jsonl").exists()
+
+
+def test_a_thread_chosen_while_the_notebook_is_unknown_is_not_called_the_kernels_own(
+    kernel: Kernel,
+) -> None:
+    kernel.session.configure(model=scripted("one"))
+
+    cell = kernel.run("%%agent -t shared-notes\nnot in any notebook")
+
+    assert "cannot tell which notebook" in cell.live_text
+    assert "on thread shared-notes, as chosen" in cell.live_text
+    assert "this kernel's own" not in cell.live_text
 
 
 def test_a_kernel_that_cannot_tell_says_so_once_and_keeps_to_a_thread_of_its_own(

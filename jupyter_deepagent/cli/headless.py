@@ -174,6 +174,7 @@ def run_notebook(
 
     from jupyter_deepagent.cli.cell_labels import cell_label
     from jupyter_deepagent.cli.recordings import agent_cells
+    from jupyter_deepagent.jupyter.session.notebook_file import NOTEBOOK_ENV
     from jupyter_deepagent.jupyter.session.recorded_code import PRINTED_HEADER
     from jupyter_deepagent.jupyter.session.recording import REPLAY_ENV
     from jupyter_deepagent.project.settings.agent_config import STATE_DIR_VARIABLE
@@ -246,6 +247,7 @@ def run_notebook(
         REPLAY_ENV: replay,
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
+    env.pop(NOTEBOOK_ENV, None)  # the kernel is told its notebook: another name cannot outrank it
     if fresh_state is not None:
         env.pop(DATABASE_URL_VARIABLE, None)
         env[STATE_DIR_VARIABLE] = str(fresh_state)

@@ -98,7 +98,12 @@ class Session:
         self.recorded_code = RecordedCode()
         self.runs = CellRuns()
         self.notes: list[str] = []
-        self.notebook = KernelNotebook(shell, notebook_path)
+        self.notebook = KernelNotebook(shell, notebook_path, self._agent_wrote)
+
+    def _agent_wrote(self, text: str) -> bool:
+        """Whether `text` is exactly what the agent wrote in /workspace/ (a notebook it wrote is
+        never taken for the kernel's)."""
+        return self._agent_texts is not None and self._agent_texts.is_own(text)
 
     @property
     def last_trace(self) -> RunTrace | None:

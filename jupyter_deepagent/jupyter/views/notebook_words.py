@@ -17,6 +17,7 @@ from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
 
 __all__ = [
     "model_errors_in_notebook_words",
+    "notebook_changed_note",
     "notebook_warning",
     "notebook_words",
     "strict_replay_without_notebook",
@@ -88,23 +89,44 @@ def _why(how: str, candidates: Sequence[Path]) -> str:
 
 
 def unknown_notebook_note(
-    how: str, candidates: Sequence[Path], thread: str | None, *, again: bool = False
+    how: str,
+    candidates: Sequence[Path],
+    thread: str | None,
+    *,
+    own: bool = True,
+    again: bool = False,
 ) -> str:
     """The note a run's header shows when the kernel cannot tell which notebook it runs.
 
     Args:
         how: Why not ("no notebook in FOLDER holds this cell"...).
         candidates: The notebooks equally likely, if several.
-        thread: The kernel's own thread the run goes on (None: the user chose one).
+        thread: The thread the run goes on (None: a new one).
+        own: The thread is the kernel's own (else one the user chose with `-t`).
         again: The kernel said it in full before: a short reminder.
     """
     if again:
         return "not recorded: this kernel's notebook is still unknown (`%agent notebook PATH`)"
-    where = f"on thread {thread}, this kernel's own" if thread else "on the thread chosen"
+    if not own:
+        where = f"on thread {thread}, as chosen"
+    elif thread:
+        where = f"on thread {thread}, this kernel's own, shared with no notebook"
+    else:
+        where = "on a new thread of this kernel's own, shared with no notebook"
     return (
         f"this kernel cannot tell which notebook it runs ({_why(how, candidates)}), so this run "
-        f"is not recorded in a research log nor replayed from one, and it runs {where}, shared "
-        f"with no notebook. To record and replay, {_NAME_THE_NOTEBOOK}."
+        f"is not recorded in a research log nor replayed from one, and it runs {where}. "
+        f"To record and replay, {_NAME_THE_NOTEBOOK}."
+    )
+
+
+def notebook_changed_note(before: Path, now: Path) -> str:
+    """The note a run's header shows when its cell is no longer in the notebook the kernel found
+    by its cells, but in another."""
+    return (
+        f"this cell is not in {before.name}, the notebook this kernel found before, but in "
+        f"{now.name}: the kernel runs {now.name} now (its research log, its thread). If that is "
+        f"wrong, {_NAME_THE_NOTEBOOK}."
     )
 
 

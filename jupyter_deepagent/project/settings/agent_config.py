@@ -115,6 +115,8 @@ DEFAULT_PROTECTED_PATHS = (
     "usercustomize*",
     "*.pth",
     "__pycache__",  # compiled modules, loaded in place of their source
+    # research logs: the kernel writes them and replays what they say as the model's answers
+    "*.agentlog.jsonl",
     # shells, git and tools that run what these files say, without asking
     ".envrc",
     ".direnv",
