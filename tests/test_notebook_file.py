@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from IPython.utils.capture import capture_output
-from notebook_shell import CellRun, _forget, _with_memory_history, call, scripted
+from notebook_shell import Notebook, _with_memory_history, call, scripted
 
 from jupyter_deepagent.jupyter.session.notebook_file import NOTEBOOK_ENV
 from jupyter_deepagent.jupyter.session.notebook_finder import ExecutingCell, NotebookFinder
@@ -218,29 +216,18 @@ def test_a_folder_of_many_notebooks_is_read_once_then_only_stat(
 # -- in a kernel nobody told its notebook -----------------------------------------------------------
 
 
-class Kernel:
-    """An IPython shell with the extension loaded, in a folder, without `__session__`."""
+class Kernel(Notebook):
+    """An IPython shell with the extension loaded (as a cell), in a folder, without
+    `__session__`: nobody told it its notebook."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+
+    def _start(self) -> InteractiveShell:
         InteractiveShell.clear_instance()
         self.shell = _with_memory_history(InteractiveShell.instance)
         self.run("%load_ext jupyter_deepagent")
-
-    @property
-    def session(self) -> Any:
-        from jupyter_deepagent.jupyter.magic.magics import get_session
-
-        return get_session(self.shell)
-
-    def run(self, source: str) -> CellRun:
-        with capture_output() as captured:
-            result = self.shell.run_cell(source, store_history=True)
-        return CellRun(result, captured.stdout, captured.stderr, captured.outputs)
-
-    def stop(self) -> None:
-        self.shell.run_line_magic("unload_ext", "jupyter_deepagent")
-        _forget(self.shell)
-        InteractiveShell.clear_instance()
+        return self.shell
 
 
 @pytest.fixture
@@ -249,7 +236,7 @@ def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kernel]:
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", NOTEBOOK_ENV, "JUPYTER_DEEPAGENT_REPLAY"):
         monkeypatch.delenv(name, raising=False)
-    started = Kernel()
+    started = Kernel(tmp_path)
     yield started
     started.stop()
 

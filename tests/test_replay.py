@@ -82,19 +82,26 @@ def test_a_replay_in_a_fresh_kernel_shows_the_same_outputs_and_calls_no_model(
     assert set(first["versions"]) >= {"python", "jupyter-deepagent", "langchain", "langgraph"}
 
 
-def _edit_prompt_with_a_cell_id(nb: Notebook, monkeypatch: pytest.MonkeyPatch) -> None:
+EDITED = "%%agent\nLook around the notebook and write two notes."
+"""The cell of `ASK` (the same cell id), its request edited."""
+
+
+def _edit_prompt_with_a_cell_id(nb: Notebook, monkeypatch: pytest.MonkeyPatch) -> ScriptedChatModel:
+    """`ASK` recorded in the cell "ask-cell", then a fresh kernel whose model is a live script
+    (returned, to count what it is asked)."""
     monkeypatch.setattr(magics, "_parent", lambda shell: {"metadata": {"cellId": "ask-cell"}})
     nb.session.configure(model=_script())
     assert nb.run(ASK).error is None
     _fresh_kernel(nb)
+    live = _script()
+    nb.session.configure(model=live)
+    return live
 
 
 def test_strict_replay_of_an_edited_prompt_names_the_cell_the_step_and_the_difference(
     notebook: Notebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _edit_prompt_with_a_cell_id(notebook, monkeypatch)
-    live = _script()
-    notebook.session.configure(model=live)
+    live = _edit_prompt_with_a_cell_id(notebook, monkeypatch)
     logged = log_path_for(notebook.path).read_bytes()
 
     run = notebook.run("%%agent --replay strict\nLook around the notebook and write two notes.")
@@ -113,10 +120,8 @@ def test_strict_replay_of_an_edited_prompt_names_the_cell_the_step_and_the_diffe
 def test_auto_replay_asks_the_live_model_for_an_edited_prompt_and_records_the_new_call(
     notebook: Notebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _edit_prompt_with_a_cell_id(notebook, monkeypatch)
-    live = _script()
-    notebook.session.configure(model=live)
-    edited = "%%agent\nLook around the notebook and write two notes."
+    live = _edit_prompt_with_a_cell_id(notebook, monkeypatch)
+    edited = EDITED
 
     first = notebook.run(edited)
     live_calls = len(live.requests)
@@ -135,10 +140,8 @@ def test_auto_replay_asks_the_live_model_for_an_edited_prompt_and_records_the_ne
 def test_a_changed_cell_goes_live_once_then_its_old_and_new_text_both_replay(
     notebook: Notebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _edit_prompt_with_a_cell_id(notebook, monkeypatch)
-    live = _script()
-    notebook.session.configure(model=live)
-    edited = "%%agent\nLook around the notebook and write two notes."
+    live = _edit_prompt_with_a_cell_id(notebook, monkeypatch)
+    edited = EDITED
     # the cell as first written, then edited (this shell sends no cell ids with its executions,
     # so /notebook/ keeps both texts as cells: each pass below runs the same two)
     assert notebook.run(ASK).error is None and live.requests == []  # replayed
@@ -193,8 +196,9 @@ class _LeakyProvider(BaseChatModel):
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         return self
 
-    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> Any:
+    def _generate(
+        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Any:
         raise ConnectionError("refused; sent headers {'x-api-key': 'sk-fake-provider-4242424242'}")
 
 
