@@ -269,6 +269,7 @@ def create_research_agent(
         )
     stack = middleware_stack(
         plan,
+        model=chat_model,
         assembly=assembly_config,
         compression=compression,
         policy=policy,
