@@ -103,3 +103,34 @@ def test_every_request_of_a_run_sends_the_same_system_message_and_tools(tmp_path
     sent = len(model.requests)
     trace_run(agent, ask("How many notes?"), config=CONFIG)
     assert prefix(model.requests[sent]) == prefix(main[0])
+
+
+def test_a_memory_edit_during_a_run_reaches_the_prompt_at_the_next_run(tmp_path: Path) -> None:
+    model = ScriptedChatModel(
+        script=[
+            call("edit_file", file_path="/AGENTS.md", old_string="SI", new_string="metric"),
+            call(
+                "write_file",
+                file_path="/skills/tides/SKILL.md",
+                content=SKILL.format(name="tides", description="Read tide tables."),
+            ),
+            "Noted: metric units.",
+            "Metric it is.",
+        ],
+        profile={"max_input_tokens": 1_000_000},
+    )
+    agent = create_research_agent(
+        model,
+        memory=["/AGENTS.md"],
+        skills=["/skills/"],
+        backend=folder(tmp_path),
+        checkpointer=InMemorySaver(),
+    )
+    trace_run(agent, ask("Remember: metric units."), config=CONFIG)
+
+    first_run = model.requests[:3]
+    assert len({prefix(r) for r in first_run}) == 1
+    assert "SI units" in first_run[-1].system and "tides" not in first_run[-1].system
+    trace_run(agent, ask("Which units?"), config=CONFIG)
+    [next_run] = model.requests[3:]
+    assert "metric units" in next_run.system and "Read tide tables." in next_run.system
