@@ -271,6 +271,7 @@ def create_research_agent(
         )
     stack = middleware_stack(
         plan,
+        model=chat_model,
         assembly=assembly_config,
         compression=compression,
         policy=policy,
