@@ -204,3 +204,70 @@ def test_without_langchain_anthropic_an_anthropic_label_gets_no_breakpoints(
     assert trace.final_text == "Hello."
     [request] = inner.requests
     assert isinstance(request.messages[0].content, str)
+
+
+class FetchingServer(MessagesServer):
+    """Asks for four long sources in turn, then answers."""
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        answer = super().reply(body)
+        index = len(self.bodies)
+        if index <= 4:
+            call = {
+                "type": "tool_use",
+                "id": f"toolu_{index}",
+                "name": "fetch",
+                "input": {"n": index},
+            }
+            answer.update(content=[call], stop_reason="tool_use")
+        else:
+            answer.update(content=[{"type": "text", "text": "Done."}], stop_reason="end_turn")
+        return answer
+
+
+def _marked_results(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The tool results of a request body that carry a breakpoint: (tool_use_id, text)."""
+    found = []
+    for message in body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result" and "cache_control" in block:
+                content = block["content"]
+                text = content if isinstance(content, str) else content[0]["text"]
+                found.append((block["tool_use_id"], text))
+    return found
+
+
+@LOOPBACK_ONLY
+def test_a_breakpoint_keeps_the_aged_results_cached_when_the_next_ones_age() -> None:
+    from langchain_core.tools import tool
+
+    @tool
+    def fetch(n: int) -> str:
+        """Fetch source `n`."""
+        return "\n".join(f"source {n}, line {i}: " + "glacier melt " * 4 for i in range(100))
+
+    server = FetchingServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        agent = create_research_agent(claude(server), tools=[fetch], context_window=16_000)
+        trace = trace_run(agent, ASK)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+    assert trace.final_text == "Done." and len(server.bodies) == 5
+    marked = [_marked_results(body) for body in server.bodies]
+    # each result ages once the model has replied to it; the request that ages result n marks
+    # result n-1, a pointer already in the request before, so everything up to it is read
+    assert [[call_id for call_id, _ in found] for found in marked] == [
+        [],
+        [],
+        [],
+        ["toolu_1"],
+        ["toolu_2"],
+    ]
+    for found in marked[3:]:
+        assert found[0][1].startswith("[Already read: the result of fetch")
+    assert all(_breakpoints(body)["top"] == EPHEMERAL for body in server.bodies)  # the tail too

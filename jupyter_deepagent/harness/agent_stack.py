@@ -104,9 +104,9 @@ def _anthropic_cache_breakpoints(model: object) -> Middleware | None:
     """LangChain's Anthropic prompt-caching middleware for an Anthropic model (known by its
     label, also inside the research log's replay wrapper); None for any other model, or when
     langchain-anthropic is not installed."""
-    from jupyter_deepagent.harness.models.label import model_label
+    from jupyter_deepagent.harness.compression.cache_marks import places_cache_marks
 
-    if not model_label(model).startswith("anthropic:"):
+    if not places_cache_marks(model):
         return None
     try:
         from jupyter_deepagent.harness.prompt.cache_breakpoints import AnthropicCacheBreakpoints

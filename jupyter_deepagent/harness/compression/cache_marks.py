@@ -15,6 +15,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from jupyter_deepagent.harness.models.label import model_label
+
 __all__ = ["CACHE_CONTROL", "places_cache_marks", "with_cache_mark"]
 
 CACHE_CONTROL = {"type": "ephemeral", "ttl": "5m"}
@@ -22,9 +24,9 @@ CACHE_CONTROL = {"type": "ephemeral", "ttl": "5m"}
 
 
 def places_cache_marks(model: Any) -> bool:
-    """Whether `model` caches only at breakpoints: an Anthropic chat model (LangChain's
-    `ChatAnthropic`, or a subclass), told by its LangChain type."""
-    return getattr(model, "_llm_type", None) == "anthropic-chat"
+    """Whether `model` caches only at breakpoints: an Anthropic chat model, known by its
+    "provider:model" label, so through the research log's replay wrapper around one too."""
+    return model_label(model).startswith("anthropic:")
 
 
 def with_cache_mark(message: BaseMessage) -> BaseMessage:

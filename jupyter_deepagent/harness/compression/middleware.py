@@ -118,6 +118,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
             settings = replace(settings, summarizer=summarizer)
         self.backend, self.model, self.settings = backend, model, settings
         self.model_label = model_label(model)
+        self.cache_marks = places_cache_marks(model)
         self.window = resolve_context_window(model, settings.context_window)
         self.cache = ViewCache()
         self.tools = [compact_conversation_tool()] if settings.compaction_tool else []
@@ -337,7 +338,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
             attempt=call.attempt,
         )
         sent = view.sent
-        boundary = view.cache_boundary() if places_cache_marks(request.model) else None
+        boundary = view.cache_boundary() if self.cache_marks else None
         if boundary is not None:
             sent = [*sent[:boundary], with_cache_mark(sent[boundary]), *sent[boundary + 1 :]]
         return request.override(messages=cast("list[AnyMessage]", sent))
