@@ -129,13 +129,15 @@ def _breakpoints(body: dict[str, Any]) -> dict[str, object]:
 
 def _check_marked(body: dict[str, Any]) -> None:
     found = _breakpoints(body)
-    assert found["top"] == EPHEMERAL  # the model puts it on the request's last block
+    assert found["top"] is None  # compression marks the messages itself
     assert found["system"] and found["system"][-1] == EPHEMERAL
     assert all(c is None for c in found["system"][:-1])
     tools = found["tools"]
     assert isinstance(tools, list) and len(tools) > 1
     assert tools[-1] == EPHEMERAL and all(c is None for c in tools[:-1])
-    assert found["messages"] == 0  # at most four breakpoints: none added inside the history
+    assert found["messages"] == 1  # nothing aged: one breakpoint, on the last message
+    last = body["messages"][-1]["content"]
+    assert isinstance(last, list) and last[-1]["cache_control"] == EPHEMERAL
 
 
 @LOOPBACK_ONLY
@@ -259,15 +261,18 @@ def test_a_breakpoint_keeps_the_aged_results_cached_when_the_next_ones_age() -> 
 
     assert trace.final_text == "Done." and len(server.bodies) == 5
     marked = [_marked_results(body) for body in server.bodies]
-    # each result ages once the model has replied to it; the request that ages result n marks
-    # result n-1, a pointer already in the request before, so everything up to it is read
+    # each result ages at the call after the model replied to it, so the last message (the
+    # newest result) is not marked, a write no later request would read; the newest pointer
+    # before it is. The next request marks that pointer again (read from the cache) and its own
+    # newest pointer (written): only the newest result goes at the plain price
     assert [[call_id for call_id, _ in found] for found in marked] == [
         [],
         [],
-        [],
         ["toolu_1"],
-        ["toolu_2"],
+        ["toolu_1", "toolu_2"],
+        ["toolu_2", "toolu_3"],
     ]
-    for found in marked[3:]:
-        assert found[0][1].startswith("[Already read: the result of fetch")
-    assert all(_breakpoints(body)["top"] == EPHEMERAL for body in server.bodies)  # the tail too
+    for found in marked[2:]:
+        assert all(text.startswith("[Already read: the result of fetch") for _, text in found)
+    assert "cache_control" in str(server.bodies[0]["messages"][-1])  # the question
+    assert all("cache_control" not in str(body["messages"][-1]) for body in server.bodies[1:])

@@ -87,6 +87,22 @@ def test_past_the_trigger_older_messages_are_summarized_keeping_recent_ones() ->
     assert trace.final_text == "done"
 
 
+def test_a_long_history_is_summarized_below_the_trigger() -> None:
+    # what a summary would fold (all but the most recent 10%) may take 15% of the window: past
+    # that it is summarized, though the request is far from the trigger (34,000 tokens here)
+    model, trace = run([*(fetches(f"h{i}") for i in range(12)), "done"], window=40_000)
+    event = trace.of_type("summarized")[0]
+    assert event["reason"] == "history" and event["count"] == 1
+    assert 6_000 < event["tokens_before"] < 34_000
+    assert event["tokens_after"] < event["tokens_before"] - 5_000
+    folded = trace.state["files"][event["transcript_path"]]["content"]
+    assert "h0 line 000" in folded  # nothing is lost: the transcript has it
+    assert all(r["tokens"] < 20_000 for r in trace.of_type("context"))
+    # a window that is a guess (200,000 by default) is never summarized for this
+    model, trace = run([*(fetches(f"g{i}") for i in range(12)), "done"], window=None)
+    assert not trace.of_type("summarized")
+
+
 def test_transcript_holds_every_folded_message_and_the_summary() -> None:
     keys = [f"t{i}" for i in range(6)]
     model, trace = run([*(fetches(k) for k in keys), "done"], config={
@@ -277,13 +293,14 @@ def test_compact_tool_refuses_politely_when_the_context_is_small() -> None:
 
 
 def test_compact_tool_summarizes_before_the_next_step_when_worth_it() -> None:
-    script = [*(fetches(f"c{i}") for i in range(5)),
+    # 12k window: past half the trigger, short of the size at which history is summarized
+    script = [*(fetches(f"c{i}") for i in range(3)),
               {"tool_calls": [{"name": "compact_conversation", "args": {}}]}, "ok"]
-    model, trace = run(script, window=20_000, compaction_tool=True)
+    model, trace = run(script, window=12_000, compaction_tool=True)
     assert not trace.of_type("compaction_refused")
     [event] = trace.of_type("summarized")
-    assert event["reason"] == "compact" and event["step"] == 7
-    assert event["tokens_before"] < 17_000  # under the trigger: only the tool asked for it
+    assert event["reason"] == "compact" and event["step"] == 5
+    assert event["tokens_before"] < 10_200  # under the trigger: only the tool asked for it
     assert SUMMARY in agent_requests(model)[-1].messages[1].text
 
 

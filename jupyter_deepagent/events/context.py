@@ -114,9 +114,10 @@ class SummarizedEvent(EventStamp):
     """Older messages were folded into a summary (the checkpoint keeps them all)."""
 
     type: Literal["summarized"]
-    reason: Literal["trigger", "compact", "overflow"]
-    """trigger: the window's trigger was passed; compact: the agent asked; overflow: the
-    provider refused a request as too long."""
+    reason: Literal["trigger", "history", "compact", "overflow"]
+    """trigger: the window's trigger was passed; history: the older part of the conversation
+    passed its share of the window; compact: the agent asked; overflow: the provider refused a
+    request as too long."""
     count: int
     """This is the thread's nth summary."""
     tokens_before: int

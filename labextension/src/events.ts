@@ -590,8 +590,8 @@ export interface SummarizedEvent {
   /** The event's position in its run (0, 1, 2, ... in arrival order); only `trace_run` adds it. */
   seq?: number;
   type: "summarized";
-  /** trigger: the window's trigger was passed; compact: the agent asked; overflow: the provider refused a request as too long. */
-  reason: "trigger" | "compact" | "overflow";
+  /** trigger: the window's trigger was passed; history: the older part of the conversation passed its share of the window; compact: the agent asked; overflow: the provider refused a request as too long. */
+  reason: "trigger" | "history" | "compact" | "overflow";
   /** This is the thread's nth summary. */
   count: number;
   /** Tokens of the request before. */

@@ -1,12 +1,15 @@
 """Prompt-cache breakpoints for providers that cache only where they are told (Anthropic).
 
 Gemini and OpenAI cache a request's longest prefix seen before by themselves; Anthropic caches
-the prefix up to each `cache_control` breakpoint (at most four). LangChain's Anthropic
-prompt-caching middleware marks the tool schemas, the system prompt and the end of the request;
-compression adds the fourth where it keeps the most: at the last compressed message before
-anything this call changed (`ContextView.cache_boundary`). When a batch of results ages, the
-request still reads everything up to there from the cache, where a breakpoint at the end alone
-would find nothing within the 20 blocks Anthropic looks back.
+the prefix up to each `cache_control` breakpoint (at most four), reads at 0.1x and writes at
+1.25x. The agent's Anthropic middleware (`harness/prompt/cache_breakpoints.py`) marks the tool
+schemas and the system prompt; compression marks the messages (`ContextView.cache_marks`):
+
+- the last compressed message before anything this call changed (`cache_boundary`): when a
+  batch of results ages, the request still reads everything up to there from the cache, where a
+  breakpoint at the end alone would find nothing within the 20 blocks Anthropic looks back;
+- the last message, so the next request reads this one, unless the results there age at the
+  next call: then they are sent at the plain price rather than written at 1.25x for nothing.
 """
 
 from __future__ import annotations

@@ -203,12 +203,10 @@ class ContextCompressionMiddleware(AgentMiddleware):
     def _flow(self, request: ModelRequest, call: _Call) -> _Flow:
         """Summarize if due, fit the window, call the model; on overflow, fold and retry once."""
         view = call.view
-        compact = bool(call.record.get("compact"))
-        if compact or view.total() > call.trigger:
-            job = view.summary_job()
-            if job is not None and (compact or job.worth_it(view.total() - call.trigger)):
-                reason = "compact" if compact else "trigger"
-                self._apply(call, job, (yield self._summarize(call, request, job)), request, reason)
+        due = self._due_summary(view, call)
+        if due is not None:
+            reason, job = due
+            self._apply(call, job, (yield self._summarize(call, request, job)), request, reason)
         view.shrink(call.window.tokens)
         try:
             return (yield ("call", self._request(request, call)))
@@ -225,10 +223,10 @@ class ContextCompressionMiddleware(AgentMiddleware):
                 action="retry",
             )
             self._learn(call)
-            job = view.summary_job()
-            if job is not None:
+            fold = view.summary_job()
+            if fold is not None:
                 self._apply(
-                    call, job, (yield self._summarize(call, request, job)), request, "overflow"
+                    call, fold, (yield self._summarize(call, request, fold)), request, "overflow"
                 )
             view.shrink(min(call.window.tokens, max(1, call.overflowed_at // 2)))
             if view.total() >= call.overflowed_at:
@@ -241,6 +239,31 @@ class ContextCompressionMiddleware(AgentMiddleware):
                 raise
 
     # -- the steps --------------------------------------------------------------------------------
+    def _due_summary(self, view: ContextView, call: _Call) -> tuple[str, SummaryJob] | None:
+        """Why this call summarizes, and what: the agent asked (`compact`); the request is past
+        the trigger (and folding would help); or the older part of the conversation, what a
+        summary folds, has grown past its share of the window (`history`)."""
+        compact = bool(call.record.get("compact"))
+        history = self.settings.history_limit(call.window)
+        keep = self.settings.keep_tokens(call.window) or 0
+        total = view.total()
+        if compact:
+            reason = "compact"
+        elif total > call.trigger:
+            reason = "trigger"
+        elif history is not None and total - view.overhead - keep > history:
+            reason = "history"  # cheap bound first: the job's fold is at most this much
+        else:
+            return None
+        job = view.summary_job()
+        if job is None:
+            return None
+        if reason == "trigger" and not job.worth_it(total - call.trigger):
+            return None
+        if reason == "history" and job.tokens() <= (history or 0):
+            return None
+        return reason, job
+
     def _window(self, record: CompressionRecord) -> ContextWindow:
         learned = record.get("learned_window")
         if isinstance(learned, int) and learned < self.window.tokens:
@@ -338,9 +361,8 @@ class ContextCompressionMiddleware(AgentMiddleware):
             attempt=call.attempt,
         )
         sent = view.sent
-        boundary = view.cache_boundary() if self.cache_marks else None
-        if boundary is not None:
-            sent = [*sent[:boundary], with_cache_mark(sent[boundary]), *sent[boundary + 1 :]]
+        for position in view.cache_marks() if self.cache_marks else ():
+            sent = [*sent[:position], with_cache_mark(sent[position]), *sent[position + 1 :]]
         return request.override(messages=cast("list[AnyMessage]", sent))
 
     def _learn(self, call: _Call) -> None:

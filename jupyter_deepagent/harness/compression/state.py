@@ -86,6 +86,9 @@ class CompressionRecord(TypedDict, total=False):
     """A window learned from a provider's "request too long" error, smaller than configured."""
 
 
+_SMALLEST_HISTORY = 4_000
+"""Tokens of history below which it is never summarized for its size alone."""
+
 _MERGED_MAPS = ("pointers",)
 _MERGED_SETS = ("cut_args", "bare")
 
@@ -133,6 +136,11 @@ class CompressionSettings:
         trigger_fraction: share of the window above which inputs are offloaded and, if still
             above, older messages are summarized.
         keep_fraction: share of the window kept as recent messages when summarizing.
+        history_fraction: share of the window the older part of the conversation (what a
+            summary would fold: all but the most recent `keep_fraction`) may take, even below
+            the trigger (never less than 4,000 tokens; not when the window is a guess); past
+            it, it is summarized. On a small window, a long history of pointers and short
+            results would otherwise be sent, and billed, at every request.
         human_token_limit: a human message over this (or half the window) goes to
             `/conversation_history/`.
         tool_args_char_limit: past the trigger, old `write_file`/`edit_file` arguments over this
@@ -152,6 +160,7 @@ class CompressionSettings:
     recent_results_fraction: float = 0.2
     trigger_fraction: float = 0.85
     keep_fraction: float = 0.10
+    history_fraction: float = 0.15
     human_token_limit: int = 50_000
     tool_args_char_limit: int = 2_000
     fallback_keep_messages: int = 6
@@ -182,6 +191,7 @@ class CompressionSettings:
         for name, share in (
             ("trigger_fraction", self.trigger_fraction),
             ("keep_fraction", self.keep_fraction),
+            ("history_fraction", self.history_fraction),
             ("recent_results_fraction", self.recent_results_fraction),
         ):
             if not 0 < share <= 1:
@@ -210,6 +220,14 @@ class CompressionSettings:
     def trigger(self, window: ContextWindow) -> int:
         """Tokens above which inputs are offloaded and then older messages summarized."""
         return window.fraction(self.trigger_fraction)
+
+    def history_limit(self, window: ContextWindow) -> int | None:
+        """Tokens the part of the conversation a summary would fold may take before it is
+        summarized below the trigger: never under 4,000 (a summary and its call would cost as
+        much as they save); None when the window is a guess."""
+        if window.source == "default":
+            return None
+        return max(_SMALLEST_HISTORY, window.fraction(self.history_fraction))
 
     def keep_tokens(self, window: ContextWindow) -> int | None:
         """Tokens of recent messages kept when summarizing (None: keep messages by count)."""

@@ -94,6 +94,7 @@ class ContextView:
         summary), so `cache_boundary` knows where the request stops repeating the last one."""
         self.age_limit = settings.age_limit(window)
         self.due: set[int] = set()
+        self.newest_ages_next = False
         self.replies_after: list[int] = []
         self.entries = self._build()
 
@@ -158,10 +159,34 @@ class ContextView:
                 eligible.append(index)
                 eligible_tokens += tokens
         self.replies_after = replies
-        if replied_tokens > self.window.fraction(self.settings.recent_results_fraction):
+        budget = self.window.fraction(self.settings.recent_results_fraction)
+        batch = self.settings.age_batch(self.window)
+        if replied_tokens > budget:
             self.due.update(replied)
-        elif eligible_tokens > self.settings.age_batch(self.window):
+            replied_tokens = eligible_tokens = 0
+        elif eligible_tokens > batch:
             self.due.update(eligible)
+            replied_tokens -= eligible_tokens
+            eligible_tokens = 0
+        self.newest_ages_next = self._ages_next(eligible_tokens, replied_tokens, budget, batch)
+
+    def _ages_next(self, eligible: int, replied: int, budget: int, batch: int) -> bool:
+        """Whether the results at the end of the request, not replied to yet, will age at the
+        next call, given the tokens left eligible and replied to once this call's batch aged
+        (then a cache breakpoint after them would write what no later request reads)."""
+        if self.age_limit is None:
+            return False
+        unread = 0
+        for index in range(len(self.messages) - 1, self.start - 1, -1):
+            message = self.messages[index]
+            if not isinstance(message, ToolMessage):
+                break
+            if (tokens := self.cache.count(message)) > self.age_limit:
+                unread += tokens
+        if not unread:
+            return False
+        eligible += unread if self.settings.keep_recent_turns <= 1 else 0
+        return replied + unread > budget or eligible > batch
 
     def _summary_entry(self, content: str) -> Entry:
         count = self.summary["count"] if self.summary else 0
@@ -340,16 +365,33 @@ class ContextView:
             if entry.form == "pointer" and self.total() > limit:
                 self.entries[position] = self._make_bare(entry)
 
+    def cache_marks(self) -> list[int]:
+        """Positions in `sent` of the messages to mark as prompt-cache breakpoints: the cache
+        boundary, and the last message; or, when the results at the end age at the next call,
+        the last message before their turn (which still reads what the last request wrote).
+        Only tool results and user messages are marked: a provider drops a mark on the empty
+        text of a message that only calls tools."""
+        marks = [] if (boundary := self.cache_boundary()) is None else [boundary]
+        last = len(self.entries) - 1
+        if self.newest_ages_next:
+            while last >= 0 and self.entries[last].kind == "tool":
+                last -= 1
+        while last >= 0 and self.entries[last].kind == "ai":
+            last -= 1
+        if last >= 0 and last not in marks:
+            marks.append(last)
+        return marks
+
     def cache_boundary(self) -> int | None:
         """Where a prompt-cache breakpoint keeps the most: the position in `sent` of the last
-        compressed message (a pointer, cut arguments, the summary) before the first message this
-        call changed. Everything up to it repeats the previous request, and the next batch of
-        aging begins after it. None when nothing before a change is compressed."""
+        compressed tool result, user message or summary before the first message this call
+        changed. Everything up to it repeats the previous request, and the next batch of aging
+        begins after it. None when nothing before a change is compressed."""
         boundary = None
         for position, entry in enumerate(self.entries):
             if entry.index in self.changed:
                 break
-            if entry.form != "whole":
+            if entry.form != "whole" and entry.kind != "ai":
                 boundary = position
         return boundary
 

@@ -75,6 +75,10 @@ class SummaryJob:
     folded: list[BaseMessage]
     originals: list[BaseMessage]
 
+    def tokens(self) -> int:
+        """Tokens of what the summary folds, as sent."""
+        return messages_tokens(self.folded)
+
     def worth_it(self, excess: int) -> bool:
         """Whether folding helps: not when what it would fold is tiny next to the `excess` tokens
         (one huge recent message, say), which the emergency step moves to a file without a
