@@ -1,18 +1,24 @@
-"""A long scripted research run: tokens the harness sends, time it takes, memory it holds.
+"""A long scripted research run: what each harness sends, and what the providers would bill.
 
 200 tool steps produce about 6 MB of tool output: mostly ~20,000-character notes, and every tenth
 step a ~120,000-character CSV table. A scripted model (no network) asks for one source per step
-and answers summarization requests with a fixed summary. Every request the model receives is
-counted with the same token counter, for this project's agent and, when the `deepagents` package
-is installed (`pip install -e '.[bench]'`), for `deepagents.create_deep_agent` on the same run.
+and answers summarization requests with a fixed summary; the re-reading model also goes back to
+an earlier source one time in ten and checks five of its lines (from the conversation if they
+are still there, else with `read_file` on the file the conversation points to, else by fetching
+the source again), and the bench reports any wrong line. Every request is counted with the same
+token counter and priced by `prompt_cache.PromptCacheMeter`: raw tokens, the cached share, the
+input billed with implicit caching at 0.25x (Gemini 2.5, GPT-4.1) and 0.1x (GPT-5), and
+Anthropic-style (reads 0.1x, writes 1.25x, at the breakpoints each harness places: those runs use
+a `ChatAnthropic` whose calls never leave the process). This project's agent and, when installed
+(`pip install -e '.[bench]'`), `deepagents.create_deep_agent` run side by side.
 
-    python bench/long_run.py                     # both windows, both harnesses
-    python bench/long_run.py --windows 128000 --steps 50
+    python bench/long_run.py                     # 1M, 128k and 32k windows, both models
+    python bench/long_run.py --windows 128000 --models re-reading --steps 50
 
-Each configuration runs in its own process, so peak memory is that run's own.
-Harness time is the process's CPU time minus the model's and the tools' own, per model call (CPU
-time, so other work on a shared machine disturbs it less); each configuration runs `--repeat`
-times (3) and the fastest is shown.
+Each configuration runs in its own process. Harness time is the process's CPU time minus the
+model's (the meter's included) and the tools' own, per model call; `--repeat` runs each
+configuration that many times and shows the fastest (`bench/harness_cpu.py` measures it against
+a bare `create_agent`, in one process).
 """
 
 from __future__ import annotations
@@ -21,7 +27,6 @@ import argparse
 import json
 import random
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -176,7 +181,6 @@ def run_one(
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from prompt_cache import PromptCacheMeter
 
-    baseline_rss = _peak_rss_mb()
     sources = [source_text(step) for step in range(steps)]
     clock = {"model": 0.0, "tools": 0.0}
     agent_calls: list[int] = []
@@ -258,8 +262,6 @@ def run_one(
         "checks": researcher.checks,
         "harness_ms_per_step": 1000 * harness_seconds / max(1, len(agent_calls)),
         "cpu_seconds": cpu,
-        "peak_rss_mb": _peak_rss_mb(),
-        "baseline_rss_mb": baseline_rss,
     }
 
 
@@ -267,11 +269,6 @@ def _ai(text: str) -> Any:
     from langchain_core.messages import AIMessage
 
     return AIMessage(content=text)
-
-
-def _peak_rss_mb() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 # -- the parent: run each configuration in a child, print the tables ----------------------------
@@ -295,7 +292,6 @@ def _child(
             return None
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     best = min(runs, key=lambda run: run["harness_ms_per_step"])
-    best["peak_rss_mb"] = max(run["peak_rss_mb"] for run in runs)
     return best
 
 
@@ -380,7 +376,6 @@ def _block(window: int, model: str, pair: Pair, theirs_name: str) -> list[str]:
             out.append(f"  re-reads ({theirs_name}): {text}; wrong lines: {c['wrong lines']}")
     out.append(_row("harness CPU ms per model call (best)", ours["harness_ms_per_step"],
                     get("harness_ms_per_step"), ".2f"))
-    out.append(_row("peak memory, MB (RSS)", ours["peak_rss_mb"], get("peak_rss_mb"), ".0f"))
     return out
 
 
