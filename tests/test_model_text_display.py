@@ -118,6 +118,10 @@ def test_nothing_the_model_writes_runs_in_any_display(
         assert page.startswith(f"<style>{STYLE}</style>")
         assert problems(page, styles={STYLE}, view=True) == []
 
+    # a run keeps the prompt it started with: the memory the agent wrote is in the next run's
+    lab.session.configure(model=scripted("Noted."))
+    again = lab.run("%%agent\nagain")
+    assert again.error is None, again.stderr
     show = lab.run("%agent show")
     assert shown_problems(show.outputs) == []
     [memory] = [o for o in show.displays if "AGENTS.md" in o.data.get("text/plain", "")]
