@@ -45,6 +45,7 @@ from jupyter_deepagent.harness.compression.tokens import (
     message_tokens,
 )
 from jupyter_deepagent.harness.compression.view_entries import (
+    Build,
     Entry,
     SummaryJob,
     ViewCache,
@@ -115,7 +116,25 @@ class ContextView:
     def _build(self) -> list[Entry]:
         self._scan()
         entries = [self._summary_entry(self.summary["content"])] if self.summary else []
-        entries.extend(self._entry(index) for index in range(self.start, len(self.messages)))
+        entries.extend(self._message_entries())
+        return entries
+
+    def _message_entries(self) -> list[Entry]:
+        """The entries of messages [start, end): those of the conversation's last build whose
+        inputs did not change, the others (and the new messages) built now, in index order."""
+        start, human_limit = self.start, self.settings.human_limit(self.window)
+        last = self.cache.builds.get(self.transcript)
+        kept = last.reusable(self.messages, start, human_limit) if last is not None else 0
+        entries: list[Entry] = []
+        if last is not None and kept > start:
+            entries = last.entries[start - last.start : kept - last.start]
+            stale = last.stale(self.pointers, self.bare, self.cut_args) | self.due
+            for index in sorted(i for i in stale if start <= i < kept):
+                entries[index - start] = self._entry(index)
+        kept = max(kept, start)
+        entries.extend(self._entry(index) for index in range(kept, len(self.messages)))
+        record = (self.pointers, self.bare, self.cut_args, human_limit)
+        self.cache.keep(self.transcript, Build.of(self.messages, start, entries, record, last))
         return entries
 
     def _scan(self) -> None:
