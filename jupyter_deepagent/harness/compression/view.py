@@ -10,6 +10,7 @@ written to the compression record, so it is made once and every later request lo
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -59,6 +60,7 @@ AGED_PREVIEW = 3
 HUMAN_PREVIEW = 10
 """Lines of an offloaded human message shown in its pointer."""
 _WORTH_MOVING = 250  # tokens: a pointer with its preview costs about half of that
+_TOKENS = operator.attrgetter("tokens")
 
 
 def _text(message: BaseMessage) -> str | None:
@@ -313,12 +315,11 @@ class ContextView:
     # -- size -------------------------------------------------------------------------------------
     def total(self) -> int:
         """Tokens of the request as it stands (calibrated)."""
-        raw = self.overhead + sum(entry.tokens for entry in self.entries)
-        return math.ceil(raw * self.factor)
+        return math.ceil(self.raw_total() * self.factor)
 
     def raw_total(self) -> int:
         """Tokens of the request as the plain approximation counts them."""
-        return self.overhead + sum(entry.tokens for entry in self.entries)
+        return self.overhead + sum(map(_TOKENS, self.entries))
 
     def shrink(self, limit: int) -> None:
         """Emergency: move the largest remaining messages to files, then cut every file-writing
