@@ -93,9 +93,8 @@ def test_what_changed_in_the_prompt_since_the_previous_call_or_run_is_marked(
     agent = create_research_agent(model, memory=["/AGENTS.md"], backend=DiskBackend(tmp_path))
     trace = trace_run(agent, ask("remember: SI units"))
     prompt = build_snapshot(trace.events)["prompt"]
-    changes = {s["name"]: s["change"] for s in prompt["sections"]}
-    assert changes["memory"] == "changed" and changes["base"] is None
-    assert prompt["compared_with"] == "previous model call"
+    # a run keeps its prompt: the edit reaches the next run's
+    assert all(s["change"] is None for s in prompt["sections"]) and prompt["calls"] == 2
 
     previous = trace.prompts[0].as_dict()  # a later run sees the file as edited
     previous["sections"] = [s for s in previous["sections"] if s["name"] != "todos"]

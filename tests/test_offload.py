@@ -175,6 +175,24 @@ def test_consumed_result_ages_into_a_pointer_after_keep_recent_turns() -> None:
     assert OUTPUTS["mid"] in [m.text for m in trace.messages]  # the checkpoint keeps it whole
 
 
+def test_results_age_together_in_one_batch_and_the_request_repeats_the_one_before() -> None:
+    # a provider's prompt cache bills again whatever follows the first changed message: results
+    # age in one batch (a sixteenth of the window: 4,000 tokens here), not one by one
+    for number in range(8):
+        OUTPUTS[f"m{number}"] = lines(f"m{number}", 40)  # ~680 tokens each
+    script = [calls(f"m{number}") for number in range(8)] + ["done"]
+    model, trace = run(script, 64_000, age_token_limit=500)
+    aged = trace.of_type("aged")
+    assert len(aged) == 6 and len({event["step"] for event in aged}) == 1
+    batch = aged[0]["step"] - 1  # the request that ages them
+    sent = [[message.text for message in request.messages] for request in model.requests]
+    for before, after in zip(sent[: batch - 1], sent[1:batch], strict=True):
+        assert after[: len(before)] == before  # until then, each request extends the last
+    assert sum("[Already read" in text for text in sent[batch]) == 6
+    for later in sent[batch + 1 :]:  # the pointers, once written, are sent byte for byte
+        assert later[: len(sent[batch])] == sent[batch]
+
+
 def test_aging_can_be_turned_off_or_made_faster() -> None:
     OUTPUTS["mid"], OUTPUTS["small"] = lines("mid", 40), "ok"
     script = [calls("mid"), calls("small"), calls("small"), "done"]

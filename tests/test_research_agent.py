@@ -77,18 +77,23 @@ def test_memory_edited_between_two_invokes_is_seen_by_the_second(workspace: Path
     assert "metric units" not in model.requests[1].system
 
 
-def test_memory_edited_by_the_agent_mid_run_reaches_the_next_model_call(workspace: Path) -> None:
+def test_memory_edited_by_the_agent_mid_run_reaches_the_next_run(workspace: Path) -> None:
     model = ScriptedChatModel(
         script=[
             {"tool_calls": [call("edit_file", file_path="/AGENTS.md", old_string="metric",
                                  new_string="SI")]},
             "Noted.",
+            "SI it is.",
         ]
     )
     agent = create_research_agent(model, memory=["/AGENTS.md"], backend=DiskBackend(workspace))
     trace = trace_run(agent, ask("remember: SI units"))
-    assert "prefers SI units" in model.requests[1].system
-    assert "prefers SI units" in trace.prompts[1]["memory"].text
+    # the run keeps its prompt (a cached prefix); the edit is in its conversation
+    assert model.requests[1].system == model.requests[0].system
+    assert "prefers metric units" in trace.prompts[1]["memory"].text
+    after = trace_run(agent, ask("which units?"))
+    assert "prefers SI units" in model.requests[2].system
+    assert "prefers SI units" in after.prompts[0]["memory"].text
 
 
 def test_missing_memory_file_is_skipped_with_a_warning() -> None:

@@ -162,13 +162,16 @@ def test_an_unchanged_prompt_is_sent_as_its_hash(tmp_path: Path) -> None:
         {"tool_calls": [call("edit_file", file_path="/AGENTS.md", old_string="metric",
                              new_string="SI")]},
         "Noted.",
+        "SI.",
     ])
     agent = create_research_agent(model, memory=["/AGENTS.md"], backend=DiskBackend(tmp_path))
     trace = trace_run(agent, ask("remember SI"))
-    first, same, edited = trace.of_type("prompt")
-    assert first["assembly"] is not None and same["assembly"] is None
-    assert same["hash"] == first["hash"] != edited["hash"] and edited["assembly"] is not None
+    first, same, after_edit = trace.of_type("prompt")  # a run keeps its prompt
+    assert first["assembly"] is not None and same["assembly"] is after_edit["assembly"] is None
+    assert same["hash"] == first["hash"] == after_edit["hash"]
     assert [p.text for p in trace.prompts] == [r.system for r in model.requests]
+    [edited] = trace_run(agent, ask("again")).of_type("prompt")  # the next run has the edit
+    assert edited["hash"] != first["hash"] and edited["assembly"] is not None
 
 
 def test_subagent_events_join_the_run_and_the_window_warning_comes_once() -> None:

@@ -24,6 +24,19 @@ def _tokens(value: object) -> str:
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
+def _cached(entry: Mapping[str, Any]) -> str:
+    """ " (71% cached)" when the provider reported cached input tokens, plus what was written to
+    its cache; "" when it reported none."""
+    cached, written = entry.get("tokens_in_cached"), entry.get("tokens_in_cache_write")
+    if not isinstance(cached, int) and not isinstance(written, int):
+        return ""
+    total = int(entry.get("tokens_in") or 0)
+    parts = [f"{(cached or 0) / total:.0%} cached" if total else f"{_tokens(cached)} cached"]
+    if isinstance(written, int) and written:
+        parts.append(f"{_tokens(written)} written to the cache")
+    return f" ({', '.join(parts)})"
+
+
 def _when(record: dict[str, Any]) -> str:
     started = next((e.get("time") for e in record.get("events", []) if e.get("time")), None)
     if not isinstance(started, (int, float)):
@@ -61,7 +74,8 @@ def _decision(record: dict[str, Any]) -> str:
 def timeline(
     records: list[dict[str, Any]], cells: Mapping[str, str] | None = None
 ) -> list[dict[str, Any]]:
-    """One entry per run: when, which cell, model, replayed or live, calls, tokens, status and
+    """One entry per run: when, which cell, model, replayed or live, calls, tokens (and the input
+    tokens read from and written to a provider's prompt cache, None when not reported), status and
     its tool calls in order; a run resumed after an approval starts with the human decision.
 
     Args:
@@ -92,6 +106,8 @@ def timeline(
                 "calls": len(record.get("calls", [])),
                 "tokens_in": record.get("tokens_in", 0),
                 "tokens_out": record.get("tokens_out", 0),
+                "tokens_in_cached": record.get("tokens_in_cached"),
+                "tokens_in_cache_write": record.get("tokens_in_cache_write"),
                 "decision": record.get("decision") if record.get("kind") == "resume" else None,
                 "tools": [
                     ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
@@ -132,7 +148,8 @@ def format_timeline(
     for entry in entries:
         head = (
             f"{entry['when']} · {entry['model']} · {entry['replay']} · {entry['calls']} "
-            f"model calls · {_tokens(entry['tokens_in'])} tokens in · {entry['status']}"
+            f"model calls · {_tokens(entry['tokens_in'])} tokens in{_cached(entry)} · "
+            f"{entry['status']}"
         )
         cell = f"{entry['shown_as']} · " if entry["shown_as"] else ""
         if style == "markdown":

@@ -1,7 +1,7 @@
 """Run events of the agent loop: the run's start and end, prompts, model and tool calls, files,
 approvals, the answer, and what the prompt loaded (memory, skills)."""
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NotRequired
 
 from jupyter_deepagent.events.common import EventStamp
 
@@ -82,6 +82,12 @@ class RunFinishedEvent(EventStamp):
     """Input tokens of every model call."""
     tokens_out: int
     """Output tokens of every model call."""
+    tokens_in_cached: NotRequired[int]
+    """Of `tokens_in`, those the providers read from their prompt caches, summed over the calls
+    that reported it; absent when no call did."""
+    tokens_in_cache_write: NotRequired[int]
+    """Of `tokens_in`, those written to a prompt cache (Anthropic), summed over the calls that
+    reported it; absent when no call did."""
     model_calls: int
     """How many model calls."""
     tool_calls: int
@@ -127,6 +133,13 @@ class ModelCallEvent(EventStamp):
     """True when `tokens_in` was counted here because the provider reported none."""
     tokens_out: int
     """Output tokens the provider reported (0 if none)."""
+    tokens_in_cached: NotRequired[int]
+    """Of `tokens_in`, those the provider read from its prompt cache (`usage_metadata`'s
+    `input_token_details.cache_read`), billed at a fraction of the price; absent when the
+    provider reported no such detail."""
+    tokens_in_cache_write: NotRequired[int]
+    """Of `tokens_in`, those the provider wrote to its prompt cache (`cache_creation`, reported
+    by Anthropic, billed above the base price); absent when not reported."""
     seconds: float
     """Wall time of the call."""
     messages: int

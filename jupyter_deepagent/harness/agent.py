@@ -137,7 +137,7 @@ def create_research_agent(
     summarizer: SummarizerInput | None = None,
     compaction_tool: bool = False,
     age_token_limit: int | None = 2_000,
-    keep_recent_turns: int = 3,
+    keep_recent_turns: int = 1,
     model_timeout: float | None = 60.0,
     model_retries: int = 2,
     model_retry_wait: float = 2.0,
@@ -173,8 +173,10 @@ def create_research_agent(
             that writes summaries; default the agent's model.
         compaction_tool: offer the `compact_conversation` tool.
         age_token_limit: a tool result over this many tokens that the model has already replied
-            to `keep_recent_turns` times is sent as a pointer to its file (None: never).
-        keep_recent_turns: model replies a large result stays whole for.
+            to `keep_recent_turns` times is sent as a pointer to its file (None: never). Such
+            results age together, in batches (about a sixteenth of the window, at most 25,000
+            tokens), so a provider's prompt cache keeps the rest of the request.
+        keep_recent_turns: model replies a large result stays whole for, at least.
         model_timeout: seconds one model call may take, given to the provider's client when
             `model` is a "provider:model" string (Google, OpenAI, Anthropic); None: no limit.
         model_retries: further attempts after a model call fails with a transient error
@@ -269,6 +271,7 @@ def create_research_agent(
         )
     stack = middleware_stack(
         plan,
+        model=chat_model,
         assembly=assembly_config,
         compression=compression,
         policy=policy,

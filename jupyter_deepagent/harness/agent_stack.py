@@ -10,11 +10,13 @@ the request first and the response last. So, outermost first:
 4. system prompt: writes the assembled prompt; the model gets exactly it.
 5. compression: inside the prompt, it counts the final prompt's tokens and trims only the
    messages; offloads tool results.
-6. model retries: inside compression, which sees a transient error only once the retries are
+6. Anthropic cache breakpoints (only with an Anthropic model): inside compression, so they mark
+   the final system message, tools and last message; a retry resends the same marked request.
+7. model retries: inside compression, which sees a transient error only once the retries are
    spent; a context overflow is not retried and reaches it at once.
-7. run events: inside compression, a `model_call` event per request as really sent, retries
+8. run events: inside compression, a `model_call` event per request as really sent, retries
    included; a `tool_result` with the tool's own text, before offloading.
-8. tool errors: innermost, a failing tool becomes an error message that every layer above sees
+9. tool errors: innermost, a failing tool becomes an error message that every layer above sees
    as an ordinary result.
 """
 
@@ -38,6 +40,7 @@ __all__ = ["middleware_stack"]
 def middleware_stack(
     plan: AgentPlan,
     *,
+    model: object,
     assembly: AssemblyConfig,
     compression: ContextCompressionMiddleware,
     policy: ModelCallPolicy,
@@ -48,6 +51,7 @@ def middleware_stack(
 
     Args:
         plan: what the agent offers (todo list, filesystem tools, backend, profile).
+        model: the agent's chat model (an Anthropic one gets cache breakpoints).
         assembly: the prompt's assembly config, its approvals checked.
         compression: the agent's context compression.
         policy: the timeout and retries of a model call.
@@ -83,6 +87,10 @@ def middleware_stack(
     stack.append(SystemPromptMiddleware(assembly, plan.backend))
     # sees the final system prompt (to count it) and shrinks only the messages
     stack.append(compression)
+    breakpoints = _anthropic_cache_breakpoints(model)
+    if breakpoints is not None:
+        # marks the request as compression leaves it: what the next request repeats is cached
+        stack.append(breakpoints)
     # sends a request again after a transient failure, a model_retry event each time
     stack.append(ModelRetryMiddleware(policy))
     # closest to the model and the tools: reports what was really sent and really returned
@@ -90,6 +98,21 @@ def middleware_stack(
     # innermost for tools: an exception becomes an error ToolMessage before anything above sees it
     stack.append(ToolErrorMiddleware(on_error=_tool_error_message))
     return stack
+
+
+def _anthropic_cache_breakpoints(model: object) -> Middleware | None:
+    """LangChain's Anthropic prompt-caching middleware for an Anthropic model (known by its
+    label, also inside the research log's replay wrapper); None for any other model, or when
+    langchain-anthropic is not installed."""
+    from jupyter_deepagent.harness.compression.cache_marks import places_cache_marks
+
+    if not places_cache_marks(model):
+        return None
+    try:
+        from jupyter_deepagent.harness.prompt.cache_breakpoints import AnthropicCacheBreakpoints
+    except ImportError:  # langchain-anthropic is not installed: no Anthropic model either
+        return None
+    return AnthropicCacheBreakpoints()
 
 
 def _tool_error_message(exc: Exception, request: ToolCallRequest) -> str:

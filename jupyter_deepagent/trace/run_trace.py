@@ -337,10 +337,23 @@ def _finished(trace: RunTrace, status: str, seconds: float, error: str | None) -
         final_text=_state_final_text(trace.state),
         tokens_in=sum(int(e.get("tokens_in") or 0) for e in model_calls),
         tokens_out=sum(int(e.get("tokens_out") or 0) for e in model_calls),
+        **_cache_totals(model_calls),
         model_calls=len(model_calls),
         tool_calls=len(trace.of_type(TOOL_CALL)),
         seconds=round(seconds, 6),
     )
+
+
+def _cache_totals(model_calls: list[ModelCallEvent]) -> dict[str, int]:
+    """The run's prompt-cache totals, each only when some call reported it."""
+    totals: dict[str, int] = {}
+    read = [e["tokens_in_cached"] for e in model_calls if "tokens_in_cached" in e]
+    written = [e["tokens_in_cache_write"] for e in model_calls if "tokens_in_cache_write" in e]
+    if read:
+        totals["tokens_in_cached"] = sum(read)
+    if written:
+        totals["tokens_in_cache_write"] = sum(written)
+    return totals
 
 
 def _state_final_text(state: dict[str, Any]) -> str:

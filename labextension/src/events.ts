@@ -313,6 +313,10 @@ export interface ModelCallEvent {
   tokens_in_estimated: boolean;
   /** Output tokens the provider reported (0 if none). */
   tokens_out: number;
+  /** Of `tokens_in`, those the provider read from its prompt cache (`usage_metadata`'s `input_token_details.cache_read`), billed at a fraction of the price; absent when the provider reported no such detail. */
+  tokens_in_cached?: number;
+  /** Of `tokens_in`, those the provider wrote to its prompt cache (`cache_creation`, reported by Anthropic, billed above the base price); absent when not reported. */
+  tokens_in_cache_write?: number;
   /** Wall time of the call. */
   seconds: number;
   /** How many messages were sent. */
@@ -437,6 +441,10 @@ export interface RunFinishedEvent {
   tokens_in: number;
   /** Output tokens of every model call. */
   tokens_out: number;
+  /** Of `tokens_in`, those the providers read from their prompt caches, summed over the calls that reported it; absent when no call did. */
+  tokens_in_cached?: number;
+  /** Of `tokens_in`, those written to a prompt cache (Anthropic), summed over the calls that reported it; absent when no call did. */
+  tokens_in_cache_write?: number;
   /** How many model calls. */
   model_calls: number;
   /** How many tool calls. */

@@ -37,6 +37,7 @@ from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.backends.state import bind_state_files, state_files
 from jupyter_deepagent.events import CONTEXT, CONTEXT_OVERFLOW, WARNING
 from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER
+from jupyter_deepagent.harness.compression.cache_marks import places_cache_marks, with_cache_mark
 from jupyter_deepagent.harness.compression.compact_tool import compact_conversation_tool
 from jupyter_deepagent.harness.compression.offload import safe_name
 from jupyter_deepagent.harness.compression.overflow import (
@@ -117,6 +118,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
             settings = replace(settings, summarizer=summarizer)
         self.backend, self.model, self.settings = backend, model, settings
         self.model_label = model_label(model)
+        self.cache_marks = places_cache_marks(model)
         self.window = resolve_context_window(model, settings.context_window)
         self.cache = ViewCache()
         self.tools = [compact_conversation_tool()] if settings.compaction_tool else []
@@ -335,7 +337,11 @@ class ContextCompressionMiddleware(AgentMiddleware):
             pointers=sum(e.form in ("pointer", "bare") for e in view.entries),
             attempt=call.attempt,
         )
-        return request.override(messages=cast("list[AnyMessage]", view.sent))
+        sent = view.sent
+        boundary = view.cache_boundary() if self.cache_marks else None
+        if boundary is not None:
+            sent = [*sent[:boundary], with_cache_mark(sent[boundary]), *sent[boundary + 1 :]]
+        return request.override(messages=cast("list[AnyMessage]", sent))
 
     def _learn(self, call: _Call) -> None:
         window = learned_window(call.overflowed_at, call.window)

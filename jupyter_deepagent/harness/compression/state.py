@@ -123,7 +123,11 @@ class CompressionSettings:
         age_token_limit: a tool result over this (or a sixteenth of the window, if smaller)
             that the model has already replied to `keep_recent_turns` times is sent as a
             pointer to its file; None turns aging off.
-        keep_recent_turns: model replies a result stays whole for before it ages.
+        keep_recent_turns: model replies a result stays whole for before it may age.
+        age_batch_tokens: results the model has replied to `keep_recent_turns` times stay
+            whole until together they pass this (or a sixteenth of the window, if smaller); then
+            they all age at once, so the request's prefix changes once per batch and a
+            provider's prompt cache keeps the rest.
         recent_results_fraction: share of the window the whole results the model has already
             replied to may take together; past it the oldest age sooner (small windows).
         trigger_fraction: share of the window above which inputs are offloaded and, if still
@@ -143,7 +147,8 @@ class CompressionSettings:
     context_window: int | None = None
     offload_token_limit: int = 20_000
     age_token_limit: int | None = 2_000
-    keep_recent_turns: int = 3
+    keep_recent_turns: int = 1
+    age_batch_tokens: int = 25_000
     recent_results_fraction: float = 0.2
     trigger_fraction: float = 0.85
     keep_fraction: float = 0.10
@@ -163,6 +168,7 @@ class CompressionSettings:
         positive = {
             "offload_token_limit": self.offload_token_limit,
             "keep_recent_turns": self.keep_recent_turns,
+            "age_batch_tokens": self.age_batch_tokens,
             "human_token_limit": self.human_token_limit,
             "tool_args_char_limit": self.tool_args_char_limit,
             "fallback_keep_messages": self.fallback_keep_messages,
@@ -192,6 +198,10 @@ class CompressionSettings:
         if self.age_token_limit is None:
             return None
         return min(self.age_token_limit, window.fraction(1 / 16))
+
+    def age_batch(self, window: ContextWindow) -> int:
+        """Tokens the results due to age may take before they all age at once."""
+        return min(self.age_batch_tokens, window.fraction(1 / 16))
 
     def human_limit(self, window: ContextWindow) -> int:
         """Tokens above which a human message is offloaded."""

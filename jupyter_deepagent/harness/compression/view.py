@@ -55,7 +55,7 @@ from jupyter_deepagent.harness.compression.view_entries import (
 
 __all__ = ["ContextView"]
 
-AGED_PREVIEW = 3
+AGED_PREVIEW = 1
 """Lines of an aged result shown in its pointer."""
 HUMAN_PREVIEW = 10
 """Lines of an offloaded human message shown in its pointer."""
@@ -92,6 +92,9 @@ class ContextView:
         self.cut_args: set[str] = set(record.get("cut_args") or ())
         self.summary: SummaryRecord | None = self._valid_summary(record.get("summary"))
         self.update: dict[str, Any] = {}
+        self.changed: set[int] = set()
+        """Checkpoint indices of messages this call sends differently from the last (-1: the
+        summary), so `cache_boundary` knows where the request stops repeating the last one."""
         self.age_limit = settings.age_limit(window)
         self.due: set[int] = set()
         self.replies_after: list[int] = []
@@ -141,10 +144,17 @@ class ContextView:
 
     def _scan(self) -> None:
         """One pass, newest first: how many model replies follow each message, and which whole
-        results are due to age: over the age limit and replied to `keep_recent_turns` times, or
-        no longer fitting (newest first) in `recent_results_fraction` of the window."""
+        results are due to age.
+
+        Results age in batches, so the request's prefix changes once per batch and a provider's
+        prompt cache keeps everything before it: a whole result over the age limit is eligible
+        once the model has replied to it `keep_recent_turns` times, and the eligible results all
+        age together when they pass the batch limit, or when the whole results the model has
+        replied to pass `recent_results_fraction` of the window (then every one replied to)."""
         replies, seen = [0] * len(self.messages), 0
-        budget, used = self.window.fraction(self.settings.recent_results_fraction), 0
+        eligible: list[int] = []
+        replied: list[int] = []
+        eligible_tokens = replied_tokens = 0
         age_limit, keep = self.age_limit, self.settings.keep_recent_turns
         for index in range(len(self.messages) - 1, -1, -1):
             message = self.messages[index]
@@ -155,6 +165,7 @@ class ContextView:
             if (
                 age_limit is None
                 or index < self.start
+                or not seen
                 or not isinstance(message, ToolMessage)
                 or (message.id or f"#{index}") in self.pointers
             ):
@@ -162,11 +173,16 @@ class ContextView:
             tokens = self.cache.count(message)
             if tokens <= age_limit:
                 continue
-            if seen and (seen >= keep or used + tokens > budget):
-                self.due.add(index)
-            else:
-                used += tokens
+            replied.append(index)
+            replied_tokens += tokens
+            if seen >= keep:
+                eligible.append(index)
+                eligible_tokens += tokens
         self.replies_after = replies
+        if replied_tokens > self.window.fraction(self.settings.recent_results_fraction):
+            self.due.update(replied)
+        elif eligible_tokens > self.settings.age_batch(self.window):
+            self.due.update(eligible)
 
     def _summary_entry(self, content: str) -> Entry:
         count = self.summary["count"] if self.summary else 0
@@ -250,6 +266,7 @@ class ContextView:
             )
             return None
         self.pointers[key] = offloaded.path
+        self.changed.add(entry.index)
         self.update.setdefault("pointers", {})[key] = offloaded.path
         if isinstance(message, ToolMessage):
             self.emit(
@@ -276,6 +293,7 @@ class ContextView:
 
     def _make_bare(self, entry: Entry) -> Entry:
         key = message_key(self.messages[entry.index], entry.index)
+        self.changed.add(entry.index)
         self.bare.add(key)
         self.update.setdefault("bare", set()).add(key)
         return self._pointer_entry(entry.index, self.pointers[key], bare=True)
@@ -310,6 +328,7 @@ class ContextView:
                     message_id=None,
                 )
             if found:
+                self.changed.add(entry.index)
                 self.entries[position] = self._cut_entry(entry)
 
     # -- size -------------------------------------------------------------------------------------
@@ -340,6 +359,19 @@ class ContextView:
             entry = self.entries[position]
             if entry.form == "pointer" and self.total() > limit:
                 self.entries[position] = self._make_bare(entry)
+
+    def cache_boundary(self) -> int | None:
+        """Where a prompt-cache breakpoint keeps the most: the position in `sent` of the last
+        compressed message (a pointer, cut arguments, the summary) before the first message this
+        call changed. Everything up to it repeats the previous request, and the next batch of
+        aging begins after it. None when nothing before a change is compressed."""
+        boundary = None
+        for position, entry in enumerate(self.entries):
+            if entry.index in self.changed:
+                break
+            if entry.form != "whole":
+                boundary = position
+        return boundary
 
     @property
     def sent(self) -> list[BaseMessage]:
@@ -394,6 +426,7 @@ class ContextView:
             transcript=self.transcript,
         )
         self.update["summary"] = self.summary
+        self.changed.add(-1)
         self.entries = [self._summary_entry(content), *self.entries[job.cut :]]
         self.emit(
             SUMMARIZED,

@@ -1,6 +1,6 @@
 """The ScriptedChatModel script format: steps, rules and script files, checked before any call.
 
-A step is a string, an `AIMessage`, `{"content", "tool_calls"}` or `{"raise", "message"}`; a rule
+A step is a string, an `AIMessage`, `{"content", "tool_calls", "usage"}` or `{"raise", "message"}`; a rule
 is `{"when", "when_system", "reply", "repeat"}`; a script file is YAML or JSON holding a list of
 steps or `{"script", "rules", "profile", "name"}`. Every error names the step, rule or file.
 """
@@ -11,10 +11,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core import exceptions as lc_errors
 from langchain_core.messages import AIMessage, ToolCall
+from langchain_core.messages.ai import UsageMetadata
 
 from jupyter_deepagent._exceptions import ScriptError
 
@@ -27,6 +28,9 @@ _ERRORS: dict[str, type[Exception]] = {
     "rate_limit": lc_errors.ModelRateLimitError,
     "timeout": lc_errors.ModelTimeoutError,
 }
+
+# the cache counts a scripted reply may report (LangChain's `InputTokenDetails`)
+_DETAIL_FIELDS: dict[str, tuple[type, ...]] = {"cache_read": (int,), "cache_creation": (int,)}
 
 
 @dataclass(frozen=True)
@@ -94,15 +98,37 @@ def compile_step(raw: object, where: str) -> Step:
             msg = f"{where} has unknown raise kind {raw['raise']!r} (expected {', '.join(_ERRORS)})"
             raise ScriptError(msg)
         return Step(error=_ERRORS[raw["raise"]], error_message=raw.get("message", raw["raise"]))
-    _check_fields(raw, where, {"content": (str, list), "tool_calls": (list,)})
-    if not raw:
+    _check_fields(raw, where, {"content": (str, list), "tool_calls": (list,), "usage": (Mapping,)})
+    if not set(raw) - {"usage"}:
         msg = f"{where} is empty: give 'content' and/or 'tool_calls'"
         raise ScriptError(msg)
     calls = [
         _compile_tool_call(c, f"{where}: tool_calls[{i}]")
         for i, c in enumerate(raw.get("tool_calls", []))
     ]
-    return Step(reply=AIMessage(content=raw.get("content", ""), tool_calls=calls))
+    reply = AIMessage(content=raw.get("content", ""), tool_calls=calls)
+    if "usage" in raw:
+        reply.usage_metadata = _compile_usage(raw["usage"], f"{where}: usage")
+    return Step(reply=reply)
+
+
+def _compile_usage(raw: Mapping[str, object], where: str) -> UsageMetadata:
+    """A step's `usage`: token counts the reply reports instead of the model's estimate (the
+    counts left out are estimated), e.g. `{"input_token_details": {"cache_read": 800}}`."""
+    _check_fields(
+        raw,
+        where,
+        {"input_tokens": (int,), "output_tokens": (int,), "input_token_details": (Mapping,)},
+    )
+    details = raw.get("input_token_details") or {}
+    assert isinstance(details, Mapping)  # checked above
+    _check_fields(details, f"{where}: input_token_details", _DETAIL_FIELDS)
+    usage: dict[str, object] = {
+        key: raw[key] for key in ("input_tokens", "output_tokens") if key in raw
+    }
+    if details:
+        usage["input_token_details"] = dict(details)
+    return cast("UsageMetadata", usage)  # partial: the model fills in what is left out
 
 
 def compile_rule(raw: object, where: str) -> Rule:

@@ -111,7 +111,9 @@ class ScriptedChatModel(BaseChatModel):
     reply again, ids included. Otherwise the first unused rule whose `when` occurs in the last
     message (and whose `when_system` occurs in the system message) answers, else the next script
     step. A step is a string,
-    an `AIMessage`, `{"content": ..., "tool_calls": [{"name", "args", "id"?}]}`, or
+    an `AIMessage`, `{"content": ..., "tool_calls": [{"name", "args", "id"?}], "usage"?: {...}}`
+    (`usage`: `input_tokens`, `output_tokens`, `input_token_details` the reply reports instead of
+    the estimate, e.g. `{"input_token_details": {"cache_read": 800}}`), or
     `{"raise": "context_overflow" | "error" | "rate_limit" | "timeout", "message": ...}`.
     Missing tool-call ids become `call_1`, `call_2`, ... in the order replies are made.
 
@@ -218,10 +220,14 @@ class ScriptedChatModel(BaseChatModel):
                 reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
                 self._answered[key] = reply.model_copy(deep=True)
         sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
-        tokens_in, tokens_out = math.ceil(sent / 4), math.ceil(_chars(reply) / 4)
+        given: Mapping[str, Any] = reply.usage_metadata or {}  # the step's, over the estimate
+        tokens_in = int(given.get("input_tokens", math.ceil(sent / 4)))
+        tokens_out = int(given.get("output_tokens", math.ceil(_chars(reply) / 4)))
         reply.usage_metadata = UsageMetadata(
             input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out
         )
+        if "input_token_details" in given:
+            reply.usage_metadata["input_token_details"] = given["input_token_details"]
         reply.response_metadata = {**reply.response_metadata, "model_name": self.name}
         return reply
 

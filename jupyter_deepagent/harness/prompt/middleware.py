@@ -3,6 +3,12 @@
 It sits inside any user middleware, so whatever they add to the system message becomes the
 "middleware" section, and the model receives exactly `PromptAssembly.text`.
 
+The prompt is assembled at the first model call of a run (a graph invocation) and sent unchanged
+at each later call of that run: memory and skills are read as they were then, so the system
+message, the start of every request, stays the same and a provider's prompt cache keeps serving
+it. An edit the agent makes to a memory file or a skill during a run (the conversation holds it
+anyway) reaches the prompt at the next run.
+
 A memory file is always loaded, but one larger than a tenth of the context window (20,000 tokens
 when the window is not known) is cut by the assembly, with a marker the model sees; this
 middleware adds a `warning` event (once per run) telling the user to trim it.
@@ -11,10 +17,14 @@ middleware adds a `warning` event (once per run) telling the user to trim it.
 from __future__ import annotations
 
 import hashlib
+import threading
+import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ToolCallRequest
+from langchain.agents.middleware.types import PrivateStateAttr, ToolCallRequest
 from langchain_core.messages import SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
@@ -36,17 +46,31 @@ from jupyter_deepagent.harness.run_events.event_stream import (
 
 __all__ = ["SystemPromptMiddleware"]
 
+_RUNS_KEPT = 16
+"""How many runs' prompts one agent keeps (concurrent runs of one agent, on other threads)."""
+
+
+class _PromptRunState(AgentState):
+    """The mark of the current run, under which its prompt is kept for all its model calls."""
+
+    prompt_run: NotRequired[Annotated[str, PrivateStateAttr]]
+
 
 class SystemPromptMiddleware(AgentMiddleware):
-    """Assembles the system prompt at every model call and reports what went into it."""
+    """Assembles the system prompt at a run's first model call, sends it at every call of the
+    run, and reports what went into it."""
+
+    state_schema = _PromptRunState
 
     def __init__(self, config: AssemblyConfig, backend: BackendProtocol) -> None:
         super().__init__()
         self.config = config
         self.backend = backend
+        self._runs: OrderedDict[tuple[str, str], AssemblyResult] = OrderedDict()
+        self._runs_lock = threading.Lock()
 
     # -- run start: report memory and skill problems once per run --------------------------------
-    def before_agent(self, state: AgentState, runtime: Runtime) -> None:
+    def before_agent(self, state: AgentState, runtime: Runtime) -> dict[str, str]:
         result = self._assemble(state)
         problems = [(m.path, m.problem) for m in result.memory if m.text is None]
         for memory_file in result.memory:
@@ -57,9 +81,10 @@ class SystemPromptMiddleware(AgentMiddleware):
         for source, message in [*problems, *result.skills.problems]:
             if first_in_run(("warning", source, message), otherwise=True):
                 emit_event(WARNING, message=message, source=source)
+        return {"prompt_run": uuid.uuid4().hex}  # a new run: its prompt is assembled anew
 
-    async def abefore_agent(self, state: AgentState, runtime: Runtime) -> None:
-        self.before_agent(state, runtime)
+    async def abefore_agent(self, state: AgentState, runtime: Runtime) -> dict[str, str]:
+        return self.before_agent(state, runtime)
 
     # -- every model call: the assembled prompt, the profile's view of the tools ------------------
     def wrap_model_call(
@@ -75,7 +100,7 @@ class SystemPromptMiddleware(AgentMiddleware):
     def _prepare(self, request: ModelRequest) -> ModelRequest:
         outer = request.system_message.text if request.system_message is not None else ""
         step = run_step(request.state["messages"]) + 1
-        assembly = self._fitted(self._assemble(request.state, middleware_text=outer), step)
+        assembly = self._fitted(self._run_prompt(request.state, outer), step)
         text = assembly.text
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         emit_event(
@@ -108,6 +133,23 @@ class SystemPromptMiddleware(AgentMiddleware):
                     ),
                 )
         return result.assembly
+
+    def _run_prompt(self, state: object, outer: str) -> AssemblyResult:
+        """The run's assembly: built at its first model call (with the user middleware's text
+        `outer`), then the same at every later call of the run."""
+        run = state.get("prompt_run") if isinstance(state, dict) else None
+        if not isinstance(run, str):  # no run mark (a graph without before_agent)
+            return self._assemble(state, middleware_text=outer)
+        key = (run, outer)
+        with self._runs_lock:
+            kept = self._runs.get(key)
+        if kept is None:
+            kept = self._assemble(state, middleware_text=outer)
+            with self._runs_lock:
+                self._runs[key] = kept
+                while len(self._runs) > _RUNS_KEPT:
+                    self._runs.popitem(last=False)
+        return kept
 
     def _assemble(self, state: object, middleware_text: str = "") -> AssemblyResult:
         with bind_state_files(state_files(state)):

@@ -46,11 +46,30 @@ def emit_model_call(
         tokens_in=tokens_in,
         tokens_in_estimated=estimated,
         tokens_out=usage.get("output_tokens", 0),
+        **_cache_details(usage),
         seconds=round(seconds, 6),
         messages=len(sent),
         tool_calls=[call["name"] for call in (reply.tool_calls if reply else [])],
         reply=_jsonable(message_to_dict(reply)) if reply is not None else None,
     )
+
+
+def _cache_details(usage: Mapping[str, object]) -> dict[str, int]:
+    """The prompt-cache counts of a reply's `usage_metadata` as `model_call` fields: the tokens
+    read from the cache (`tokens_in_cached`) and written to it (`tokens_in_cache_write`), each
+    only when the provider reported it."""
+    details = usage.get("input_token_details")
+    if not isinstance(details, Mapping):
+        return {}
+    fields = {}
+    for key, field in (
+        ("cache_read", "tokens_in_cached"),
+        ("cache_creation", "tokens_in_cache_write"),
+    ):
+        value = details.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            fields[field] = value
+    return fields
 
 
 def as_ai_message(response: object) -> AIMessage | None:

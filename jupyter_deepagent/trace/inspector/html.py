@@ -31,6 +31,7 @@ from jupyter_deepagent.trace.inspector.svg import (
     tokens,
 )
 from jupyter_deepagent.trace.inspector.tables import files_panel, skills_panel, subagents_panel
+from jupyter_deepagent.trace.inspector.text import cache_note
 from jupyter_deepagent.trace.inspector.theme import STYLE, badge
 from jupyter_deepagent.trace.safe_html import clean_view_html
 
@@ -60,13 +61,16 @@ def summary_html(snap: Snapshot) -> str:
     window = context.get("window")
     used = f"{context['share']:.1%} of {tokens(window)}" if window else "no request yet"
     seconds = run.get("seconds")
+    cached = cache_note(
+        run.get("tokens_in"), run.get("tokens_in_cached"), run.get("tokens_in_cache_write")
+    )
     items = [
         '<span class="jdi-title">Inspector</span>',
         status_badge,
         f'<span class="jdi-model">{escape(str(run.get("model") or "model ?"))}</span>',
         f"<span>{run.get('model_calls', 0)} model calls · "
         f"{tokens(run.get('tokens_in') or 0)} tokens in, {tokens(run.get('tokens_out') or 0)} out"
-        "</span>",
+        f"{f' · {cached}' if cached else ''}</span>",
         f'<span class="jdi-mini">{gauge_svg(context, 90, 8, mini=True)} '
         f'<span class="jdi-muted">{used}</span></span>',
     ]
@@ -120,7 +124,7 @@ def _context_panel(snap: Snapshot) -> str:
     """The gauge of the last request, its breakdown, and tokens sent per step with marks."""
     context = snap["context"]
     if not context.get("window"):
-        return '<div class="jdi-muted">No model request yet.</div>'
+        return '<div class="jdi-muted">No model request yet.</div>' + _calls_list(snap)
     source = context.get("window_source")
     head = (
         f'<div class="jdi-head"><b>{context["tokens"]:,}</b> tokens in the last request '
@@ -161,7 +165,41 @@ def _context_panel(snap: Snapshot) -> str:
         f"{' (estimated from the events)' if breakdown['estimated'] else ''}</div>"
         f"{breakdown_svg(parts, 520)}<div class='jdi-legends'>{legend}</div>"
         f'<div class="jdi-sub">Tokens sent at each step</div>{steps_svg(context)}'
-        f"<div class='jdi-legends'>{mark_legend}</div>{events}"
+        f"<div class='jdi-legends'>{mark_legend}</div>{events}{_calls_list(snap)}"
+    )
+
+
+_CALLS_SHOWN = 100
+
+
+def _calls_list(snap: Snapshot) -> str:
+    """Every model call of the run (the last 100), with its tokens and, where the provider said,
+    the share read from its prompt cache."""
+    calls = snap.get("calls") or []
+    if not calls:
+        return ""
+    run = snap["run"]
+    cached = cache_note(
+        run.get("tokens_in"), run.get("tokens_in_cached"), run.get("tokens_in_cache_write")
+    )
+    rows = []
+    for call in calls[-_CALLS_SHOWN:]:
+        note = cache_note(
+            call["tokens_in"], call.get("tokens_in_cached"), call.get("tokens_in_cache_write")
+        )
+        who = escape(str(call.get("agent") or "main"))
+        purpose = " (summary)" if call.get("purpose") == "summarize" else ""
+        estimated = "≈" if call.get("tokens_in_estimated") else ""
+        rows.append(
+            f'<li><span class="jdi-muted">step {call.get("step")} · {who}{purpose}</span> '
+            f"{estimated}{call['tokens_in']:,} tokens in, {call['tokens_out']:,} out"
+            f"{f' · {note}' if note else ''}</li>"
+        )
+    more = f" (the last {_CALLS_SHOWN} shown)" if len(calls) > _CALLS_SHOWN else ""
+    return (
+        f'<details class="jdi-row jdi-calls"><summary>{len(calls)} model call'
+        f"{'s' if len(calls) != 1 else ''}{f' · {cached}' if cached else ''}{more}</summary>"
+        f'<ul class="jdi-list">{"".join(rows)}</ul></details>'
     )
 
 

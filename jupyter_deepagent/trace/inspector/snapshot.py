@@ -8,7 +8,9 @@ JupyterLab sidebar.
 
 The snapshot (every value JSON):
 
-- `run`: model, thread, input, status, model and tool calls, tokens in/out, seconds, steps
+- `run`: model, thread, input, status, model and tool calls, tokens in/out, seconds, steps, and
+  the input tokens read from and written to a provider's prompt cache (None when no call said)
+- `calls`: each model call (agent, task, step, purpose, model, tokens in/out/cached, seconds)
 - `prompt`: the main agent's last system prompt as ordered `sections` (name, source, tokens,
   share of the total, text, `change`: "new", "changed" or None against the prompt before it in
   this run, or the previous run's last prompt), `tokens`, `calls` (prompts sent), `removed`
@@ -36,6 +38,7 @@ from jupyter_deepagent.events import (
     TODOS,
     TOOL_CALL,
     WARNING,
+    ModelCallEvent,
     PromptEvent,
     RunEvent,
 )
@@ -67,6 +70,10 @@ class RunSummary(TypedDict):
     tool_calls: int
     tokens_in: int
     tokens_out: int
+    tokens_in_cached: int | None
+    """Input tokens the providers read from their prompt caches; None: no call reported it."""
+    tokens_in_cache_write: int | None
+    """Input tokens written to a prompt cache (Anthropic); None: no call reported it."""
     seconds: float | None
     steps: int
 
@@ -96,9 +103,12 @@ class InspectorBuilder:
             "tool_calls": 0,
             "tokens_in": 0,
             "tokens_out": 0,
+            "tokens_in_cached": None,
+            "tokens_in_cache_write": None,
             "seconds": None,
             "steps": 0,
         }
+        self.calls: list[_JSONDict] = []
         self._assemblies: dict[str, Snapshot] = {}  # hash -> assembly
         self._prompt: Snapshot | None = None
         self._before: Snapshot | None = previous_prompt
@@ -135,6 +145,10 @@ class InspectorBuilder:
             run["error"] = event.get("error", run["error"])
             run["tokens_in"] = event.get("tokens_in", run["tokens_in"])
             run["tokens_out"] = event.get("tokens_out", run["tokens_out"])
+            run["tokens_in_cached"] = event.get("tokens_in_cached", run["tokens_in_cached"])
+            run["tokens_in_cache_write"] = event.get(
+                "tokens_in_cache_write", run["tokens_in_cache_write"]
+            )
             run["model_calls"] = event.get("model_calls", run["model_calls"])
             run["tool_calls"] = event.get("tool_calls", run["tool_calls"])
             run["seconds"] = event.get("seconds", run["seconds"])
@@ -142,6 +156,7 @@ class InspectorBuilder:
             self.run["model_calls"] += 1
             self.run["tokens_in"] += int(event.get("tokens_in") or 0)
             self.run["tokens_out"] += int(event.get("tokens_out") or 0)
+            self._take_call(event)
             if main:
                 self.run["steps"] = max(self.run["steps"], int(event.get("step") or 0))
                 self.run["model"] = self.run["model"] or event.get("model")
@@ -170,6 +185,29 @@ class InspectorBuilder:
         elif event["type"] == TODOS and main:
             self.todos = list(event.get("todos") or [])
 
+    def _take_call(self, event: ModelCallEvent) -> None:
+        run = self.run
+        cached, written = event.get("tokens_in_cached"), event.get("tokens_in_cache_write")
+        if cached is not None:
+            run["tokens_in_cached"] = (run["tokens_in_cached"] or 0) + cached
+        if written is not None:
+            run["tokens_in_cache_write"] = (run["tokens_in_cache_write"] or 0) + written
+        self.calls.append(
+            {
+                "agent": event.get("agent"),
+                "task_id": event.get("task_id"),
+                "step": event.get("step"),
+                "purpose": event.get("purpose"),
+                "model": event.get("model"),
+                "tokens_in": int(event.get("tokens_in") or 0),
+                "tokens_in_estimated": bool(event.get("tokens_in_estimated")),
+                "tokens_in_cached": cached,
+                "tokens_in_cache_write": written,
+                "tokens_out": int(event.get("tokens_out") or 0),
+                "seconds": event.get("seconds"),
+            }
+        )
+
     def _take_prompt(self, event: PromptEvent) -> None:
         self._prompt_calls += 1
         digest = str(event.get("hash"))
@@ -192,6 +230,7 @@ class InspectorBuilder:
         return {
             "version": SNAPSHOT_VERSION,
             "run": dict(self.run),
+            "calls": [dict(call) for call in self.calls],
             "prompt": prompt,
             "skills": self._skills_view(prompt),
             "files": self.files.view(),

@@ -11,7 +11,20 @@ from jupyter_deepagent.trace.inspector.svg import tokens
 if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector.snapshot import Snapshot
 
-__all__ = ["snapshot_text", "summary_text", "trace_line"]
+__all__ = ["cache_note", "snapshot_text", "summary_text", "trace_line"]
+
+
+def cache_note(tokens_in: object, cached: object, written: object = None) -> str:
+    """What share of the input tokens a provider read from its prompt cache ("cached 71% of
+    input tokens", plus what was written to it); "" when the provider reported no cache counts."""
+    if not isinstance(cached, int) and not isinstance(written, int):
+        return ""
+    total = tokens_in if isinstance(tokens_in, int) else 0
+    read = cached if isinstance(cached, int) else 0
+    note = f"cached {read / total:.0%} of input tokens" if total else f"{tokens(read)} cached"
+    if isinstance(written, int) and written:
+        note += f", {tokens(written)} written to the cache"
+    return note
 
 
 def summary_text(snap: Snapshot) -> str:
@@ -23,6 +36,11 @@ def summary_text(snap: Snapshot) -> str:
         f"{run.get('model_calls', 0)} model calls",
         f"{tokens(run.get('tokens_in') or 0)} tokens in",
     ]
+    cached = cache_note(
+        run.get("tokens_in"), run.get("tokens_in_cached"), run.get("tokens_in_cache_write")
+    )
+    if cached:
+        parts.append(cached)
     if context.get("window"):
         parts.append(
             f"last request {context['tokens']:,} of {context['window']:,} tokens "

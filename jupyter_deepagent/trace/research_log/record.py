@@ -26,6 +26,8 @@ __all__ = ["run_record", "run_summary", "stored_calls", "versions"]
 
 _RECORD_VERSION = 2
 _PACKAGES = ("jupyter-deepagent", "langchain", "langchain-core", "langgraph")
+_CACHE_TOTALS = ("tokens_in_cached", "tokens_in_cache_write")
+"""The run's prompt-cache totals, kept in the record only when a provider reported them."""
 
 
 def versions() -> dict[str, str]:
@@ -128,6 +130,7 @@ def run_record(
         "profile": dict(profile) if isinstance(profile, dict) else None,
         "tokens_in": finished.get("tokens_in", 0),
         "tokens_out": finished.get("tokens_out", 0),
+        **{key: finished[key] for key in _CACHE_TOTALS if key in finished},
         "seconds": finished.get("seconds", 0),
         "versions": versions(),
     }
@@ -145,6 +148,7 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
         "calls": len(record.get("calls", [])),
         "tokens_in": record.get("tokens_in", 0),
         "tokens_out": record.get("tokens_out", 0),
+        **{key: record[key] for key in _CACHE_TOTALS if key in record},
         "seconds": record.get("seconds", 0),
         "replay": record.get("replay"),
         "log_hash": record.get("hash"),
