@@ -191,3 +191,99 @@ def without_ids(value: object) -> str:
         "<id>",
         json.dumps(value, default=str),
     )
+
+
+def test_a_kept_view_follows_every_kind_of_change_to_the_record_and_the_messages() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from jupyter_deepagent import StateBackend
+    from jupyter_deepagent.harness.compression.state import CompressionSettings
+    from jupyter_deepagent.harness.compression.tokens import ContextWindow
+
+    def result(n: int) -> ToolMessage:
+        return ToolMessage(lines(f"r{n}", 40), tool_call_id=f"c{n}", name="fetch", id=f"t{n}")
+
+    def ask(n: int) -> AIMessage:
+        return AIMessage(
+            "", id=f"a{n}", tool_calls=[{"name": "fetch", "args": {"key": n}, "id": f"c{n}"}]
+        )
+
+    write = AIMessage(
+        "",
+        id="w",
+        tool_calls=[
+            {
+                "name": "write_file",
+                "id": "cw",
+                "args": {"file_path": "/notes.md", "content": lines("note", 60)},
+            }
+        ],
+    )
+    messages: list[Any] = [
+        HumanMessage(lines("human", 300), id="h"),
+        write,
+        ToolMessage("ok", tool_call_id="cw", id="tw"),
+    ]
+    for n in range(6):
+        messages += [ask(n), result(n)]
+    settings = CompressionSettings(age_token_limit=None)
+    cache, backend, record = ViewCache(), StateBackend(), {}
+
+    def check(messages: list[Any], window: int = 1_000_000) -> None:
+        nonlocal record
+        options = {
+            "overhead": 0,
+            "settings": settings,
+            "window": ContextWindow(window, "option"),
+            "emit": lambda event_type, /, **fields: None,
+            "factor": 1.0,
+            "transcript": "/conversation_history/t.md",
+        }
+        before = StateBackend(dict(backend.files))  # the files as both views find them
+        view = ContextView(messages, record=record, backend=backend, cache=cache, **options)
+        fresh = ContextView(messages, record=record, backend=before, cache=ViewCache(), **options)
+        assert view.sent == fresh.sent
+        update = view.update
+        record = {
+            **record,
+            **update,
+            "pointers": {**record.get("pointers", {}), **update.get("pointers", {})},
+            "bare": sorted({*record.get("bare", ()), *update.get("bare", ())}),
+            "cut_args": sorted({*record.get("cut_args", ()), *update.get("cut_args", ())}),
+        }
+
+    check(messages)
+    record = {
+        **record,
+        "pointers": {
+            "t1": "/large_tool_results/fetch-c1.txt",
+            "t2": "/large_tool_results/fetch-c2.txt",
+        },
+    }
+    check(messages)  # two results became pointers
+    record = {**record, "bare": ["t1"]}
+    check(messages)  # ... then lost its preview
+    record = {**record, "cut_args": ["cw"]}
+    check(messages)  # a file write's arguments were cut
+    check(messages, window=8_000)  # a smaller window: the human message moves to a file
+    messages = [*messages, ask(6), result(6)]
+    check(messages, window=8_000)  # the run went on
+    messages = [*messages[:5], result(9), *messages[6:]]
+    check(messages, window=8_000)  # a message in the middle replaced
+    messages = messages[:9]
+    check(messages, window=8_000)  # rewound
+    record = {**record, "pointers": {k: v for k, v in record["pointers"].items() if k != "t2"}}
+    check(messages, window=8_000)  # a pointer gone (a record from elsewhere): t2 whole again
+    record = {
+        **record,
+        "summary": {
+            "content": "## Session intent\nx",
+            "cutoff": 5,
+            "cutoff_id": "t1",
+            "count": 1,
+            "transcript": "t.md",
+        },
+    }
+    check(messages, window=8_000)  # summarized up to message 5
+    record = {**record, "pointers": {}, "bare": []}
+    check(messages, window=8_000)  # another record altogether
