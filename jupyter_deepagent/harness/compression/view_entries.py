@@ -16,7 +16,9 @@ from jupyter_deepagent.harness.compression.tokens import message_tokens, message
 __all__ = ["Build", "Entry", "SummaryJob", "ViewCache", "message_key"]
 
 _SUMMARY_PAYOFF = 10  # fold only what is at least a tenth of the tokens over the trigger
-_BUILDS_KEPT = 32  # conversations whose last build the cache keeps (subagents' included)
+_BUILDS_KEPT = 8
+"""Conversations whose last build the cache keeps: the main one and subagent tasks running in
+parallel. Few, since a build holds its conversation's messages until it is dropped."""
 
 
 def message_key(message: BaseMessage, index: int) -> str:
