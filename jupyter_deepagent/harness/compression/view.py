@@ -127,18 +127,13 @@ class ContextView:
     def _message_entries(self) -> list[Entry]:
         """The entries of messages [start, end): those of the conversation's last build whose
         inputs did not change, the others (and the new messages) built now, in index order."""
-        start, human_limit = self.start, self.settings.human_limit(self.window)
+        start = self.start
+        record = (self.pointers, self.bare, self.cut_args, self.settings.human_limit(self.window))
         last = self.cache.builds.get(self.transcript)
-        kept = last.reusable(self.messages, start, human_limit) if last is not None else 0
-        entries: list[Entry] = []
-        if last is not None and kept > start:
-            entries = last.entries[start - last.start : kept - last.start]
-            stale = last.stale(self.pointers, self.bare, self.cut_args) | self.due
-            for index in sorted(i for i in stale if start <= i < kept):
-                entries[index - start] = self._entry(index)
-        kept = max(kept, start)
+        entries, stale, kept = Build.reuse(last, self.messages, start, record, self.due)
+        for index in stale:
+            entries[index - start] = self._entry(index)
         entries.extend(self._entry(index) for index in range(kept, len(self.messages)))
-        record = (self.pointers, self.bare, self.cut_args, human_limit)
         self.cache.keep(self.transcript, Build.of(self.messages, start, entries, record, last))
         return entries
 
@@ -221,19 +216,14 @@ class ContextView:
         return whole
 
     # -- pointers ---------------------------------------------------------------------------------
-    def _pointer_entry(
-        self, index: int, path: str, *, bare: bool, offloaded: Offloaded | None = None
-    ) -> Entry:
-        """The pointer message standing for message `index` (`offloaded`: its file, just
-        written, whose size need not be measured again)."""
+    def _pointer_entry(self, index: int, path: str, *, bare: bool) -> Entry:
         message = self.messages[index]
         key = message_key(message, index)
         cached = self.cache.stubs.get((key, path, bare))
         if cached is not None and cached.index == index:
             return cached
         text = _text(message) or ""
-        if offloaded is None or offloaded.path != path:
-            offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
+        offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
         if isinstance(message, ToolMessage):
             content = aged_pointer_text(
                 offloaded, message.name or "a tool", text, 0 if bare else AGED_PREVIEW
@@ -294,7 +284,7 @@ class ContextView:
                 tool=None,
                 tool_call_id=None,
             )
-        return self._pointer_entry(entry.index, offloaded.path, bare=False, offloaded=offloaded)
+        return self._pointer_entry(entry.index, offloaded.path, bare=False)
 
     def _make_bare(self, entry: Entry) -> Entry:
         key = message_key(self.messages[entry.index], entry.index)

@@ -100,6 +100,29 @@ class Build:
             calls,
         )
 
+    @staticmethod
+    def reuse(
+        last: Build | None,
+        messages: list[BaseMessage],
+        start: int,
+        record: tuple[Mapping[str, str], Collection[str], Collection[str], int],
+        due: Collection[int],
+    ) -> tuple[list[Entry], list[int], int]:
+        """What the `last` build gives a new one of `messages[start:]` under `record` (as in
+        `of`), with the results `due` to age: the entries of messages [start, kept), the indexes
+        among them to build again (their inputs changed), in order, and `kept`; the messages from
+        `kept` on are to be built."""
+        pointers, bare, cut_args, human_limit = record
+        kept = last.reusable(messages, start, human_limit) if last is not None else 0
+        if last is None or kept <= start:
+            return [], [], start
+        stale = last.stale(pointers, bare, cut_args).union(due)
+        return (
+            last.entries[start - last.start : kept - last.start],
+            sorted(index for index in stale if start <= index < kept),
+            kept,
+        )
+
     def reusable(self, messages: Sequence[BaseMessage], start: int, human_limit: int) -> int:
         """How many leading checkpoint messages are the very ones this build was made from (0
         when its entries cannot serve: an earlier cut, another human message limit)."""
