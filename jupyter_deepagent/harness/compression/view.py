@@ -10,6 +10,7 @@ written to the compression record, so it is made once and every later request lo
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -45,6 +46,7 @@ from jupyter_deepagent.harness.compression.tokens import (
     message_tokens,
 )
 from jupyter_deepagent.harness.compression.view_entries import (
+    Build,
     Entry,
     SummaryJob,
     ViewCache,
@@ -58,6 +60,7 @@ AGED_PREVIEW = 1
 HUMAN_PREVIEW = 10
 """Lines of an offloaded human message shown in its pointer."""
 _WORTH_MOVING = 250  # tokens: a pointer with its preview costs about half of that
+_TOKENS = operator.attrgetter("tokens")
 
 
 def _text(message: BaseMessage) -> str | None:
@@ -119,7 +122,20 @@ class ContextView:
     def _build(self) -> list[Entry]:
         self._scan()
         entries = [self._summary_entry(self.summary["content"])] if self.summary else []
-        entries.extend(self._entry(index) for index in range(self.start, len(self.messages)))
+        entries.extend(self._message_entries())
+        return entries
+
+    def _message_entries(self) -> list[Entry]:
+        """The entries of messages [start, end): those of the conversation's last build whose
+        inputs did not change, the others (and the new messages) built now, in index order."""
+        start = self.start
+        record = (self.pointers, self.bare, self.cut_args, self.settings.human_limit(self.window))
+        last = self.cache.builds.get(self.transcript)
+        entries, stale, kept = Build.reuse(last, self.messages, start, record, self.due)
+        for index in stale:
+            entries[index - start] = self._entry(index)
+        entries.extend(self._entry(index) for index in range(kept, len(self.messages)))
+        self.cache.keep(self.transcript, Build.of(self.messages, start, entries, record, last))
         return entries
 
     def _scan(self) -> None:
@@ -338,12 +354,11 @@ class ContextView:
     # -- size -------------------------------------------------------------------------------------
     def total(self) -> int:
         """Tokens of the request as it stands (calibrated)."""
-        raw = self.overhead + sum(entry.tokens for entry in self.entries)
-        return math.ceil(raw * self.factor)
+        return math.ceil(self.raw_total() * self.factor)
 
     def raw_total(self) -> int:
         """Tokens of the request as the plain approximation counts them."""
-        return self.overhead + sum(entry.tokens for entry in self.entries)
+        return self.overhead + sum(map(_TOKENS, self.entries))
 
     def shrink(self, limit: int) -> None:
         """Emergency: move the largest remaining messages to files, then cut every file-writing

@@ -62,6 +62,14 @@ class SystemPromptMiddleware(AgentMiddleware):
 
     state_schema = _PromptRunState
 
+    def __new__(cls, config: AssemblyConfig, backend: BackendProtocol) -> SystemPromptMiddleware:
+        """With skills, the subclass that also watches tool calls for a SKILL.md read; without,
+        this one, which adds no wrapper to any tool call (LangChain wraps every hook a middleware
+        defines, and the wrapper costs each call whether it does anything or not)."""
+        if cls is SystemPromptMiddleware and config.skills:
+            cls = _SkillReadsMiddleware
+        return super().__new__(cls)
+
     def __init__(self, config: AssemblyConfig, backend: BackendProtocol) -> None:
         super().__init__()
         self.config = config
@@ -174,7 +182,15 @@ class SystemPromptMiddleware(AgentMiddleware):
             visible.append(tool)
         return visible
 
-    # -- tool calls: a SKILL.md read is a skill loaded --------------------------------------------
+
+class _SkillReadsMiddleware(SystemPromptMiddleware):
+    """`SystemPromptMiddleware` for an agent with skills: a SKILL.md read is a skill loaded."""
+
+    @property
+    def name(self) -> str:
+        """The same name as without skills (it names the middleware's graph nodes)."""
+        return SystemPromptMiddleware.__name__
+
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command]
     ) -> ToolMessage | Command:
@@ -193,7 +209,7 @@ class SystemPromptMiddleware(AgentMiddleware):
 
     def _note_skill_read(self, request: ToolCallRequest, result: ToolMessage | Command) -> None:
         call = request.tool_call
-        if call["name"] != "read_file" or not self.config.skills:
+        if call["name"] != "read_file":
             return
         if isinstance(result, ToolMessage) and result.status == "error":
             return

@@ -12,6 +12,8 @@ plain custom stream, which has no runs, only the main agent gives it.
 from __future__ import annotations
 
 import contextvars
+import itertools
+import operator
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -35,6 +37,7 @@ __all__ = [
 
 _MAX_ITEMS = 50  # list items (and dict keys) `summarize_args` keeps
 _MAX_DEPTH = 6
+_counted = threading.local()  # `run_step`'s last (messages, steps), per thread
 
 _agent_scope: contextvars.ContextVar[tuple[str, str | None]] = contextvars.ContextVar(
     "jupyter_deepagent_agent_scope", default=("main", None)
@@ -154,14 +157,23 @@ def emit_event(event_type: str, step: int = 0, **fields: object) -> RunEvent:
 
 
 def run_step(messages: Sequence[object]) -> int:
-    """Number of model replies since the last human message: the step of the current run."""
-    steps = 0
-    for message in reversed(messages):
+    """Number of model replies since the last human message: the step of the current run.
+
+    Every middleware asks it at every model and tool call, so each thread remembers the last
+    answer and the messages it counted: a list that starts with the very same messages (one step
+    later, say) only has its new tail counted.
+    """
+    seen, steps = getattr(_counted, "last", ((), 0))
+    known = len(seen)
+    if not (known <= len(messages) and all(map(operator.is_, seen, messages))):
+        known, steps = 0, 0
+    for message in itertools.islice(messages, known, None):
         kind = getattr(message, "type", None)
         if kind == "human":
-            break
-        if kind == "ai":
+            steps = 0
+        elif kind == "ai":
             steps += 1
+    _counted.last = (tuple(messages), steps)
     return steps
 
 
