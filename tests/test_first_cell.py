@@ -104,6 +104,27 @@ def test_load_ext_imports_the_first_runs_modules_in_a_background_thread(tmp_path
     assert done["pandas"] == []  # left to the runs that need it
 
 
+def test_the_warm_up_also_imports_the_configured_models_package(tmp_path: Path) -> None:
+    (tmp_path / ".deepagent.toml").write_text('model = "google_genai:gemini-2.5-pro"\n')
+    done = _python(
+        tmp_path,
+        "warm_up.join()\n"
+        "print(json.dumps({'loaded': loaded('langchain_google_genai'),\n"
+        "                  'failures': warm_up.failures}))",
+    )
+    assert done["loaded"] == ["langchain_google_genai"] and done["failures"] == []
+
+
+def test_a_provider_that_is_not_installed_is_left_to_the_run_to_report(tmp_path: Path) -> None:
+    (tmp_path / ".deepagent.toml").write_text('model = "ollama:llama3"\n')
+    done = _python(
+        tmp_path,
+        "warm_up.join()\nprint(json.dumps({'failures': warm_up.failures}))",
+    )
+    assert [failure.split(":")[0] for failure in done["failures"]] == ["langchain_ollama"]
+    assert done["stdout"] == "" and "langchain_ollama" not in done["stderr"]
+
+
 def test_turned_off_load_ext_imports_nothing_heavy_and_starts_no_thread(tmp_path: Path) -> None:
     done = _python(
         tmp_path,
