@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from jupyter_deepagent.jupyter.magic.warm_up import WARM_UP_VARIABLE
+from jupyter_deepagent.jupyter.magic.warm_up import WARM_UP_VARIABLE, WarmUp
 
 ANSWER = "The first cell answered."
 SCRIPT = f"profile: {{max_input_tokens: 100000}}\nscript:\n  - {ANSWER}\n"
@@ -186,6 +186,15 @@ def test_a_first_run_without_memories_or_widgets_loads_no_numpy_sqlite_vec_or_ip
     assert done["after_first"] == []
     assert not done["store_after_first"]  # no memory yet: no database of memories either
     assert done["store"] and done["after_memory"] == ["sqlite_vec"]  # made at the first memory
+
+
+def test_a_run_that_comes_before_the_imports_began_calls_them_off() -> None:
+    warm_up = WarmUp(["jupyter_deepagent_no_such_module"], pause=60).start()
+    assert warm_up.wait(timeout=5)  # at once: the run imports what it needs itself
+    assert warm_up.join(timeout=5) and warm_up.failures == []  # nothing was imported
+    begun = WarmUp(["jupyter_deepagent_no_such_module"]).start()
+    assert begun.join(timeout=5) and begun.wait(timeout=5)
+    assert [f.split(":")[0] for f in begun.failures] == ["jupyter_deepagent_no_such_module"]
 
 
 REFUSE_IN_THE_BACKGROUND = """\

@@ -5,8 +5,9 @@ once. It starts a daemon thread (this module) that imports LangChain, LangGraph 
 a first `%%agent` run loads (about a second of imports), then the configured model provider's
 package (unless a run already started), so that a first run a couple of seconds later finds
 them loaded. It begins after a short pause (`PAUSE`), so the `%load_ext` cell ends before the
-imports take the interpreter. The first `%agent` or `%%agent` ends the pause and waits for the
-first part to finish, rather than import the same modules beside it.
+imports take the interpreter. The first `%agent` or `%%agent` waits for the first part to
+finish, rather than import the same modules beside it; one that comes during the pause ("Run
+All") calls the warm-up off and imports what it needs itself, as without it.
 
 Nothing here reaches the user: an import that fails in the background is left for the run to do
 again in the foreground, where its error is shown as it always was (`failures` keeps what
@@ -90,8 +91,9 @@ WIDGET_MODULES: tuple[str, ...] = ("jupyter_deepagent.jupyter.views.inspector_wi
 """ipywidgets and the live inspector, which a run pins in its cell where displays update (not in
 terminal IPython)."""
 
-PAUSE = 0.1
-"""Seconds the thread waits before it imports: the `%load_ext` cell is done by then."""
+PAUSE = 0.5
+"""Seconds the thread waits before it imports: the `%load_ext` cell is over by then, and a run
+that comes sooner (the next cell, in "Run All") imports what it needs itself, as without it."""
 
 _OFF = ("0", "false", "no", "off")
 
@@ -134,7 +136,7 @@ class WarmUp:
     Args:
         first: Module names, imported in order.
         later: Names more modules, imported after `first`; asked in the thread.
-        pause: Seconds to wait before importing, unless `wait` is called first.
+        pause: Seconds to wait before importing; a `wait` during them calls the imports off.
 
     Attributes:
         failures: `"module: error"` for each import that failed in the thread.
@@ -151,6 +153,8 @@ class WarmUp:
         self._later = later
         self._pause = pause
         self._asked = threading.Event()
+        self._lock = threading.Lock()
+        self._importing = False
         self._first_done = threading.Event()
         self._done = threading.Event()
         self.failures: list[str] = []
@@ -165,6 +169,10 @@ class WarmUp:
     def _run(self) -> None:
         try:
             self._asked.wait(self._pause)
+            with self._lock:
+                if self._asked.is_set():  # a run came first: it imports what it needs
+                    return
+                self._importing = True
             self._import(self._first)
             self._first_done.set()
             if not self._asked.is_set():
@@ -188,9 +196,13 @@ class WarmUp:
                 self.failures.append(f"{name}: {type(exc).__name__}: {exc}")
 
     def wait(self, timeout: float | None = 60.0) -> bool:
-        """Wait until the modules of the first run are imported (or failed); False if the
+        """Wait until the modules of the first run are imported (or failed), or call the
+        imports off if they have not begun (the caller imports what it needs); False if the
         thread still works on them after `timeout` seconds."""
-        self._asked.set()
+        with self._lock:
+            self._asked.set()
+            if not self._importing:
+                return True
         return self._first_done.wait(timeout)
 
     def join(self, timeout: float | None = None) -> bool:
