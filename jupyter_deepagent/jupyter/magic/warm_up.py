@@ -101,8 +101,8 @@ _OFF = ("0", "false", "no", "off")
 def provider_modules(model: object) -> list[str]:
     """The modules that make the chat model of a `model` setting: the scripted model's for
     `"scripted:..."`, LangChain's and the provider package's for `"provider:model"` (a bare
-    name is Google's, as in `resolve_model`); none for a model instance or a provider LangChain
-    does not know."""
+    name is Google's, as in `resolve_model`; LangChain's alone for a provider it does not
+    know); none for a model instance."""
     if not isinstance(model, str):
         return []
     provider, colon, _ = model.strip().partition(":")
