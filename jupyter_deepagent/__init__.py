@@ -1,7 +1,8 @@
 """jupyter_deepagent: a deep research agent in the notebook, with its whole context visible.
 
 Heavy dependencies (LangChain, LangGraph, pandas) load on first use of a name, not at import, so
-`%load_ext jupyter_deepagent` stays fast.
+`%load_ext jupyter_deepagent` stays fast; it imports what the first run needs in a background
+thread (`JUPYTER_DEEPAGENT_WARM_UP=0` turns that off).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import os
 import subprocess
 import sys
 
@@ -27,7 +28,11 @@ def test_load_ext_registers_the_magics_without_importing_langchain_langgraph_or_
         "         'jupyter_deepagent.harness')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # without the background imports (tests/test_first_cell.py), what %load_ext itself imports
+    env = {**os.environ, "JUPYTER_DEEPAGENT_WARM_UP": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     assert done.stdout.strip() == ""
 
 

@@ -94,7 +94,9 @@ def test_a_run_stopped_after_some_steps_keeps_them_across_a_restart(notebook: No
 
 
 def one_turn(notebook: Notebook) -> None:
-    notebook.session.configure(model=scripted("Noted: the budget is 40k."))
+    """A turn that keeps a memory, so both databases exist (the store's is made at first use)."""
+    remember = call("write_file", file_path="/memories/budget.md", content="40k")
+    notebook.session.configure(model=scripted(remember, "Noted: the budget is 40k."))
     assert notebook.run("%%agent\nThe budget is 40k.").error is None
     notebook.restart()
 

@@ -1,7 +1,8 @@
 """The notebook face: magics, kernel session, the notebook as a filesystem, cell rendering.
 
 `%load_ext jupyter_deepagent` lands here: the magics are registered with plain IPython classes and
-the output capture starts, while LangChain, LangGraph and pandas wait for the first `%%agent` run.
+the output capture starts; LangChain, LangGraph and the rest of what the first `%%agent` run needs
+are imported in a background thread (see `magic/warm_up.py`), and pandas when a run needs it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register `%%agent`/`%agent`, start recording cell outputs for `/notebook/`, and (in a
-    kernel) open the JupyterLab sidebar's comm target."""
+    """Register `%%agent`/`%agent`, start recording cell outputs for `/notebook/`, (in a
+    kernel) open the JupyterLab sidebar's comm target, and start importing in the background
+    what the first run needs (unless `JUPYTER_DEEPAGENT_WARM_UP=0`)."""
     from jupyter_deepagent.jupyter.magic.magics import AgentMagics
+    from jupyter_deepagent.jupyter.magic.warm_up import start_warm_up
     from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
     from jupyter_deepagent.jupyter.session.session import Session
+    from jupyter_deepagent.jupyter.views.render import is_terminal
 
     if "AgentMagics" in ipython.magics_manager.registry:
         return
@@ -29,6 +33,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
         magics.sidebar = SidebarChannel(session)
         magics.sidebar.register(kernel)
+    magics.warm_up = start_warm_up(widgets=not is_terminal(ipython))
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -1,8 +1,9 @@
 """`%%agent` (run the agent on the cell) and `%agent` (config, threads, show, reset, resume, help).
 
 Registered by `%load_ext jupyter_deepagent`. This module and what it imports at the top stay
-light (IPython, the session's plain-Python rooms, the settings): LangChain, LangGraph, the harness
-and pandas load when the first run starts (a test checks it).
+light (IPython, the session's plain-Python rooms, the settings): LangChain, LangGraph and the
+harness are imported by the background thread `%load_ext` starts (`warm_up.py`), which the first
+use of the magic waits for, and pandas when a run needs it (a test checks it).
 Mistyped options raise IPython's `UsageError` (shown without a traceback, and stopping "Run All");
 so do a missing API key and a stop button press, each with a one-line message.
 
@@ -45,6 +46,7 @@ from jupyter_deepagent.jupyter.views.render import is_terminal
 if TYPE_CHECKING:
     from langgraph.types import Command
 
+    from jupyter_deepagent.jupyter.magic.warm_up import WarmUp
     from jupyter_deepagent.jupyter.session.runs import RunPlan
     from jupyter_deepagent.jupyter.sidebar.channel import SidebarChannel
 
@@ -93,12 +95,15 @@ class AgentMagics(Magics):
 
     Attributes:
         sidebar: The JupyterLab sidebar's channel, set by `%load_ext` in a kernel.
+        warm_up: The imports `%load_ext` started in the background, which the first use of
+            the magic waits for (None when turned off).
     """
 
     def __init__(self, shell: Any, session: Session) -> None:
         super().__init__(shell)
         self.session = session
         self.sidebar: SidebarChannel | None = None
+        self.warm_up: WarmUp | None = None
         formatter = getattr(getattr(shell, "display_formatter", None), "mimebundle_formatter", None)
         if formatter is not None:  # `_agent` shows as the inspector (deferred: nothing imported)
             formatter.for_type_by_name(
@@ -118,7 +123,8 @@ class AgentMagics(Magics):
 
     def _answer(self, prepare: Callable[[], _Run | None]) -> None:
         """Do what the user asked: `prepare` reads it, plans it and does what needs no run; the
-        run it returns, if any, then runs.
+        run it returns, if any, then runs; first, the imports started in the background at
+        `%load_ext` are waited for, so the two never import the same modules side by side.
 
         The one place where the user's errors are shown: a `ValueError` (an option, a setting,
         a configuration or env file, the state folder, the research log, a thread's name; an
@@ -126,6 +132,8 @@ class AgentMagics(Magics):
         damaged database, a thread in use...) in one line. A run's failure is the run's: shown
         in its cell, and raised as it is (see `_run`).
         """
+        if self.warm_up is not None:
+            self.warm_up.wait()
         try:
             run = prepare()
         except ValueError as exc:

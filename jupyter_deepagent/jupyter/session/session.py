@@ -5,8 +5,9 @@ It knows where the notebook is, reads the configuration layers, opens the checkp
 first run) as its user's view in the project (see `OwnedStorage`), keeps the current thread,
 reads `.env` before each run, and plans each cell's run: the agent over the notebook's
 filesystem. Its `runs` (`CellRuns`) run the plans and keep what they leave. The magic, the
-widgets, the sidebar and the CLI's kernels share one session (`get_session`). LangChain and
-LangGraph are imported only when a run starts.
+widgets, the sidebar and the CLI's kernels share one session (`get_session`). This module
+imports no LangChain or LangGraph: a run imports them, unless the background thread `%load_ext`
+starts (`magic/warm_up.py`) has already.
 """
 
 from __future__ import annotations

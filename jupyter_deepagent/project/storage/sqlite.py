@@ -3,7 +3,9 @@ memory (a SQLite store), in `.deepagent/` beside the notebook, so both survive a
 
 Opening checks the folder (see `claim_state_folder`) and both databases (see `check_database`): a
 missing database is a new, empty one; a damaged one stops with `StateDamaged` and is left as it
-is. Each thread has a lock (see `ThreadLock`), so one process at a time runs it.
+is. The store is LangGraph's `SqliteStore`, made at the first memory read or written (see
+`LazySqliteStore`: it imports numpy for a vector search nothing here uses). Each thread has a
+lock (see `ThreadLock`), so one process at a time runs it.
 
 Thread ids here are the keys of `ThreadOwner` (`<project>/<user>/<thread>`); conversations and
 memories an earlier version kept without an owner are adopted by the first user who opens them.
@@ -19,6 +21,7 @@ from typing import Any
 
 from jupyter_deepagent._exceptions import InputError, StateDamaged
 from jupyter_deepagent.project.storage.file_lock import ThreadLock
+from jupyter_deepagent.project.storage.lazy_store import LazySqliteStore, has_store_table
 from jupyter_deepagent.project.storage.owners import ThreadOwner
 from jupyter_deepagent.project.storage.sqlite_health import check_database, damage_of, damaged
 from jupyter_deepagent.project.storage.state_folder import claim_state_folder
@@ -47,7 +50,6 @@ class SqliteStorage:
 
     def __init__(self, folder: Path, setting: str = "") -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
-        from langgraph.store.sqlite import SqliteStore
 
         self.folder = folder
         self.location = self.identity = str(folder)
@@ -55,14 +57,10 @@ class SqliteStorage:
         for name, role in _ROLES.items():
             check_database(folder / name, role)
         self._checkpoints = sqlite3.connect(folder / CHECKPOINTS_FILE, check_same_thread=False)
-        self._store = sqlite3.connect(
-            folder / STORE_FILE, check_same_thread=False, isolation_level=None
-        )
+        self.store = LazySqliteStore(folder / STORE_FILE, self.damage)
         try:
             self.checkpointer: Any = SqliteSaver(self._checkpoints)
             self.checkpointer.setup()
-            self.store: Any = SqliteStore(self._store)
-            self.store.setup()
         except sqlite3.DatabaseError as exc:
             self.close()
             raise self.damage(exc) from None
@@ -70,7 +68,7 @@ class SqliteStorage:
     def close(self) -> None:
         """Close both databases."""
         self._checkpoints.close()
-        self._store.close()
+        self.store.close()
 
     def thread_lock(self, thread: str, key: str | None = None) -> ThreadLock:
         """The lock a process holds while it runs `thread` (kept as `key`; see `ThreadLock`)."""
@@ -149,7 +147,11 @@ class SqliteStorage:
                             f"UPDATE {table} SET thread_id = ? WHERE thread_id = ?",
                             (owner.key(thread), thread),
                         )
-            earlier = self._store.execute("SELECT key FROM store WHERE prefix = 'memories'")
+            if not self.store.path.exists() or not has_store_table(self.store.connection):
+                return  # no memory was ever kept here
+            earlier = self.store.connection.execute(
+                "SELECT key FROM store WHERE prefix = 'memories'"
+            )
             for (key,) in earlier.fetchall():
                 item = self.store.get(("memories",), key)
                 if item is not None:
