@@ -140,6 +140,11 @@ class FileMapBackend(AsyncBackendMixin):
         """Every file strictly under `folder` (`/` for all)."""
         raise NotImplementedError
 
+    def _is_folder(self, path: str) -> bool:
+        """Whether some file lies strictly under `path` (override it to answer without
+        collecting them)."""
+        return bool(self._files_under(path))
+
     @staticmethod
     def _info(path: str, data: FileData) -> FileInfo:
         size = len(data["content"].encode("utf-8", "surrogatepass"))
@@ -149,7 +154,7 @@ class FileMapBackend(AsyncBackendMixin):
         data = self._get(path)
         if data is not None:
             return data["content"]
-        if path == "/" or self._files_under(path):
+        if path == "/" or self._is_folder(path):
             msg = f"{path} is a folder, not a file. Use ls({folder_prefix(path)!r}) to list it."
             raise InvalidPath(msg, path=path)
         raise not_found(path)
@@ -164,10 +169,9 @@ class FileMapBackend(AsyncBackendMixin):
         data = self._get(path) if path != "/" else None
         if data is not None:
             return parent_folder(path), {path: data}
-        files = self._files_under(path)
-        if not files and path != "/":
+        if path != "/" and not self._is_folder(path):
             raise not_found(path, what=what)
-        return path, files
+        return path, self._files_under(path)
 
     def ls(self, path: str = "/") -> list[FileInfo]:
         """List the direct children of a folder (or the file itself), sorted by path."""
@@ -198,7 +202,7 @@ class FileMapBackend(AsyncBackendMixin):
             raise TypeError(msg)
         existing = self._get(path) if path != "/" else None
         if existing is None:
-            if path == "/" or self._files_under(path):
+            if path == "/" or self._is_folder(path):
                 msg = f"{path} is a folder; write to a file inside it, like {path.rstrip('/')}/a.md"
                 raise InvalidPath(msg, path=path)
             parent = path.rsplit("/", 1)[0]
@@ -291,6 +295,16 @@ class StateBackend(FileMapBackend):
             self._own.pop(path, None)
         else:
             binding.changes[path] = None
+
+    def _is_folder(self, path: str) -> bool:
+        prefix = folder_prefix(path)
+        binding = _BOUND.get()
+        if binding is None:
+            return any(name.startswith(prefix) for name in self._own)
+        changes = binding.changes
+        if any(name.startswith(prefix) and data is not None for name, data in changes.items()):
+            return True
+        return any(name.startswith(prefix) and name not in changes for name in binding.base or {})
 
     def _files_under(self, folder: str) -> dict[str, FileData]:
         binding = _BOUND.get()

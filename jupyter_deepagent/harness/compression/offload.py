@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from itertools import islice
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
@@ -36,6 +37,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_LIMIT = 24
 _NAME_LIMIT = 40
 _PREVIEW_WIDTH = 200
+_SNIFF_CHARS = 4_000
 _MARKDOWN = re.compile(
     r"^(#{1,6} |\s*[-*+] |\s*\d+\. |```|>\s|\|.*\|\s*$)|\[[^\]]+\]\([^)]+\)|\*\*[^*]+\*\*",
     re.MULTILINE,
@@ -43,24 +45,29 @@ _MARKDOWN = re.compile(
 
 
 def sniff_extension(text: str) -> str:
-    """`json`, `csv`, `md` or `txt`, judged from the text itself."""
-    stripped = text.strip()
-    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+    """`json`, `csv`, `md` or `txt`, judged from the text itself: its first 4,000 characters,
+    but for JSON, which must parse whole."""
+    head = text[: _SNIFF_CHARS * 2].strip()
+    if head[:1] in ("{", "[") and text.rstrip()[-1:] in ("}", "]"):
         try:
-            json.loads(stripped)
+            json.loads(text)
         except (ValueError, RecursionError):  # RecursionError: nested too deeply to parse
             pass
         else:
             return "json"
-    if _looks_like_csv(stripped):
+    whole = len(head) <= _SNIFF_CHARS and len(text) <= _SNIFF_CHARS * 2
+    head = head[:_SNIFF_CHARS]
+    lines = head.splitlines()[:21]
+    if _looks_like_csv(lines[:20] if len(lines) > 20 or whole else lines[:-1]):
         return "csv"
-    if len(_MARKDOWN.findall(stripped[:20_000])) >= 2:
+    if len(list(islice(_MARKDOWN.finditer(head), 2))) == 2:
         return "md"
     return "txt"
 
 
-def _looks_like_csv(text: str) -> bool:
-    lines = [line for line in text.splitlines()[:20] if line.strip()]
+def _looks_like_csv(first: list[str]) -> bool:
+    """Whether the first lines of a text (whole lines, at most 20) read as one CSV table."""
+    lines = [line for line in first if line.strip()]
     if len(lines) < 2 or "," not in lines[0]:
         return False
     try:

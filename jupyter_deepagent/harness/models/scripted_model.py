@@ -30,6 +30,7 @@ from langchain_core.messages import (
     UsageMetadata,
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelInput
     from langchain_core.messages import ToolCall
     from langchain_core.runnables import Runnable
-    from langchain_core.tools import BaseTool
 
 __all__ = ["ScriptedChatModel", "ScriptedRequest"]
 
@@ -137,6 +137,7 @@ class ScriptedChatModel(BaseChatModel):
     _requests: list[ScriptedRequest] = PrivateAttr(default_factory=list)
     _answered: dict[str, AIMessage] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _schemas: dict[int, tuple[object, dict[str, object]]] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: object, /) -> None:
         """Validate every step and rule now, so a broken script fails before the first call.
@@ -193,7 +194,23 @@ class ScriptedChatModel(BaseChatModel):
         Raises:
             ValueError: A tool cannot be converted to a schema.
         """
-        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
+        return self.bind(tools=[self._schema(tool) for tool in tools], **kwargs)
+
+    def _schema(
+        self, tool: dict[str, object] | type | Callable[..., object] | BaseTool
+    ) -> dict[str, object]:
+        """A tool's OpenAI-style schema; a `BaseTool`'s is converted once (an agent binds its
+        tools again at every model call)."""
+        if not isinstance(tool, BaseTool):
+            return convert_to_openai_tool(tool)
+        known = self._schemas.get(id(tool))
+        if known is not None and known[0] is tool:
+            return known[1]
+        schema = convert_to_openai_tool(tool)
+        if len(self._schemas) > 1_000:
+            self._schemas.clear()
+        self._schemas[id(tool)] = (tool, schema)  # the tool kept: its id is not reused
+        return schema
 
     def _reply(self, messages: list[BaseMessage], kwargs: Mapping[str, object]) -> AIMessage:
         tools = kwargs.get("tools") or []
