@@ -1,15 +1,19 @@
 """Context compression as middleware: keeps every model request inside the window, losing nothing.
 
 At tool time, a result over the offload limit goes to `/large_tool_results/` and the conversation
-keeps a pointer with a 10-line preview (`result_offload`). At each model call, what the model is
+keeps a pointer with a 10-line preview (`offload`). At each model call, what the model is
 sent is built from the checkpoint by `ContextView`, cheapest step first:
 
-1. aging: a result over `age_token_limit` the model has already replied to `keep_recent_turns`
-   times is sent as a pointer to its file; a long human message likewise;
+1. aging (`aging`): results over `age_token_limit` the model has already replied to
+   `keep_recent_turns` times are sent as pointers to their files, in batches; a long human
+   message likewise;
 2. past the trigger (85% of the window): old long `write_file`/`edit_file` arguments are cut;
-3. still past it (or asked by `compact_conversation`): older messages are summarized, keeping the
-   most recent 10% of the window; the folded text goes to `/conversation_history/<thread>.md`;
+3. still past it, once the older history passes its share of the window, or when asked by
+   `compact_conversation`: older messages are summarized, keeping the most recent 10% of the
+   window; the folded text goes to `/conversation_history/<thread>.md`;
 4. still over the window: the largest remaining messages become pointers.
+
+With an Anthropic model, the request's messages get their cache breakpoints (`cache_marks`).
 
 A context-overflow error from the provider triggers one summarize-and-retry. Every step is a run
 event, and each request gets a `context` event (tokens, window, trigger) a gauge can be drawn from.
@@ -39,13 +43,12 @@ from jupyter_deepagent.events import CONTEXT, CONTEXT_OVERFLOW, WARNING
 from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER
 from jupyter_deepagent.harness.compression.cache_marks import places_cache_marks, with_cache_mark
 from jupyter_deepagent.harness.compression.compact_tool import compact_conversation_tool
-from jupyter_deepagent.harness.compression.offload import safe_name
+from jupyter_deepagent.harness.compression.offload import offload_tool_result, safe_name
 from jupyter_deepagent.harness.compression.overflow import (
     gave_up,
     is_context_overflow,
     learned_window,
 )
-from jupyter_deepagent.harness.compression.result_offload import offload_tool_result
 from jupyter_deepagent.harness.compression.state import (
     COMPRESSION_KEY,
     CompressionRecord,

@@ -7,6 +7,14 @@ characters; an empty, long or unsafe id is replaced by a readable prefix plus a 
 and the content, and an existing file is never overwritten (`-2`, `-3`, ... are tried), so two
 results never collide. The pointer names the path, the size and the first lines, so the agent
 can `read_file` or `grep` the rest.
+
+Three moves use it. At tool time, a result over the offload limit is written as it arrives and
+the conversation gets a pointer with its size and first ten lines (`offload_tool_result`;
+filesystem tools are exempt: `read_file` pages instead, the content already is a file; the write
+goes through `bind_state_files`, so with a `StateBackend` the file comes back as a `files` update
+in the tool's `Command`). At model time, `ContextView` moves consumed results and long human
+messages (`persist_text`), and sends old `write_file`/`edit_file` calls whose long arguments are
+already applied to a file with a pointer to that file instead (`cut_file_arguments`).
 """
 
 from __future__ import annotations
@@ -15,17 +23,30 @@ import csv
 import hashlib
 import json
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from itertools import islice
+from typing import Any
+
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langgraph.types import Command
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
+from jupyter_deepagent.backends.state import bind_state_files, merge_files
+from jupyter_deepagent.events import OFFLOADED, WARNING
+from jupyter_deepagent.harness.artifact_folders import LARGE_RESULTS_FOLDER
 from jupyter_deepagent.harness.compression.tokens import approx_tokens
 from jupyter_deepagent.harness.run_events.event_stream import first_in_run
+from jupyter_deepagent.harness.tools.filesystem import FILESYSTEM_TOOL_NAMES
 
 __all__ = [
     "Offloaded",
     "aged_pointer_text",
+    "cut_file_arguments",
+    "long_file_writes",
+    "offload_tool_result",
     "persist_text",
     "pointer_text",
     "safe_name",
@@ -184,3 +205,128 @@ def aged_pointer_text(offloaded: Offloaded, tool: str, text: str, preview: int) 
     if preview <= 0 or not text:
         return body
     return f"{body}\n{_preview_lines(text, preview, 100)}"
+
+
+# -- tool time: a large result as it arrives -------------------------------------------------
+_OFFLOAD_PREVIEW = 10
+"""Lines of an offloaded result shown in the conversation."""
+
+_EXEMPT_TOOLS = frozenset({*FILESYSTEM_TOOL_NAMES, "compact_conversation"})
+
+
+def offload_tool_result(
+    backend: BackendProtocol,
+    request: ToolCallRequest,
+    result: Any,
+    limit: int,
+    emit: Callable[..., Any],
+) -> Any:
+    """`result` unchanged, or, when its text is over `limit` tokens, a `Command` carrying the
+    pointer message and the file written (`emit` reports `offloaded` or a warning)."""
+    name = request.tool_call["name"]
+    if name in _EXEMPT_TOOLS:
+        return result
+    message, messages = _tool_message(result)
+    if message is None or not isinstance(message.content, str):
+        return result
+    text = message.content
+    if approx_tokens(text) <= limit:
+        return result
+    state = request.state if isinstance(request.state, dict) else {}
+    call_id = request.tool_call.get("id")
+    with bind_state_files(state.get("files")) as changes:
+        try:
+            offloaded = persist_text(
+                backend,
+                LARGE_RESULTS_FOLDER,
+                f"{safe_name(name, 'tool')}-{short_id(call_id, text)}",
+                text,
+            )
+        except BackendError as exc:
+            emit(
+                WARNING,
+                message=f"Could not offload the result of {name}: {exc}",
+                source=LARGE_RESULTS_FOLDER,
+            )
+            return result
+    pointer = "This result was too large for the conversation. " + pointer_text(
+        offloaded, f"The full result of {name}", text, _OFFLOAD_PREVIEW
+    )
+    stub = message.model_copy(
+        update={
+            "content": pointer,
+            "response_metadata": {**message.response_metadata, "offloaded_to": offloaded.path},
+        }
+    )
+    emit(
+        OFFLOADED,
+        path=offloaded.path,
+        tool=name,
+        tool_call_id=call_id,
+        tokens=offloaded.tokens,
+        lines=offloaded.lines,
+        chars=offloaded.chars,
+    )
+    update = dict(result.update or {}) if isinstance(result, Command) else {}
+    update["messages"] = [stub if m is message else m for m in messages] or [stub]
+    update["files"] = merge_files(update.get("files"), changes)
+    return Command(update=update)
+
+
+def _tool_message(result: Any) -> tuple[ToolMessage | None, list[Any]]:
+    """The tool's (last) ToolMessage, and all the messages it returned (empty for a bare one)."""
+    if isinstance(result, ToolMessage):
+        return result, []
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        messages = list(result.update.get("messages", []))
+        for message in reversed(messages):
+            if isinstance(message, ToolMessage):
+                return message, messages
+    return None, []
+
+
+# -- old file writes: their long arguments --------------------------------------------------
+_FILE_WRITERS = {"write_file": ("content",), "edit_file": ("old_string", "new_string")}
+"""Tools whose long text arguments end up in a file, and those arguments."""
+
+_KEEP_CHARS = 200
+
+
+def long_file_writes(message: AIMessage, limit: int, done: Collection[str]) -> list[ToolCall]:
+    """The file-writing calls of `message` whose text arguments exceed `limit` characters
+    together and that are not in `done` yet."""
+    found = []
+    for call in message.tool_calls:
+        fields = _FILE_WRITERS.get(call.get("name", ""))
+        if not fields or call.get("id") in done:
+            continue
+        args = call.get("args", {})
+        if sum(len(str(args.get(name, ""))) for name in fields) > limit:
+            found.append(call)
+    return found
+
+
+def cut_file_arguments(message: AIMessage, cut: Collection[str]) -> AIMessage:
+    """A copy of `message` whose file-writing calls with ids in `cut` carry a pointer to the file
+    in place of each long text argument (provider-specific raw copies of the calls dropped)."""
+    calls = []
+    for call in message.tool_calls:
+        fields = _FILE_WRITERS.get(call.get("name", ""))
+        if fields and call.get("id") in cut:
+            args = dict(call.get("args", {}))
+            path = args.get("file_path", "the file")
+            for name in fields:
+                value = args.get(name)
+                if isinstance(value, str) and len(value) > _KEEP_CHARS:
+                    args[name] = (
+                        f"[{len(value):,} characters, already applied to {path}; "
+                        "read_file it for the current text]"
+                    )
+            call = {**call, "args": args}
+        calls.append(call)
+    kwargs = {
+        key: value
+        for key, value in message.additional_kwargs.items()
+        if key not in ("tool_calls", "function_call")
+    }
+    return message.model_copy(update={"tool_calls": calls, "additional_kwargs": kwargs})

@@ -20,16 +20,19 @@ from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.events import AGED, INPUT_OFFLOADED, SUMMARIZED, WARNING
 from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
+from jupyter_deepagent.harness.compression.aging import plan_aging
+from jupyter_deepagent.harness.compression.cache_marks import mark_positions
 from jupyter_deepagent.harness.compression.history import (
     append_transcript,
     find_cutoff,
     summary_content,
     transcript_section,
 )
-from jupyter_deepagent.harness.compression.input_offload import cut_file_arguments, long_file_writes
 from jupyter_deepagent.harness.compression.offload import (
     Offloaded,
     aged_pointer_text,
+    cut_file_arguments,
+    long_file_writes,
     persist_text,
     pointer_text,
     safe_name,
@@ -94,8 +97,7 @@ class ContextView:
         self.update: dict[str, Any] = {}
         self.changed: set[int] = set()
         """Checkpoint indices of messages this call sends differently from the last (-1: the
-        summary), so `cache_boundary` knows where the request stops repeating the last one."""
-        self.age_limit = settings.age_limit(window)
+        summary), so the cache marks know where the request stops repeating the last one."""
         self.due: set[int] = set()
         self.newest_ages_next = False
         self.replies_after: list[int] = []
@@ -120,7 +122,11 @@ class ContextView:
         return self.summary["cutoff"] if self.summary else 0
 
     def _build(self) -> list[Entry]:
-        self._scan()
+        plan = plan_aging(
+            self.messages, self.start, self.pointers, self.cache.count, self.settings, self.window
+        )
+        self.due, self.replies_after = plan.due, plan.replies_after
+        self.newest_ages_next = plan.newest_ages_next
         entries = [self._summary_entry(self.summary["content"])] if self.summary else []
         entries.extend(self._message_entries())
         return entries
@@ -137,72 +143,6 @@ class ContextView:
         entries.extend(self._entry(index) for index in range(kept, len(self.messages)))
         self.cache.keep(self.transcript, Build.of(self.messages, start, entries, record, last))
         return entries
-
-    def _scan(self) -> None:
-        """One pass, newest first: how many model replies follow each message, and which whole
-        results are due to age.
-
-        Results age in batches, so the request's prefix changes once per batch and a provider's
-        prompt cache keeps everything before it: a whole result over the age limit is eligible
-        once the model has replied to it `keep_recent_turns` times, and the eligible results all
-        age together when they pass the batch limit, or when the whole results the model has
-        replied to pass `recent_results_fraction` of the window (then every one replied to)."""
-        replies, seen = [0] * len(self.messages), 0
-        eligible: list[int] = []
-        replied: list[int] = []
-        eligible_tokens = replied_tokens = 0
-        age_limit, keep = self.age_limit, self.settings.keep_recent_turns
-        for index in range(len(self.messages) - 1, -1, -1):
-            message = self.messages[index]
-            replies[index] = seen
-            if isinstance(message, AIMessage):
-                seen += 1
-                continue
-            if (
-                age_limit is None
-                or index < self.start
-                or not seen
-                or not isinstance(message, ToolMessage)
-                or (message.id or f"#{index}") in self.pointers
-            ):
-                continue
-            tokens = self.cache.count(message)
-            if tokens <= age_limit:
-                continue
-            replied.append(index)
-            replied_tokens += tokens
-            if seen >= keep:
-                eligible.append(index)
-                eligible_tokens += tokens
-        self.replies_after = replies
-        budget = self.window.fraction(self.settings.recent_results_fraction)
-        batch = self.settings.age_batch(self.window)
-        if replied_tokens > budget:
-            self.due.update(replied)
-            replied_tokens = eligible_tokens = 0
-        elif eligible_tokens > batch:
-            self.due.update(eligible)
-            replied_tokens -= eligible_tokens
-            eligible_tokens = 0
-        self.newest_ages_next = self._ages_next(eligible_tokens, replied_tokens, budget, batch)
-
-    def _ages_next(self, eligible: int, replied: int, budget: int, batch: int) -> bool:
-        """Whether the results at the end of the request, not replied to yet, will age at the
-        next call, given the tokens left eligible and replied to once this call's batch aged
-        (then a cache breakpoint after them would write what no later request reads)."""
-        if self.age_limit is None:
-            return False
-        unread = 0
-        for index in range(len(self.messages) - 1, self.start - 1, -1):
-            message = self.messages[index]
-            if not isinstance(message, ToolMessage):
-                break
-            if (tokens := self.cache.count(message)) > self.age_limit:
-                unread += tokens
-        if not unread:
-            return False
-        eligible += unread if self.settings.keep_recent_turns <= 1 else 0
-        return replied + unread > budget or eligible > batch
 
     def _summary_entry(self, content: str) -> Entry:
         count = self.summary["count"] if self.summary else 0
@@ -381,34 +321,8 @@ class ContextView:
                 self.entries[position] = self._make_bare(entry)
 
     def cache_marks(self) -> list[int]:
-        """Positions in `sent` of the messages to mark as prompt-cache breakpoints: the cache
-        boundary, and the last message; or, when the results at the end age at the next call,
-        the last message before their turn (which still reads what the last request wrote).
-        Only tool results and user messages are marked: a provider drops a mark on the empty
-        text of a message that only calls tools."""
-        marks = [] if (boundary := self.cache_boundary()) is None else [boundary]
-        last = len(self.entries) - 1
-        if self.newest_ages_next:
-            while last >= 0 and self.entries[last].kind == "tool":
-                last -= 1
-        while last >= 0 and self.entries[last].kind == "ai":
-            last -= 1
-        if last >= 0 and last not in marks:
-            marks.append(last)
-        return marks
-
-    def cache_boundary(self) -> int | None:
-        """Where a prompt-cache breakpoint keeps the most: the position in `sent` of the last
-        compressed tool result, user message or summary before the first message this call
-        changed. Everything up to it repeats the previous request, and the next batch of aging
-        begins after it. None when nothing before a change is compressed."""
-        boundary = None
-        for position, entry in enumerate(self.entries):
-            if entry.index in self.changed:
-                break
-            if entry.form != "whole" and entry.kind != "ai":
-                boundary = position
-        return boundary
+        """Positions in `sent` to mark as prompt-cache breakpoints (`cache_marks.mark_positions`)."""
+        return mark_positions(self.entries, self.changed, newest_ages_next=self.newest_ages_next)
 
     @property
     def sent(self) -> list[BaseMessage]:
