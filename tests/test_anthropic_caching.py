@@ -276,3 +276,65 @@ def test_a_breakpoint_keeps_the_aged_results_cached_when_the_next_ones_age() -> 
         assert all(text.startswith("[Already read: the result of fetch") for _, text in found)
     assert "cache_control" in str(server.bodies[0]["messages"][-1])  # the question
     assert all("cache_control" not in str(body["messages"][-1]) for body in server.bodies[1:])
+
+
+class LifetimeServer(MessagesServer):
+    """Reports cache writes as today's API does: split by lifetime."""
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        answer = super().reply(body)
+        written = answer["usage"]["cache_creation_input_tokens"]
+        answer["usage"]["cache_creation"] = {
+            "ephemeral_5m_input_tokens": written,
+            "ephemeral_1h_input_tokens": 0,
+        }
+        return answer
+
+
+@LOOPBACK_ONLY
+def test_cache_writes_reported_by_lifetime_reach_the_events() -> None:
+    server = LifetimeServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        trace = trace_run(create_research_agent(claude(server)), ASK)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+    calls = trace.of_type("model_call")
+    assert [c["tokens_in_cache_write"] for c in calls] == [500, 50, 50]
+    assert [c["tokens_in_cached"] for c in calls] == [0, 500, 550]
+
+
+def test_breakpoints_go_only_where_the_formatter_keeps_them() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from jupyter_deepagent.harness.compression.cache_marks import mark_positions
+    from jupyter_deepagent.harness.compression.view_entries import Entry
+
+    call = AIMessage(content="", tool_calls=[{"name": "fetch", "args": {}, "id": "t1"}])
+    entries = [
+        Entry(0, HumanMessage("Survey it."), 5, "human"),
+        Entry(1, call, 5, "ai"),
+        Entry(2, ToolMessage("[Already read: ...]", tool_call_id="t1"), 9, "tool", "pointer"),
+        Entry(3, HumanMessage("  "), 1, "human"),  # blank: its text block would be dropped
+        Entry(4, call, 5, "ai"),  # calls only: its empty text would be dropped
+    ]
+    assert mark_positions(entries, set(), newest_ages_next=False) == [2]
+    assert mark_positions(entries, {2}, newest_ages_next=False) == [2]  # boundary gone, tail
+    assert mark_positions(entries[:1], set(), newest_ages_next=False) == [0]
+
+
+def test_a_breakpoint_does_not_change_what_the_research_log_matches() -> None:
+    # a recording made before breakpoints were placed (or where they fall elsewhere) replays
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from jupyter_deepagent.harness.compression.cache_marks import with_cache_mark
+    from jupyter_deepagent.trace.research_log.fingerprint import canonical_message
+
+    for message in (HumanMessage("Survey it."), ToolMessage("result", tool_call_id="t1")):
+        marked = with_cache_mark(message)
+        assert marked.content != message.content
+        assert canonical_message(marked) == canonical_message(message)

@@ -14,6 +14,7 @@ import os
 import queue
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,43 @@ def test_a_run_that_comes_before_the_imports_began_calls_them_off() -> None:
     assert [f.split(":")[0] for f in begun.failures] == ["jupyter_deepagent_no_such_module"]
 
 
+def test_the_imports_never_run_beside_a_cell() -> None:
+    # two threads importing one circular package can deadlock: a cell holds the imports back
+    # until it ends, and one that starts once they have begun waits for them
+    import threading
+
+    seen: list[bool] = []
+
+    class Probe(WarmUp):
+        def _import(self, modules):  # type: ignore[no-untyped-def]
+            seen.append(cell_running.is_set())
+
+    cell_running = threading.Event()
+    warm_up = Probe(["a"])
+    warm_up.cell_starts(None)  # a cell starts before the thread does
+    cell_running.set()
+    warm_up.start()
+    assert not warm_up.join(timeout=0.3) and seen == []  # held back while the cell runs
+    cell_running.clear()
+    warm_up.cell_ends(None)
+    assert warm_up.join(timeout=5) and seen == [False, False]  # first, then the provider's
+
+    slow = threading.Event()
+
+    class Slow(WarmUp):
+        def _import(self, modules):  # type: ignore[no-untyped-def]
+            slow.wait(5)
+
+    begun = Slow(["a"]).start()
+    waiter = threading.Thread(target=begun.cell_starts, args=(None,))
+    waiter.start()
+    waiter.join(0.3)
+    assert waiter.is_alive()  # the cell waits for the imports under way
+    slow.set()
+    waiter.join(5)
+    assert not waiter.is_alive() and begun.join(timeout=5)
+
+
 REFUSE_IN_THE_BACKGROUND = """\
 import importlib.abc
 class Refuse(importlib.abc.MetaPathFinder):
@@ -257,13 +295,19 @@ def test_in_a_kernel_load_ext_shows_nothing_and_the_first_cell_finds_langchain_l
     manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
     try:
         assert _execute(client, "%load_ext jupyter_deepagent") == []
-        waited = _execute(
-            client,
+        # a cell never runs beside the imports (it holds them back, or waits for them), so the
+        # test looks from cell to cell until they are done
+        probe = (
             "import sys\n"
             "_warm_up = get_ipython().magics_manager.registry['AgentMagics'].warm_up\n"
-            "print(_warm_up.join(60), _warm_up.failures,\n"
-            "      sorted(m for m in ('langchain', 'langgraph', 'ipywidgets') if m in sys.modules))",
+            "print(_warm_up.join(0), _warm_up.failures,\n"
+            "      sorted(m for m in ('langchain', 'langgraph', 'ipywidgets') if m in sys.modules))"
         )
+        for _ in range(120):
+            waited = _execute(client, probe)
+            if waited and str(waited[0].get("text")).startswith("True"):
+                break
+            time.sleep(0.5)
         assert [o.get("text") for o in waited] == [
             "True [] ['ipywidgets', 'langchain', 'langgraph']\n"
         ]

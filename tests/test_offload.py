@@ -217,6 +217,22 @@ def test_human_message_over_the_limit_goes_to_conversation_history() -> None:
         "input_offloaded")
 
 
+def test_a_long_file_write_is_cut_before_the_history_it_lengthens_is_summarized() -> None:
+    # ~50k tokens of write_file arguments in a 100k window: over the older history's 15%, under
+    # the trigger. Cutting them (the file has them) needs no model call; summarizing would
+    body = "x" * 200_000
+    OUTPUTS["small"] = "ok"
+    script = [{"tool_calls": [{"name": "write_file",
+                               "args": {"file_path": "/big.md", "content": body}}]},
+              calls("small"), calls("small"), "done"]
+    model, trace = run(script, 100_000)
+    assert not trace.of_type("summarized")
+    [cut] = [e for e in trace.of_type("input_offloaded") if e["kind"] == "tool_args"]
+    assert cut["path"] == "/big.md" and trace.state["files"]["/big.md"]["content"] == body
+    sent = [json.dumps(getattr(m, "tool_calls", [])) for m in model.requests[-1].messages]
+    assert all(body not in text for text in sent)
+
+
 def test_old_file_writes_keep_only_a_pointer_once_past_the_trigger() -> None:
     body = lines("note", 60)  # ~4k characters
     OUTPUTS["chunk"] = lines("chunk", 55)  # ~4k chars, ~1k tokens: the 4th call passes 85%

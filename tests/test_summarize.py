@@ -103,6 +103,21 @@ def test_a_long_history_is_summarized_below_the_trigger() -> None:
     assert not trace.of_type("summarized")
 
 
+def test_a_long_summary_is_not_summarized_again_for_its_own_size() -> None:
+    # the summary (up to a tenth of the window) is folded into the next one, but only the history
+    # since then counts toward the 15%: a summary near its limit does not refold every other call
+    long_summary = "## Session intent\n" + "Study the glaciers of the range. " * 420  # ~3.5k
+    rules = [{"when": SUMMARY_MARKER, "reply": long_summary, "repeat": True}]
+    model, trace = run([*(fetches(f"s{i}") for i in range(20)), "done"], window=40_000,
+                       rules=rules)
+    summaries = trace.of_type("summarized")
+    assert summaries and {event["reason"] for event in summaries} == {"history"}
+    steps = [event["step"] for event in summaries]
+    # each fold needs 6,000 tokens of new history: four results of ~1.3k tokens or more
+    assert all(later - earlier >= 4 for earlier, later in zip(steps, steps[1:])), steps
+    assert trace.final_text == "done"
+
+
 def test_transcript_holds_every_folded_message_and_the_summary() -> None:
     keys = [f"t{i}" for i in range(6)]
     model, trace = run([*(fetches(k) for k in keys), "done"], config={

@@ -34,6 +34,9 @@ def load_ipython_extension(ipython: Any) -> None:
         magics.sidebar = SidebarChannel(session)
         magics.sidebar.register(kernel)
     magics.warm_up = start_warm_up(widgets=not is_terminal(ipython))
+    if magics.warm_up is not None:
+        ipython.events.register("pre_run_cell", magics.warm_up.cell_starts)
+        ipython.events.register("post_run_cell", magics.warm_up.cell_ends)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -48,4 +51,11 @@ def unload_ipython_extension(ipython: Any) -> None:
         session.capture.uninstall()
     if magics.sidebar is not None:
         magics.sidebar.unregister(ipython.kernel)
+    if magics.warm_up is not None:
+        for event, hook in (
+            ("pre_run_cell", magics.warm_up.cell_starts),
+            ("post_run_cell", magics.warm_up.cell_ends),
+        ):
+            if hook in ipython.events.callbacks.get(event, []):
+                ipython.events.unregister(event, hook)
     session.close()

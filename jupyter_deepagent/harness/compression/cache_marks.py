@@ -60,15 +60,15 @@ def mark_positions(
     before their turn, which still reads what the last request wrote. `changed` holds the
     checkpoint indices of messages this call sends differently from the last (-1: the summary).
 
-    Only tool results and user messages are marked: a provider drops a mark on the empty text of
-    a message that only calls tools.
+    Only tool results and user messages with text are marked: LangChain's Anthropic formatter
+    drops a mark on the empty text of a message that only calls tools, and on blank text.
     """
     marks = [] if (boundary := _boundary(entries, changed)) is None else [boundary]
     last = len(entries) - 1
     if newest_ages_next:
         while last >= 0 and entries[last].kind == "tool":
             last -= 1
-    while last >= 0 and entries[last].kind == "ai":
+    while last >= 0 and not _markable(entries[last]):
         last -= 1
     if last >= 0 and last not in marks:
         marks.append(last)
@@ -83,6 +83,14 @@ def _boundary(entries: Sequence[Entry], changed: Container[int]) -> int | None:
     for position, entry in enumerate(entries):
         if entry.index in changed:
             break
-        if entry.form != "whole" and entry.kind != "ai":
+        if entry.form != "whole" and _markable(entry):
             boundary = position
     return boundary
+
+
+def _markable(entry: Entry) -> bool:
+    """A tool result, or a user message with some text: the formatter drops a mark on a tool
+    call's empty text and on a blank text block."""
+    if entry.kind == "ai":
+        return False
+    return entry.kind == "tool" or bool(entry.message.text.strip())

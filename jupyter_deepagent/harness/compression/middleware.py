@@ -247,15 +247,13 @@ class ContextCompressionMiddleware(AgentMiddleware):
         the trigger (and folding would help); or the older part of the conversation, what a
         summary folds, has grown past its share of the window (`history`)."""
         compact = bool(call.record.get("compact"))
-        history = self.settings.history_limit(call.window)
-        keep = self.settings.keep_tokens(call.window) or 0
         total = view.total()
         if compact:
             reason = "compact"
         elif total > call.trigger:
             reason = "trigger"
-        elif history is not None and total - view.overhead - keep > history:
-            reason = "history"  # cheap bound first: the job's fold is at most this much
+        elif self._history_is_long(view, call):
+            reason = "history"
         else:
             return None
         job = view.summary_job()
@@ -263,9 +261,18 @@ class ContextCompressionMiddleware(AgentMiddleware):
             return None
         if reason == "trigger" and not job.worth_it(total - call.trigger):
             return None
-        if reason == "history" and job.tokens() <= (history or 0):
-            return None
+        history = self.settings.history_limit(call.window) or 0
+        if reason == "history" and job.tokens(besides_summary=True) <= history:
+            return None  # the last summary, folded again, does not count: it would refold it
         return reason, job
+
+    def _history_is_long(self, view: ContextView, call: _Call) -> bool:
+        """Whether the older part of the conversation may pass its share of the window: what a
+        summary folds is at most the request less the prompt and the recent part it keeps (the
+        summary job says how much it really folds)."""
+        history = self.settings.history_limit(call.window)
+        keep = self.settings.keep_tokens(call.window) or 0
+        return history is not None and view.total() - view.overhead - keep > history
 
     def _window(self, record: CompressionRecord) -> ContextWindow:
         learned = record.get("learned_window")
@@ -299,8 +306,8 @@ class ContextCompressionMiddleware(AgentMiddleware):
             transcript=self._transcript(record),
         )
         call = _Call(view, record, self.settings.trigger(window), step, factor)
-        if view.total() > call.trigger:
-            view.cut_old_arguments()
+        if view.total() > call.trigger or self._history_is_long(view, call):
+            view.cut_old_arguments()  # the cheap step first, without a model call
         return call
 
     @staticmethod

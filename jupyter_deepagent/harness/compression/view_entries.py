@@ -198,9 +198,17 @@ class SummaryJob:
     folded: list[BaseMessage]
     originals: list[BaseMessage]
 
-    def tokens(self) -> int:
-        """Tokens of what the summary folds, as sent."""
-        return messages_tokens(self.folded)
+    def tokens(self, *, besides_summary: bool = False) -> int:
+        """Tokens of what the summary folds, as sent (`besides_summary`: not counting the
+        previous summary, folded in too)."""
+        folded = self.folded
+        if (
+            besides_summary
+            and folded
+            and folded[0].additional_kwargs.get("lc_source") == ("summarization")
+        ):
+            folded = folded[1:]
+        return messages_tokens(folded)
 
     def worth_it(self, excess: int) -> bool:
         """Whether folding helps: not when what it would fold is tiny next to the `excess` tokens

@@ -57,19 +57,26 @@ def emit_model_call(
 def _cache_details(usage: Mapping[str, object]) -> dict[str, int]:
     """The prompt-cache counts of a reply's `usage_metadata` as `model_call` fields: the tokens
     read from the cache (`tokens_in_cached`) and written to it (`tokens_in_cache_write`), each
-    only when the provider reported it."""
+    only when the provider reported it. LangChain's Anthropic model reports writes by lifetime
+    (`ephemeral_5m_input_tokens`, `ephemeral_1h_input_tokens`) and `cache_creation` as 0."""
     details = usage.get("input_token_details")
     if not isinstance(details, Mapping):
         return {}
+    counts = {key: value for key, value in details.items() if _is_count(value)}
     fields = {}
-    for key, field in (
-        ("cache_read", "tokens_in_cached"),
-        ("cache_creation", "tokens_in_cache_write"),
-    ):
-        value = details.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            fields[field] = value
+    if "cache_read" in counts:
+        fields["tokens_in_cached"] = counts["cache_read"]
+    by_lifetime = [counts[key] for key in _WRITES_BY_LIFETIME if key in counts]
+    if by_lifetime or "cache_creation" in counts:
+        fields["tokens_in_cache_write"] = counts.get("cache_creation") or sum(by_lifetime)
     return fields
+
+
+_WRITES_BY_LIFETIME = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def as_ai_message(response: object) -> AIMessage | None:

@@ -5,9 +5,12 @@ once. It starts a daemon thread (this module) that imports LangChain, LangGraph 
 a first `%%agent` run loads (about a second of imports), then the configured model provider's
 package (unless a run already started), so that a first run a couple of seconds later finds
 them loaded. It begins after a short pause (`PAUSE`), so the `%load_ext` cell ends before the
-imports take the interpreter. The first `%agent` or `%%agent` waits for the first part to
-finish, rather than import the same modules beside it; one that comes during the pause ("Run
-All") calls the warm-up off and imports what it needs itself, as without it.
+imports take the interpreter, and never while a cell runs: a cell that starts before they begin
+holds them back until it ends (IPython's `pre_run_cell`/`post_run_cell`), and one that starts
+once they have begun waits for them, rather than import the same modules beside them (two threads
+importing one circular package can deadlock). The first `%agent` or `%%agent` waits for them
+likewise; one that comes before they begin ("Run All") calls the warm-up off and imports what it
+needs itself, as without it.
 
 Nothing here reaches the user: an import that fails in the background is left for the run to do
 again in the foreground, where its error is shown as it always was (`failures` keeps what
@@ -157,6 +160,8 @@ class WarmUp:
         self._importing = False
         self._first_done = threading.Event()
         self._done = threading.Event()
+        self._idle = threading.Event()  # cleared while a cell runs
+        self._idle.set()
         self.failures: list[str] = []
         self._thread = threading.Thread(target=self._run, name="jupyter_deepagent warm-up")
         self._thread.daemon = True
@@ -169,10 +174,14 @@ class WarmUp:
     def _run(self) -> None:
         try:
             self._asked.wait(self._pause)
-            with self._lock:
-                if self._asked.is_set():  # a run came first: it imports what it needs
-                    return
-                self._importing = True
+            while True:  # never beside a cell: it may import the same modules
+                self._idle.wait()
+                with self._lock:
+                    if self._asked.is_set():  # a run came first: it imports what it needs
+                        return
+                    if self._idle.is_set():
+                        self._importing = True
+                        break
             self._import(self._first)
             self._first_done.set()
             if not self._asked.is_set():
@@ -180,6 +189,20 @@ class WarmUp:
         finally:
             self._first_done.set()
             self._done.set()
+
+    def cell_starts(self, *_: object) -> None:
+        """IPython's `pre_run_cell`: hold the imports back until the cell ends, or, once they
+        have begun, let the cell wait for them (two threads importing the same modules can
+        deadlock on a circular import)."""
+        with self._lock:
+            if not self._importing:
+                self._idle.clear()
+                return
+        self._done.wait(60.0)
+
+    def cell_ends(self, *_: object) -> None:
+        """IPython's `post_run_cell`: the imports may go on."""
+        self._idle.set()
 
     def _named_later(self) -> Sequence[str]:
         try:
@@ -196,14 +219,14 @@ class WarmUp:
                 self.failures.append(f"{name}: {type(exc).__name__}: {exc}")
 
     def wait(self, timeout: float | None = 60.0) -> bool:
-        """Wait until the modules of the first run are imported (or failed), or call the
-        imports off if they have not begun (the caller imports what it needs); False if the
+        """Wait until the imports are done (or failed), the provider's too once begun, or call
+        them off if they have not begun (the caller imports what it needs); False if the
         thread still works on them after `timeout` seconds."""
         with self._lock:
             self._asked.set()
             if not self._importing:
                 return True
-        return self._first_done.wait(timeout)
+        return self._done.wait(timeout)
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait until every import is done, the provider's too; False after `timeout` seconds."""

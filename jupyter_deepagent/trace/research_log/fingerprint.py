@@ -71,7 +71,7 @@ def canonical_message(message: object, redact: Callable[[str], str] = str) -> di
     """One message as data that does not change between runs (ids and metadata left out; its
     tool-call ids as they are: see `renumbered`)."""
     kind = getattr(message, "type", type(message).__name__)
-    content = getattr(message, "content", message)
+    content = _unmarked(getattr(message, "content", message))
     out: dict[str, Any] = {"type": kind}
     if kind == "tool":
         text = content if isinstance(content, str) else json.dumps(content, default=str)
@@ -92,6 +92,23 @@ def canonical_message(message: object, redact: Callable[[str], str] = str) -> di
             for c in calls
         ]
     return out
+
+
+def _unmarked(content: object) -> object:
+    """Content without prompt-cache breakpoints (`cache_control`), which say where a provider
+    may cache, not what the model reads: a text block left alone is its text again."""
+    if not isinstance(content, list):
+        return content
+    blocks = [
+        {k: v for k, v in block.items() if k != "cache_control"}
+        if isinstance(block, dict)
+        else block
+        for block in content
+    ]
+    if len(blocks) == 1 and isinstance(blocks[0], dict) and set(blocks[0]) == {"type", "text"}:
+        if blocks[0]["type"] == "text":
+            return blocks[0]["text"]
+    return blocks
 
 
 def message_call_ids(message: dict[str, Any]) -> tuple[object, ...]:
