@@ -262,3 +262,26 @@ def test_a_database_error_in_a_run_names_the_file_found_damaged(tmp_path: Path) 
         assert damaged.value.path == str(store) and "/memories/" in str(damaged.value)
     finally:
         storage.close()
+
+
+def test_a_memory_store_whose_setup_fails_leaves_no_empty_file_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # opening the database makes an empty file; were it kept, the next open would refuse it as
+    # damaged ("it is empty") although nothing was ever written
+    from langgraph.store.sqlite import SqliteStore
+
+    from jupyter_deepagent.project.storage.lazy_store import LazySqliteStore
+
+    def no_space(self: object) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(SqliteStore, "setup", no_space)
+    store = LazySqliteStore(tmp_path / "store.sqlite", damage=lambda exc: ValueError(str(exc)))
+    with pytest.raises(OSError, match="No space"):
+        store.get(("memories",), "AGENTS.md")
+    assert not (tmp_path / "store.sqlite").exists()
+    monkeypatch.undo()
+    store.put(("memories",), "AGENTS.md", {"content": "kept"})  # the next try works
+    assert store.get(("memories",), "AGENTS.md").value == {"content": "kept"}
+    store.close()

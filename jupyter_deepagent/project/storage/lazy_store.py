@@ -75,6 +75,16 @@ class LazySqliteStore(BaseStore):
             self._connection = None
             self._store = None
 
+    def _forget_if_empty(self) -> None:
+        """After a setup that failed: close, and remove the file if opening it made it (empty),
+        so the next open is not refused as a damaged database."""
+        self.close()
+        try:
+            if self.path.stat().st_size == 0:
+                self.path.unlink()
+        except OSError:
+            pass
+
     def _sqlite_store(self) -> SqliteStore:
         """The `SqliteStore`, made and set up on the first call.
 
@@ -90,7 +100,11 @@ class LazySqliteStore(BaseStore):
                 try:
                     store.setup()
                 except sqlite3.DatabaseError as exc:
+                    self._forget_if_empty()
                     raise self._damage(exc) from None
+                except BaseException:
+                    self._forget_if_empty()
+                    raise
                 self._store = store
             return self._store
 
