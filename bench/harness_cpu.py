@@ -192,14 +192,14 @@ def report(runs: list[Run], window: int, steps: int) -> str:
         f"{per_harness} interleaved runs in one process.",
         "",
         f"  {'harness':<12}{'tools':>6}{'model calls':>12}{'summaries':>10}{'ms per call':>12}"
-        f"{'x floor':>9}{'binding tools':>15}{'all runs (ms)':>34}",
+        f"{'x floor':>9}{'binding tools':>15}   all runs (ms)",
     ]
     for harness, run in best.items():
         every = ", ".join(f"{r.ms_per_call:.2f}" for r in runs if r.harness == harness)
         lines.append(
             f"  {harness:<12}{run.tools_bound:>6}{run.calls:>12,}{run.summaries:>10,}"
             f"{run.ms_per_call:>12.2f}{run.ms_per_call / floor:>8.2f}x{run.binding_ms:>15.2f}"
-            f"{every:>34}"
+            f"   {every}"
         )
     lines.append("")
     lines.append(
