@@ -35,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from long_run import STEPS, source_text  # the bench folder, put on sys.path above
+from long_run import STEPS, fetch_source_tool, source_text  # the bench folder, on sys.path
 
 WINDOW = 128_000
 PROMPT = "You survey glacier research sources one by one."
@@ -131,20 +131,12 @@ def run_once(
     harness: str, window: int, steps: int, profiler: cProfile.Profile | None = None
 ) -> Run:
     """Build `harness`'s agent and play the run once; the figures of that run."""
-    from langchain_core.tools import tool
 
     sources = [source_text(step) for step in range(steps)]
     clock = {"model": 0.0, "tools": 0.0, "binding": 0.0}
     counts = {"calls": 0, "summaries": 0, "tools_bound": 0}
 
-    @tool
-    def fetch_source(number: int) -> str:
-        """Fetch research source `number` (notes or a data table)."""
-        started = time.process_time()
-        text = sources[number]
-        clock["tools"] += time.process_time() - started
-        return text
-
+    fetch_source = fetch_source_tool(sources, clock)
     agent = _agent(harness, _bench_model(window, steps, clock, counts), fetch_source)
     gc.collect()
     started = time.process_time()

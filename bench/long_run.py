@@ -69,6 +69,21 @@ def source_text(step: int) -> str:
     return "\n".join(lines)[:NOTE_CHARS]
 
 
+def fetch_source_tool(sources: list[str], clock: dict[str, float]) -> Any:
+    """The run's one tool: source `number`'s text; its CPU time goes to `clock["tools"]`."""
+    from langchain_core.tools import tool
+
+    @tool
+    def fetch_source(number: int) -> str:
+        """Fetch research source `number` (notes or a data table)."""
+        started = time.process_time()
+        text = sources[number]
+        clock["tools"] += time.process_time() - started
+        return text
+
+    return fetch_source
+
+
 # -- the scripted researcher --------------------------------------------------------------------
 _POINTER = re.compile(r"/large_tool_results/[\w.\-]+")
 REREAD_LINES = 5
@@ -173,7 +188,6 @@ def run_one(
 ) -> dict[str, Any]:
     """Run the scripted research once and return its measurements."""
     from langchain_core.outputs import ChatGeneration, ChatResult
-    from langchain_core.tools import tool
 
     from jupyter_deepagent.harness.compression.tokens import messages_tokens, tools_tokens
     from jupyter_deepagent.harness.models.scripted_model import ScriptedChatModel
@@ -216,14 +230,7 @@ def run_one(
         ):
             return generate(messages, kwargs)
 
-    @tool
-    def fetch_source(number: int) -> str:
-        """Fetch research source `number` (notes or a data table)."""
-        started = time.process_time()
-        text = sources[number]
-        clock["tools"] += time.process_time() - started
-        return text
-
+    fetch_source = fetch_source_tool(sources, clock)
     profile = {"max_input_tokens": window}
     if anthropic:
         model = BenchModel(

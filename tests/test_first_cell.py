@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 from jupyter_client.manager import start_new_kernel
+from test_notebook_execution import _execute  # reads a cell's outputs until the kernel is idle
 
 from jupyter_deepagent.jupyter.magic.warm_up import WARM_UP_VARIABLE, WarmUp
 
@@ -262,24 +262,6 @@ def test_a_warm_up_that_fails_leaves_the_first_cell_working(tmp_path: Path) -> N
     assert done["missing"] == []  # the first run imports it in the foreground
     assert done["error"] == "None" and ANSWER in done["stdout"]
     assert "refused" not in done["stdout"] + done["stderr"]  # the user is told nothing
-
-
-def _execute(client: Any, code: str) -> list[dict[str, Any]]:
-    """Run `code` in the kernel; what it showed (streams, displays, errors) until idle."""
-    msg_id = client.execute(code)
-    outputs: list[dict[str, Any]] = []
-    while True:
-        try:
-            message = client.get_iopub_msg(timeout=60)
-        except queue.Empty:
-            raise AssertionError(f"no output for 60 s; got {outputs}") from None
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind, content = message["msg_type"], message["content"]
-        if kind == "status" and content["execution_state"] == "idle":
-            return outputs
-        if kind in ("stream", "display_data", "update_display_data", "error"):
-            outputs.append({"type": kind, **content})
 
 
 @pytest.mark.allow_hosts(["127.0.0.1"])
