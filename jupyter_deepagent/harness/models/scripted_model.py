@@ -36,10 +36,12 @@ from pydantic import Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ScriptError
 from jupyter_deepagent.harness.models._script_format import (
+    Draw,
     Rule,
     Step,
     compile_rule,
     compile_step,
+    exhausted_error,
     read_script_file,
 )
 
@@ -95,6 +97,25 @@ def _conversation_key(messages: Sequence[BaseMessage]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _caller(run_manager: CallbackManagerForLLMRun | None) -> str | None:
+    """Which agent is calling, from the run's metadata: LangChain's agent name, and a checkpoint
+    namespace nested in a tool call for a subagent; None outside a LangGraph run."""
+    metadata = (run_manager.metadata if run_manager is not None else None) or {}
+    namespace = str(metadata.get("langgraph_checkpoint_ns") or "")
+    if not namespace:
+        return None
+    name = metadata.get("lc_agent_name")
+    return f"subagent {name!r}" if name and "|" in namespace else "the main agent"
+
+
+def _task(messages: Sequence[BaseMessage]) -> str:
+    """A request's first human message, one line: a subagent's task."""
+    for message in messages:
+        if message.type == "human":
+            return " ".join(str(message.text).split())
+    return ""
+
+
 def _chars(message: BaseMessage) -> int:
     content = message.content
     size = len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
@@ -116,6 +137,9 @@ class ScriptedChatModel(BaseChatModel):
     the estimate, e.g. `{"input_token_details": {"cache_read": 800}}`), or
     `{"raise": "context_overflow" | "error" | "rate_limit" | "timeout", "message": ...}`.
     Missing tool-call ids become `call_1`, `call_2`, ... in the order replies are made.
+    Subagents share the model and draw from the same script, so give each a rule matching its
+    task; when the script runs out, the error names which agent drew which step
+    (docs/scripted-models.md).
 
     Example:
         >>> model = ScriptedChatModel(script=["Hello!"])
@@ -135,6 +159,7 @@ class ScriptedChatModel(BaseChatModel):
     _next: int = PrivateAttr(default=0)
     _ids: int = PrivateAttr(default=0)
     _requests: list[ScriptedRequest] = PrivateAttr(default_factory=list)
+    _draws: list[Draw] = PrivateAttr(default_factory=list)
     _answered: dict[str, AIMessage] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _schemas: dict[int, tuple[object, dict[str, object]]] = PrivateAttr(default_factory=dict)
@@ -212,7 +237,9 @@ class ScriptedChatModel(BaseChatModel):
         self._schemas[id(tool)] = (tool, schema)  # the tool kept: its id is not reused
         return schema
 
-    def _reply(self, messages: list[BaseMessage], kwargs: Mapping[str, object]) -> AIMessage:
+    def _reply(
+        self, messages: list[BaseMessage], kwargs: Mapping[str, object], caller: str | None
+    ) -> AIMessage:
         tools = kwargs.get("tools") or []
         request = ScriptedRequest(
             list(messages),
@@ -227,9 +254,13 @@ class ScriptedChatModel(BaseChatModel):
             if known is not None:
                 reply = known.model_copy(deep=True)
             else:
-                step = self._pick(request)
-                if step is None:
-                    raise self._exhausted(call, request)
+                picked = self._pick(request)
+                if picked is None:
+                    last = str(request.last.text) if request.messages else ""
+                    raise exhausted_error(call, caller, len(self._steps), last, self._draws)
+                step, source = picked
+                subagent = (caller or "").startswith("subagent")
+                self._draws.append(Draw(call, source, caller, _task(messages) if subagent else ""))
                 if step.error is not None:
                     raise step.error(step.error_message)
                 assert step.reply is not None  # a step is a reply or an error
@@ -254,28 +285,20 @@ class ScriptedChatModel(BaseChatModel):
         self._ids += 1
         return {**tool_call, "id": f"call_{self._ids}"}
 
-    def _pick(self, request: ScriptedRequest) -> Step | None:
+    def _pick(self, request: ScriptedRequest) -> tuple[Step, str] | None:
+        """The first unused matching rule, else the next step, with its name ("rule 0")."""
         last, system = str(request.last.text) if request.messages else "", request.system
-        for rule in self._rules:
+        for index, rule in enumerate(self._rules):
             if rule.used or (rule.when is not None and rule.when not in last):
                 continue
             if rule.when_system is not None and rule.when_system not in system:
                 continue
             rule.used = not rule.repeat
-            return rule.step
+            return rule.step, f"rule {index}"
         if self._next < len(self._steps):
             self._next += 1
-            return self._steps[self._next - 1]
+            return self._steps[self._next - 1], f"step {self._next - 1}"
         return None
-
-    def _exhausted(self, call: int, request: ScriptedRequest) -> ScriptError:
-        last = str(request.last.text)[:200] if request.messages else ""
-        msg = (
-            f"ScriptedChatModel call {call}: the script is exhausted ({len(self._steps)} steps, "
-            f"all played; no rule matched). Last message: {last!r}. "
-            "Add a step to the script or a rule matching this message."
-        )
-        return ScriptError(msg)
 
     def _generate(
         self,
@@ -287,11 +310,13 @@ class ScriptedChatModel(BaseChatModel):
         """Reply with the next scripted step.
 
         Raises:
-            ScriptError: The script is exhausted and no rule matches.
+            ScriptError: The script is exhausted and no rule matches; the message names which
+                agent drew which steps.
             ContextOverflowError: The step is `{"raise": "context_overflow"}`.
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs))])
+        reply = self._reply(messages, kwargs, _caller(run_manager))
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _stream(
         self,
@@ -303,11 +328,12 @@ class ScriptedChatModel(BaseChatModel):
         """Stream the next step word by word; tool calls and usage come in the final chunk.
 
         Raises:
-            ScriptError: The script is exhausted and no rule matches.
+            ScriptError: The script is exhausted and no rule matches; the message names which
+                agent drew which steps.
             ContextOverflowError: The step is `{"raise": "context_overflow"}`.
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
-        reply = self._reply(messages, kwargs)
+        reply = self._reply(messages, kwargs, _caller(run_manager))
         content = reply.content
         pieces = _WORDS.findall(content) if isinstance(content, str) else [content]
         for piece in pieces:
