@@ -44,6 +44,7 @@ from jupyter_deepagent.harness.models._script_format import (
     exhausted_error,
     read_script_file,
 )
+from jupyter_deepagent.harness.run_events.event_stream import current_agent, current_sink
 
 if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelInput
@@ -98,14 +99,17 @@ def _conversation_key(messages: Sequence[BaseMessage]) -> str:
 
 
 def _caller(run_manager: CallbackManagerForLLMRun | None) -> str | None:
-    """Which agent is calling, from the run's metadata: LangChain's agent name, and a checkpoint
-    namespace nested in a tool call for a subagent; None outside a LangGraph run."""
+    """Which agent is calling: the harness's agent scope (a subagent's name and task), else
+    LangChain's agent name in a checkpoint namespace nested in a tool call; None outside a run."""
+    agent, task_id = current_agent()
+    if task_id is not None:
+        return f"subagent {agent!r}"
     metadata = (run_manager.metadata if run_manager is not None else None) or {}
     namespace = str(metadata.get("langgraph_checkpoint_ns") or "")
-    if not namespace:
-        return None
     name = metadata.get("lc_agent_name")
-    return f"subagent {name!r}" if name and "|" in namespace else "the main agent"
+    if name and "|" in namespace:
+        return f"subagent {name!r}"
+    return "the main agent" if namespace or current_sink() is not None else None
 
 
 def _task(messages: Sequence[BaseMessage]) -> str:
