@@ -204,7 +204,7 @@ class Draw:
     call: int
     """The model call it answered (1-based, over every caller of the model)."""
     source: str
-    """What answered: "step 3" or "rule 0"."""
+    """What answered: "step 3", or "a rule"."""
     agent: str | None
     """Who asked: "the main agent", "subagent 'researcher'", or None when not known."""
     task: str = ""

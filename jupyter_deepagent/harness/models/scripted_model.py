@@ -9,12 +9,14 @@ and can raise a provider's context-overflow error on cue.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,6 +112,22 @@ def _caller(run_manager: CallbackManagerForLLMRun | None) -> str | None:
     if name and "|" in namespace:
         return f"subagent {name!r}"
     return "the main agent" if namespace or current_sink() is not None else None
+
+
+_CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "jupyter_deepagent_scripted_caller", default=None
+)
+
+
+@contextmanager
+def _calling(run_manager: CallbackManagerForLLMRun | None) -> Iterator[None]:
+    """Name the calling agent for the reply made inside the block (`_reply` keeps its signature
+    for subclasses that override it)."""
+    token = _CALLER.set(_caller(run_manager))
+    try:
+        yield
+    finally:
+        _CALLER.reset(token)
 
 
 def _task(messages: Sequence[BaseMessage]) -> str:
@@ -241,9 +259,7 @@ class ScriptedChatModel(BaseChatModel):
         self._schemas[id(tool)] = (tool, schema)  # the tool kept: its id is not reused
         return schema
 
-    def _reply(
-        self, messages: list[BaseMessage], kwargs: Mapping[str, object], caller: str | None
-    ) -> AIMessage:
+    def _reply(self, messages: list[BaseMessage], kwargs: Mapping[str, object]) -> AIMessage:
         tools = kwargs.get("tools") or []
         request = ScriptedRequest(
             list(messages),
@@ -258,11 +274,13 @@ class ScriptedChatModel(BaseChatModel):
             if known is not None:
                 reply = known.model_copy(deep=True)
             else:
-                picked = self._pick(request)
-                if picked is None:
+                played = self._next
+                step = self._pick(request)
+                caller = _CALLER.get()
+                if step is None:
                     last = str(request.last.text) if request.messages else ""
                     raise exhausted_error(call, caller, len(self._steps), last, self._draws)
-                step, source = picked
+                source = f"step {played}" if self._next > played else "a rule"
                 subagent = (caller or "").startswith("subagent")
                 self._draws.append(Draw(call, source, caller, _task(messages) if subagent else ""))
                 if step.error is not None:
@@ -289,19 +307,19 @@ class ScriptedChatModel(BaseChatModel):
         self._ids += 1
         return {**tool_call, "id": f"call_{self._ids}"}
 
-    def _pick(self, request: ScriptedRequest) -> tuple[Step, str] | None:
-        """The first unused matching rule, else the next step, with its name ("rule 0")."""
+    def _pick(self, request: ScriptedRequest) -> Step | None:
+        """The first unused matching rule, else the next step (None when none is left)."""
         last, system = str(request.last.text) if request.messages else "", request.system
-        for index, rule in enumerate(self._rules):
+        for rule in self._rules:
             if rule.used or (rule.when is not None and rule.when not in last):
                 continue
             if rule.when_system is not None and rule.when_system not in system:
                 continue
             rule.used = not rule.repeat
-            return rule.step, f"rule {index}"
+            return rule.step
         if self._next < len(self._steps):
             self._next += 1
-            return self._steps[self._next - 1], f"step {self._next - 1}"
+            return self._steps[self._next - 1]
         return None
 
     def _generate(
@@ -319,7 +337,8 @@ class ScriptedChatModel(BaseChatModel):
             ContextOverflowError: The step is `{"raise": "context_overflow"}`.
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
-        reply = self._reply(messages, kwargs, _caller(run_manager))
+        with _calling(run_manager):
+            reply = self._reply(messages, kwargs)
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _stream(
@@ -337,7 +356,8 @@ class ScriptedChatModel(BaseChatModel):
             ContextOverflowError: The step is `{"raise": "context_overflow"}`.
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
-        reply = self._reply(messages, kwargs, _caller(run_manager))
+        with _calling(run_manager):
+            reply = self._reply(messages, kwargs)
         content = reply.content
         pieces = _WORDS.findall(content) if isinstance(content, str) else [content]
         for piece in pieces:
