@@ -40,6 +40,27 @@ GEMINI_EXPIRED_KEY = (400, {"error": {
          "message": "API key expired. Please renew the API key."},
     ],
 }})
+
+
+def gemini_suspended_key(key: str) -> tuple[int, dict[str, Any]]:
+    """A revoked (suspended) key: Google names the key in its answer."""
+    message = f"Permission denied: Consumer 'api_key:{key}' has been suspended."
+    return (403, {"error": {
+        "code": 403,
+        "message": message,
+        "status": "PERMISSION_DENIED",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "CONSUMER_SUSPENDED",
+             "domain": "googleapis.com",
+             "metadata": {"consumer": "projects/895908428397",
+                          "service": "generativelanguage.googleapis.com",
+                          "containerInfo": f"api_key:{key}"}},
+            {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US",
+             "message": message},
+        ],
+    }})
+
+
 GEMINI_QUOTA = (429, {"error": {
     "code": 429,
     "message": "You exceeded your current quota, please check your plan and billing details. "
@@ -60,6 +81,11 @@ GEMINI_QUOTA = (429, {"error": {
         }]},
         {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "26s"},
     ],
+}})
+GEMINI_NO_PERMISSION = (403, {"error": {
+    "code": 403,
+    "message": "The caller does not have permission",
+    "status": "PERMISSION_DENIED",
 }})
 GEMINI_NO_MODEL = (404, {"error": {
     "code": 404,

@@ -26,8 +26,10 @@ from provider_server import (
     GEMINI_EXPIRED_KEY,
     GEMINI_INVALID_KEY,
     GEMINI_NO_MODEL,
+    GEMINI_NO_PERMISSION,
     GEMINI_QUOTA,
     ProviderServer,
+    gemini_suspended_key,
     provider_answering,
 )
 
@@ -98,6 +100,19 @@ def test_a_refused_key_names_the_variable_and_says_running_again_will_not_help(
 
 
 @LOOPBACK_ONLY
+def test_a_suspended_key_is_a_refused_key_and_its_value_is_not_repeated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with provider_answering(gemini_suspended_key(GOOGLE_KEY)) as server:
+        _gemini(monkeypatch, server)
+        error = _run(GEMINI, model_retries=2)
+
+    text = _check_said_well(error, variable="GOOGLE_API_KEY", key=GOOGLE_KEY)
+    assert "(403 CONSUMER_SUSPENDED: Permission denied: Consumer 'api_key:***' has been " in text
+    assert (error.reason, error.retry_helps, server.requests) == ("key", False, 1)
+
+
+@LOOPBACK_ONLY
 def test_a_quota_used_up_is_told_once_the_retries_are_spent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -125,6 +140,21 @@ def test_an_unknown_model_name_says_to_change_the_model(monkeypatch: pytest.Monk
                            "models/gemini-9-flash is not found")
     assert "will not help" in text and server.requests == 1
     assert (error.reason, error.setting) == ("model", "model")
+
+
+@LOOPBACK_ONLY
+def test_a_key_without_access_to_the_model_says_which_key_and_which_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with provider_answering(GEMINI_NO_PERMISSION) as server:
+        _gemini(monkeypatch, server)
+        error = _run("google_genai:gemini-3-pro-preview", model_retries=2)
+
+    text = _check_said_well(error, variable="GOOGLE_API_KEY", key=GOOGLE_KEY)
+    assert text.startswith("Google does not let the API key in GOOGLE_API_KEY (read from the "
+                           "environment) use gemini-3-pro-preview (403 PERMISSION_DENIED: ")
+    assert "change `model`" in text and "will not help" in text
+    assert (error.reason, server.requests) == ("permission", 1)
 
 
 @LOOPBACK_ONLY

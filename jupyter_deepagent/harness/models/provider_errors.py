@@ -51,7 +51,13 @@ _NAMES = {"google_genai": "Google", "openai": "OpenAI", "azure_openai": "Azure O
           "anthropic": "Anthropic"}  # fmt: skip
 _KEY_ATTRIBUTES = ("google_api_key", "openai_api_key", "anthropic_api_key", "api_key")
 _KEY_REASONS = frozenset(
-    {"API_KEY_INVALID", "API_KEY_EXPIRED", "invalid_api_key", "authentication_error"}
+    {
+        "API_KEY_INVALID",
+        "API_KEY_EXPIRED",
+        "CONSUMER_SUSPENDED",  # a revoked key (Google: 403 PERMISSION_DENIED)
+        "invalid_api_key",
+        "authentication_error",
+    }
 )
 _NO_QUOTA = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 _KEY_LIKE = re.compile(r"\b(?:sk-|AIza)[A-Za-z0-9_\-*]{4,}")
