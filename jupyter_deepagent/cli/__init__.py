@@ -37,7 +37,7 @@ _RUN_EPILOG = """\
 exit codes:
   0  every cell ran
   1  strict replay found a model request that differs from the research log
-  2  a cell failed otherwise (named on stderr as Lab shows it), or there is no notebook
+  2  a cell failed otherwise (named on stderr as Lab shows it), or the notebook cannot be read
 
 what it writes:
   The notebook file is left as it is: --output OUT.ipynb writes the executed notebook there
@@ -178,6 +178,8 @@ def _tokens(count: int) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from nbformat import ValidationError
+
     from jupyter_deepagent.cli.headless import run_notebook
     from jupyter_deepagent.cli.terminal import Terminal
 
@@ -185,15 +187,19 @@ def _run(args: argparse.Namespace) -> int:
     if not args.notebook.is_file():
         print(errors.error(f"no notebook at {args.notebook}"), file=sys.stderr)
         return 2
-    report = run_notebook(
-        args.notebook,
-        replay=args.replay,
-        output=args.output,
-        progress=_progress(args, errors),
-        approve_recorded=args.approve_recorded,
-        on_recorded_code=errors.write,
-        on_kernel_output=lambda line: errors.write(line + "\n"),
-    )
+    try:
+        report = run_notebook(
+            args.notebook,
+            replay=args.replay,
+            output=args.output,
+            progress=_progress(args, errors),
+            approve_recorded=args.approve_recorded,
+            on_recorded_code=errors.write,
+            on_kernel_output=lambda line: errors.write(line + "\n"),
+        )
+    except (OSError, ValueError, ValidationError) as exc:  # unreadable notebook, unwritable output
+        print(errors.error(f"cannot run {args.notebook}: {exc}"), file=sys.stderr)
+        return 2
     width = max([len("cell"), *(len(row.label) for row in report.cells)])
     print(
         f"{'cell':<{width}}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} "
