@@ -5,13 +5,13 @@
  *
  * The Markdown is JupyterLab's own (the language its Markdown cells use, taken from the editor
  * language registry), extended with one block parser for the `%%agent` line; nothing of
- * CodeMirror or Lezer is bundled a second time. A state field follows the cell's first line, so
+ * CodeMirror or Lezer is bundled a second time. The extension follows the cell's first line, so
  * the highlighting changes as soon as the user types `%%agent` (or removes it); a cell that does
  * not start with it keeps the notebook's language untouched.
  */
 
-import { Language, language } from '@codemirror/language';
-import { EditorState, Extension, Prec, StateField } from '@codemirror/state';
+import { Language } from '@codemirror/language';
+import { Compartment, EditorState, Extension, Prec } from '@codemirror/state';
 import { tags } from '@lezer/highlight';
 import type { BlockContext, Line, MarkdownConfig, MarkdownParser } from '@lezer/markdown';
 
@@ -86,18 +86,24 @@ export function agentCellLanguage(markdown: Language): Language {
 
 /**
  * The editor extension: while the editor's text starts with `%%agent`, `agent` is the document's
- * language, ahead of the notebook's (Python); otherwise the notebook's language applies.
+ * language, ahead of the notebook's (Python); otherwise only the notebook's language applies.
+ * `text` is the editor's text when it is created; each change of the text is followed from there.
+ *
+ * A compartment, not a facet computed from the text: an editor may be created before JupyterLab
+ * gives it a language, and an empty language facet would then break CodeMirror's parser.
  */
-export function agentCellExtension(agent: Language): Extension {
-  const isAgent = StateField.define<boolean>({
-    create: state => isAgentCell(state.doc.line(1).text),
-    update: (value, transaction) =>
-      transaction.docChanged ? isAgentCell(transaction.state.doc.line(1).text) : value
-  });
+export function agentCellExtension(agent: Language, text: string): Extension {
+  const slot = new Compartment();
+  const on = Prec.highest(agent.extension);
   return [
-    isAgent,
-    Prec.highest(
-      language.computeN([isAgent], (state: EditorState) => (state.field(isAgent) ? [agent] : []))
-    )
+    slot.of(isAgentCell(text) ? on : []),
+    EditorState.transactionExtender.of(transaction => {
+      if (!transaction.docChanged) {
+        return null;
+      }
+      const wanted = isAgentCell(transaction.newDoc.line(1).text);
+      const shown = slot.get(transaction.startState) === on;
+      return wanted === shown ? null : { effects: slot.reconfigure(wanted ? on : []) };
+    })
   ];
 }

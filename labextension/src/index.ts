@@ -90,12 +90,16 @@ const agentCells: JupyterFrontEndPlugin<void> = {
     for (const name of MARKDOWN) {
       const markdown = (await languages.getLanguage(name))?.support?.language;
       if (markdown) {
-        const extension = agentCellExtension(agentCellLanguage(markdown));
+        const agent = agentCellLanguage(markdown);
         extensions.addExtension({
           name: 'jupyter-deepagent:agent-cells',
           // cells and consoles (inline editors), not the file editor
-          factory: options =>
-            options.inline ? EditorExtensionRegistry.createImmutableExtension(extension) : null
+          factory: ({ inline, model }) =>
+            inline
+              ? EditorExtensionRegistry.createImmutableExtension(
+                  agentCellExtension(agent, model.sharedModel.getSource())
+                )
+              : null
         });
         return;
       }

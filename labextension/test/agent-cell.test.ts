@@ -10,8 +10,11 @@ import { AGENT_NODES, agentCellExtension, agentCellLanguage, isAgentCell } from 
 const REQUEST = "Which region's permafrost warms fastest? Use the `stations` table.";
 const agent = agentCellLanguage(markdownLanguage);
 
-function editor(text: string): EditorState {
-  return EditorState.create({ doc: text, extensions: [python(), agentCellExtension(agent)] });
+function editor(text: string, language = python()): EditorState {
+  return EditorState.create({
+    doc: text,
+    extensions: [language, agentCellExtension(agent, text)]
+  });
 }
 
 /** The highlighting classes over each word of the text (a string, a keyword, ...). */
@@ -67,6 +70,14 @@ describe('%%agent cells', () => {
     const state = editor(REQUEST);
     expect(state.facet(language)).toBe(pythonLanguage);
     expect(classesOf(state, 'permafrost')).toContain('string');
+  });
+
+  it('works in an editor created empty and without a language, filled later', () => {
+    let state = EditorState.create({ doc: '', extensions: [agentCellExtension(agent, '')] });
+    expect(state.facet(language)).toBeNull();
+    state = state.update({ changes: { from: 0, insert: `%%agent\n${REQUEST}` } }).state;
+    expect(state.facet(language)).toBe(agent);
+    expect(classesOf(state, 'permafrost')).toEqual([]);
   });
 
   it('follows the first line as the user types the magic in and out', () => {
