@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -325,10 +326,8 @@ def _readme_picture(page: Any, folder: Path) -> None:
     page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
     _size_sidebar(page, 340)
     panel = page.locator(PANEL)
-    runs = panel.locator(".jdp-run option").evaluate_all(
-        "options => options.map(o => [o.value, o.textContent])"
-    )
-    report_run = next(value for value, text in runs if text.split(" ")[0] == "3")
+    # the runs, last first: the approval's, then the report cell's
+    report_run = panel.locator(".jdp-run option").nth(1).get_attribute("value")
     panel.locator(".jdp-run").select_option(report_run)
     time.sleep(1.0)
     panel.locator(".jdi-tabs > label", has_text="Prompt").click()
@@ -346,8 +345,6 @@ def _readme_picture(page: Any, folder: Path) -> None:
     page.screenshot(path=str(picture), clip={"x": 0, "y": 0, "width": 1100, "height": 700})
     quantize = shutil.which("pngquant")
     if quantize:
-        import subprocess
-
         subprocess.run(
             [
                 quantize,
@@ -376,6 +373,9 @@ def test_the_quickstart_reads_well_in_jupyterlab_from_a_220_px_sidebar_up(
         browser = launch_chromium(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            errors: list[str] = []  # an editor extension that throws leaves cells blank
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             open_notebook(page, url, "quickstart.ipynb")
             # JupyterLab stops its sidebars at 250 px; Notebook 7, a narrow window or the user's
             # own CSS go lower, and the panel must still read at 220 px
@@ -387,6 +387,7 @@ def test_the_quickstart_reads_well_in_jupyterlab_from_a_220_px_sidebar_up(
             expect(panel.locator(".jdi-summary")).to_contain_text("model calls", timeout=20_000)
 
             _check_highlighting(page)
+            assert not errors, errors
             _check_sidebar_at(page, 220)
             _check_sidebar_at(page, 400)
             pictures = os.environ.get("JUPYTER_DEEPAGENT_SCREENSHOTS")
