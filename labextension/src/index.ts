@@ -3,14 +3,20 @@
  * the active notebook's kernel. `model.ts` talks to the kernel, `panel.ts` shows what it says,
  * `file-viewer.ts` opens a run's files; this plugin only wires them into JupyterLab: the panel in
  * the right sidebar (its place restored with the layout) and a command, in the palette, that
- * opens it.
+ * opens it; and `agent-cell.ts`'s highlighting of `%%agent` cells into every cell editor.
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import {
+  EditorExtensionRegistry,
+  IEditorExtensionRegistry,
+  IEditorLanguageRegistry
+} from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { inspectorIcon } from '@jupyterlab/ui-components';
 
+import { agentCellExtension, agentCellLanguage } from './agent-cell';
 import { openRunFile, showFile } from './file-viewer';
 import { SidebarModel } from './model';
 import { SidebarPanel } from './panel';
@@ -68,4 +74,37 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+/** The languages JupyterLab's Markdown may be registered under (its Markdown cells' first). */
+const MARKDOWN = ['text/x-ipythongfm', 'text/x-markdown'];
+
+const agentCells: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-deepagent:agent-cells',
+  description: 'Highlights %%agent cells as Markdown after their first line.',
+  autoStart: true,
+  requires: [IEditorExtensionRegistry, IEditorLanguageRegistry],
+  activate: async (
+    _app: JupyterFrontEnd,
+    extensions: IEditorExtensionRegistry,
+    languages: IEditorLanguageRegistry
+  ) => {
+    for (const name of MARKDOWN) {
+      const markdown = (await languages.getLanguage(name))?.support?.language;
+      if (markdown) {
+        const agent = agentCellLanguage(markdown);
+        extensions.addExtension({
+          name: 'jupyter-deepagent:agent-cells',
+          // cells and consoles (inline editors), not the file editor
+          factory: ({ inline, model }) =>
+            inline
+              ? EditorExtensionRegistry.createImmutableExtension(
+                  agentCellExtension(agent, model.sharedModel.getSource())
+                )
+              : null
+        });
+        return;
+      }
+    }
+  }
+};
+
+export default [plugin, agentCells];
