@@ -207,10 +207,11 @@ class RunView:
             raise brief(RecordedCodeNotApproved(refusal))
 
     def _retitle(self, view: CellView) -> None:
-        """Say in the header whether the model's answers came from the research log."""
+        """Say in the header what answered the model's calls: the research log (replayed), a
+        scripted model, a live one, or both the log and the model (mixed)."""
         if self.plan.recording is None:
             return
-        outcome = self.plan.recording.ledger.outcome
+        outcome = self.plan.recording.answered
         if outcome != "none" and not view.header.endswith(f" · {outcome}"):
             view.retitle(f"{view.header} · {outcome}")
 

@@ -52,6 +52,8 @@ class RunPlan:
     new_thread: bool
     settings: AgentConfig
     model_label: str
+    """The run's model as every view names it ("provider:model", `harness.models.label`): the
+    cell's header, the events (so the inspector and the sidebar), the research log, the CLI."""
     agent: Pregel
     """The compiled LangGraph agent of `create_research_agent`."""
     outputs: OutputsBackend

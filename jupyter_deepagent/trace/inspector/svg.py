@@ -16,11 +16,12 @@ from jupyter_deepagent.events import (
     OFFLOADED,
     SUMMARIZED,
 )
+from jupyter_deepagent.trace.inspector.figures import token_count
 
 if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector.snapshot import Snapshot
 
-__all__ = ["MARK_COLORS", "PART_COLORS", "breakdown_svg", "gauge_svg", "steps_svg", "tokens"]
+__all__ = ["MARK_COLORS", "PART_COLORS", "breakdown_svg", "gauge_svg", "steps_svg"]
 
 FILL = "var(--jp-brand-color1, #1a73e8)"
 TRACK = "var(--jp-layout-color2, #e3e6ea)"
@@ -43,15 +44,6 @@ MARK_COLORS = {
     SUMMARIZED: "#7b61ff",
     CONTEXT_OVERFLOW: "#d93025",
 }
-
-
-def tokens(count: float) -> str:
-    """A token count as "950", "12.3k" or "1.05M"."""
-    if count >= 1_000_000:
-        return f"{count / 1_000_000:.2f}M"
-    if count >= 100_000:
-        return f"{count / 1000:.0f}k"
-    return f"{count / 1000:.1f}k" if count >= 1000 else f"{count:.0f}"
 
 
 def _fill_color(share: float, trigger_share: float) -> str:
@@ -104,18 +96,18 @@ def gauge_svg(context: Snapshot, width: int = 360, height: int = 14, *, mini: bo
             parts.append(
                 f'<text x="{x + (4 if anchor == "end" else 0):.1f}" y="{top - 5}" '
                 f'font-size="11" fill="{MUTED}" text-anchor="{anchor}">'
-                f"summarization at {tokens(trigger)}</text>"
+                f"summarization at {token_count(trigger)}</text>"
             )
         if share > 0:
             parts.append(
                 f'<text x="{min(max(share * width, 2), width - 2):.1f}" y="{y}" '
                 f'font-size="11" font-weight="600" fill="{TEXT}" '
                 f'text-anchor="{"start" if share < 0.5 else "end"}">'
-                f"{tokens(used)} ({share:.1%})</text>"
+                f"{token_count(used)} ({share:.1%})</text>"
             )
         parts.append(
             f'<text x="{width}" y="{y}" font-size="11" fill="{MUTED}" '
-            f'text-anchor="end">window {tokens(window)}</text>'
+            f'text-anchor="end">window {token_count(window)}</text>'
         )
         parts.append(
             f'<line class="jdi-mark-window" x1="{width - 1}" x2="{width - 1}" '
@@ -183,7 +175,7 @@ def steps_svg(context: Snapshot, width: int = 720, height: int = 150) -> str:
         f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" '
         f'stroke="{MUTED}" stroke-width="0.5"/>',
         f'<text x="{left - 6}" y="{top + 4}" font-size="10" fill="{MUTED}" '
-        f'text-anchor="end">{tokens(scale)}</text>',
+        f'text-anchor="end">{token_count(scale)}</text>',
         f'<text x="{left - 6}" y="{top + plot_h}" font-size="10" fill="{MUTED}" '
         f'text-anchor="end">0</text>',
     ]
@@ -215,7 +207,7 @@ def steps_svg(context: Snapshot, width: int = 720, height: int = 150) -> str:
             f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
             f'stroke="{WARN}" stroke-dasharray="4 3"/><text x="{width - right}" '
             f'y="{y - 3:.1f}" font-size="10" fill="{WARN}" text-anchor="end">'
-            f"summarize at {tokens(trigger)}</text>"
+            f"summarize at {token_count(trigger)}</text>"
         )
     labelled = range(first, last + 1) if count <= 24 else {first, last}
     for step in labelled:
