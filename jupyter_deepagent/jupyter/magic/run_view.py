@@ -210,7 +210,7 @@ class RunView:
         if finished:
             frame = outcome.trace.results_frame()
             self.shell.user_ns[into] = frame
-            view.below(FrameDisplay(frame))
+            view.below(FrameDisplay(frame, caption=into))
         self._publish()
         view.close()
         refusal = recorded_code.headless_refusal(pending) if pending else None
