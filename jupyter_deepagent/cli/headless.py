@@ -1,6 +1,6 @@
 """`jupyter-deepagent run`: execute a notebook headless with nbclient, cell by cell, and report
-each agent cell and each `%agent resume` cell (replayed, scripted, live, mixed or mismatch; model calls,
-tokens, seconds).
+each agent cell and each `%agent resume` cell (replayed, scripted, live, mixed or mismatch; model
+calls, tokens in and out, the run's duration).
 
 The kernel is told which notebook it runs (`JPY_SESSION_NAME`), so it finds the research log
 and the thread; each execute request carries the cell's id in its metadata (`cellId`, as

@@ -125,7 +125,6 @@ class CellView:
         self._steps = 0  # the main agent's model calls
         self._model_calls = 0  # every model call: subagents' and the summarizer's too
         self._tokens_in = 0
-        self._tokens_out = 0
         self._finished: Mapping[str, object] | None = None  # the run's `run_finished` totals
         self._started = time.perf_counter()
         self._stream = MarkdownStream()
@@ -200,7 +199,6 @@ class CellView:
         elif event["type"] == MODEL_CALL:  # counted as the run's totals count them
             self._model_calls += 1
             self._tokens_in += int(event.get("tokens_in") or 0)
-            self._tokens_out += int(event.get("tokens_out") or 0)
             if event.get("task_id") is None and event.get("purpose") != "summarize":
                 self._steps += 1
             self._status = f"step {self._steps} · {token_count(self._tokens_in)} tokens in"
@@ -291,15 +289,9 @@ class CellView:
 
         Tool calls still running are marked as stopped; `todos`, the todo list as the run left
         it in the thread's state, replaces the one the events last showed. The figures are the
-        run's `run_finished` totals, its duration the run's own (see `trace.inspector.figures`);
-        the time since `start` only for a run that never began.
+        run's `run_finished` totals, its duration the run's own (`trace.inspector.figures`).
         """
-        figures = self._finished or {
-            "model_calls": self._model_calls,
-            "tokens_in": self._tokens_in,
-            "tokens_out": self._tokens_out,
-            "seconds": time.perf_counter() - self._started,
-        }
+        figures = self._finished or {"seconds": time.perf_counter() - self._started}
         if todos is not None:
             self._todos = list(todos)
         for key in self._running:  # calls whose result never came: the run stopped in them
