@@ -161,7 +161,7 @@ def test_the_frame_display_is_captioned_with_its_variable_and_clips_long_text() 
     assert "".join(caption.itertext()) == "agent_results · 1 row × 14 columns"
     [details] = list(root.iter("details"))  # only the long report is clipped
     shown = "".join(details.find("summary").itertext())
-    assert len(shown) == 60 and shown.endswith("…")
+    assert len(shown) == 48 and shown.endswith("…")
     assert "".join(details.itertext()).endswith(long.strip())  # the whole text, a click away
     assert not list(root.iter("b"))  # the report's markup is text
     numbers = [e.text for e in root.iter("td") if e.get("class") == "jdi-num"]

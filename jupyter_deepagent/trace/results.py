@@ -177,7 +177,7 @@ def results_frame(events: Iterable[RunEvent]) -> pd.DataFrame:
     return pd.DataFrame(data, index=pd.RangeIndex(len(tasks)))
 
 
-_CLIPPED = 60
+_CLIPPED = 48
 """Characters of a longer text shown in its cell; the whole text opens below them."""
 _ROWS_SHOWN = 200
 FRAME_STYLE = """
@@ -187,11 +187,11 @@ FRAME_STYLE = """
 .jdi-frame-caption code { color: var(--jp-ui-font-color1, #202124); font-weight: 600; }
 .jdi-frame table { border-collapse: collapse; }
 .jdi-frame th, .jdi-frame td { padding: 2px 8px; text-align: left; vertical-align: top;
-  border-bottom: 1px solid var(--jp-border-color2, #e0e0e0); white-space: normal;
-  max-width: 28em; overflow-wrap: anywhere; }
-.jdi-frame th { font-weight: 600; white-space: nowrap; }
-.jdi-frame td.jdi-num { text-align: right; white-space: nowrap; }
+  border-bottom: 1px solid var(--jp-border-color2, #e0e0e0); white-space: nowrap; }
+.jdi-frame th { font-weight: 600; }
+.jdi-frame td.jdi-num { text-align: right; }
 .jdi-frame details > summary { cursor: pointer; }
+.jdi-frame details[open] { white-space: normal; min-width: 24em; max-width: 40em; }
 """
 """The frame's stylesheet, the kernel's own constant, added after the HTML is cleaned."""
 
@@ -208,7 +208,7 @@ def _cell(value: object) -> tuple[str, bool]:
     if isinstance(value, numbers.Integral):
         return str(int(value)), True  # a year stays 2024
     if isinstance(value, numbers.Real):
-        return f"{float(value):.4g}", True
+        return f"{float(value):.6g}", True
     if isinstance(value, (list, tuple)):
         text = ", ".join(str(item) for item in value)
     elif isinstance(value, dict):
@@ -224,7 +224,7 @@ def _cell(value: object) -> tuple[str, bool]:
 
 def frame_html(frame: pd.DataFrame, caption: str | None = None) -> str:
     """A DataFrame as a cell shows it: captioned (`caption`, the variable that holds it) and
-    kept within the cell's width, the table scrolling inside it; a text longer than 60
+    kept within the cell's width, the table scrolling inside it; a text longer than 48
     characters is clipped, the whole of it a click away (`<details>`). Every value is escaped
     and the whole cleaned by the views' allow-list (`clean_view_html`), then preceded by the
     frame's own stylesheet.
