@@ -11,6 +11,7 @@ from notebook_shell import Notebook, notebook  # noqa: F401
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 SCRIPT = """\
+name: sums
 profile: {max_input_tokens: 100000}
 script:
   - tool_calls: [{name: python, args: {code: "total = sum(range(10))\\nprint('total', total)"}}]
@@ -88,7 +89,7 @@ def test_approve_button_resumes_the_run_in_the_same_cell(notebook: Notebook) -> 
     click(prompt.button("Approve"))
     assert notebook.shell.user_ns["total"] == 45
     shown = texts(prompt.output)
-    assert "agent · resume approve · thread analysis · scripted:sums.yaml" in shown
+    assert "agent · resume approve · thread analysis · scripted:sums · scripted" in shown
     assert "✓ python code=total = sum(range(10)) print('total'" in shown
     assert "The total is 45." in shown
     assert len([o for o in prompt.output if "done ·" in texts([o])]) == 1  # updated in place
@@ -98,6 +99,29 @@ def test_approve_button_resumes_the_run_in_the_same_cell(notebook: Notebook) -> 
     assert event["decision"] == "approve" and event["via"] == "button"
     assert event["tools"] == ["python"] and event["tool_call_ids"][0]
     assert event["seq"] == 1  # right after run_started, in the resumed run's own events
+
+
+def test_after_approve_the_cell_shows_one_inspector_for_the_whole_turn(notebook: Notebook) -> None:
+    from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
+
+    cell, prompt = paused(notebook)
+    paused_trace = notebook.shell.user_ns["_agent"]
+    click(prompt.button("Approve"))
+    resumed_trace = notebook.shell.user_ns["_agent"]
+    assert resumed_trace is not paused_trace
+
+    widgets = [widget_serialization["from_json"]("IPY_MODEL_" + o.data[WIDGET_VIEW]["model_id"], None)
+               for o in cell.displays if WIDGET_VIEW in o.data]
+    [inspector] = [w for w in widgets if isinstance(w, Inspector)]  # the paused run's, in place
+    assert not [o for o in prompt.output if WIDGET_VIEW in o.get("data", {})]  # none below
+    run = inspector.snapshot["run"]
+    both = [trace.of_type("run_finished")[-1] for trace in (paused_trace, resumed_trace)]
+    assert run["status"] == "ok" and run["input"] == "add up 0 to 9"
+    assert run["model_calls"] == sum(f["model_calls"] for f in both) == 2
+    assert run["tokens_in"] == sum(f["tokens_in"] for f in both)
+    assert run["seconds"] == round(sum(f["seconds"] for f in both), 6)
+    assert [call["step"] for call in inspector.snapshot["calls"]] == [1, 2]  # both runs' steps
+    assert "2 model calls" in inspector._summary.value
 
 
 def test_edit_button_runs_the_edited_code(notebook: Notebook) -> None:
@@ -129,7 +153,7 @@ def test_resume_in_the_next_cell_keeps_the_model_chosen_with_m(notebook: Noteboo
     _, prompt = paused(notebook)
     resumed = notebook.run("%agent resume reject not now")
     assert resumed.error is None, resumed.error
-    assert "thread analysis · scripted:sums.yaml" in resumed.live_text
+    assert "thread analysis · scripted:sums · scripted" in resumed.live_text
     assert resumed.markdown[-1] == "The total is 45."
     assert decided(notebook)["via"] == "%agent resume"
     assert "answered in another cell" in prompt.status  # the old buttons say so, and are off

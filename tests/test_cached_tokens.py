@@ -77,8 +77,8 @@ def test_the_inspector_says_what_share_of_the_input_was_cached() -> None:
     assert "cached 71% of input tokens" in summary_text(snap)
     # each call, in the Context tab's list of model calls
     assert "3 model calls · cached 71% of input tokens" in html
-    assert "1,000 tokens in, 10 out · cached 100% of input tokens" in html
-    assert "1,000 tokens in, 10 out · cached 0% of input tokens, 800 written" in html
+    assert "1,000 tokens in · 10 tokens out · cached 100% of input tokens" in html
+    assert "1,000 tokens in · 10 tokens out · cached 0% of input tokens, 800 written" in html
 
 
 def test_a_provider_that_reports_no_cache_shows_no_cached_share() -> None:
@@ -128,7 +128,7 @@ def test_jupyter_deepagent_log_prints_the_cached_share(
 
     assert main(["log", str(notebook)]) == 0
     out = capsys.readouterr().out
-    assert "3.0k tokens in (71% cached, 800 written to the cache) · ok" in out
+    assert "3.0k tokens in (71% cached, 800 written to the cache) · 30 tokens out · " in out
     assert main(["log", str(notebook), "--format", "json"]) == 0
     [entry] = json.loads(capsys.readouterr().out)
     assert (entry["tokens_in_cached"], entry["tokens_in_cache_write"]) == (2130, 800)

@@ -62,7 +62,7 @@ def test_run_records_then_replays_strictly_and_verify_and_exit_codes_tell_what_h
     assert recorded.returncode == 0, recorded.stderr
     assert replayed.returncode == 0, replayed.stderr
     assert "Which station's permafrost warms fastest?" in recorded.stdout
-    assert " live " in recorded.stdout and " replayed " in replayed.stdout
+    assert " scripted " in recorded.stdout and " replayed " in replayed.stdout
     conversation = _printed(first, "_agent.messages")
     assert conversation.count("--- read_file") == 1
     assert _printed(second, "_agent.messages") == conversation
@@ -79,7 +79,7 @@ def test_run_records_then_replays_strictly_and_verify_and_exit_codes_tell_what_h
     timeline = _cli(tmp_path, "log", str(notebook))
     assert "· replayed ·" not in timeline.stdout and "read_file file_path=" in timeline.stdout
     as_json = json.loads(_cli(tmp_path, "log", str(notebook), "--format", "json").stdout)
-    assert [entry["replay"] for entry in as_json] == ["live"]  # the replays appended nothing
+    assert [entry["replay"] for entry in as_json] == ["scripted"]  # the replays appended nothing
     assert {entry["shown_as"] for entry in as_json} == {"In [5]"}  # as Lab shows the cell
     before = log_path_for(notebook).read_bytes()
     verified = _cli(tmp_path, "verify", str(notebook))  # with a dry run: strict replay passes

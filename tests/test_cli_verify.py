@@ -116,7 +116,7 @@ def test_run_names_cells_by_execution_count_and_a_cell_that_did_not_run_by_its_p
     stopped = _cli(tmp_path, "run", str(path), "--no-progress", "--replay", "strict")
 
     row = next(line for line in recorded.splitlines() if "What is twice x?" in line)
-    assert row.startswith("In [3] ") and " live " in row
+    assert row.startswith("In [3] ") and " scripted " in row
     assert shown.stdout.startswith("In [3] · ")
     assert stopped.returncode == 2
     row = next(line for line in stopped.stdout.splitlines() if "What is twice x?" in line)

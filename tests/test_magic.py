@@ -56,7 +56,7 @@ def test_agent_reads_an_earlier_output_and_a_dataframe_and_shows_its_outputs(
     assert cell.live_text.splitlines()[-1].startswith("done · 3 model calls")
     assert "North leads with **120 units**" in cell.markdown[0]
     assert "# Sales summary" in cell.markdown[1]
-    [table] = [html for html in cell.bundles("text/html") if "dataframe" in html]
+    [table] = [html for html in cell.bundles("text/html") if "jdi-frame" in html]
     assert "<table" in table and "North" in table
     files = [o.metadata["jupyter_deepagent"].get("path") for o in cell.displays
              if o.metadata.get("jupyter_deepagent", {}).get("path")]
@@ -319,7 +319,7 @@ def test_subagent_results_are_shown_and_assigned_to_the_into_variable(notebook: 
     assert live.index("#2 started") < live.index("⇠ general-purpose #2 ok")
     [done] = [line for line in live.splitlines() if "⇠ general-purpose #2" in line]
     assert done.endswith("· Find sources on sea ice.")
-    assert "<table" in [html for html in cell.bundles("text/html") if "dataframe" in html][-1]
+    assert "<table" in [html for html in cell.bundles("text/html") if "jdi-frame" in html][-1]
     assert "agent_results" not in notebook.shell.user_ns
     streamed = [o.data["text/plain"] for o in cell.outputs
                 if str(o.data.get("text/html")).startswith('<div class="jda-text')]
@@ -397,7 +397,8 @@ def test_a_failed_model_call_is_one_line_without_the_providers_frames_or_key(
     error = cell.error
     assert isinstance(error, ModelCallFailed)
     assert str(error).startswith(
-        "the model call to demo:unreachable failed: ConnectionError: cannot reach the service"
+        "the model call to unreachable:demo:unreachable failed: ConnectionError: cannot reach "
+        "the service"
     )
     assert "demo-provider-key-4417" not in str(error) and "***" in str(error)
     assert error.__cause__ is None and error.__context__ is None

@@ -23,6 +23,7 @@ from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from test_sidebar_comm import KernelNotebook
 
 from jupyter_deepagent.trace.inspector.theme import STYLE
+from jupyter_deepagent.trace.results import FRAME_STYLE
 
 MEMORY = '[tool.jupyter-deepagent]\nmemory = ["/memories/AGENTS.md"]\n'
 
@@ -37,7 +38,7 @@ def _pandas_style() -> str:
 
 def shown_problems(outputs: list[Any]) -> list[str]:
     """The problems of every output the cell sent (updates of a display included)."""
-    styles = {STYLE, _pandas_style()}
+    styles = {STYLE, _pandas_style(), FRAME_STYLE}
     found = []
     for index, output in enumerate(outputs):
         for html in page_html(output.data):

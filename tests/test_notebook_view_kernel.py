@@ -150,7 +150,7 @@ def test_the_second_pass_of_run_all_replays_an_agent_cell_that_reads_the_noteboo
     sources[2] = "%%agent -m scripted:look.yaml\nlook around"  # replay: auto
     (first, second), heads = _run_all_twice(tmp_path, with_ids, True, sources)
 
-    assert heads[0].endswith(" · live")
+    assert heads[0].endswith(" · scripted")
     assert heads[1].endswith(" · replayed")  # every request as recorded: no model call
     assert second["agent"] == first["agent"]
 

@@ -36,7 +36,7 @@ def _shown(run: Any) -> list[Any]:
     shown = []
     for display in run.displays:
         data = {k: re.sub(r"\d+(\.\d+)? (ms|s)\b", "T", str(v)) for k, v in display.data.items()}
-        data = {k: re.sub(r" · (live|replayed|mixed)\n", "\n", v) for k, v in data.items()}
+        data = {k: re.sub(r" · (live|scripted|replayed|mixed)\n", "\n", v) for k, v in data.items()}
         data.pop("application/vnd.jupyter.widget-view+json", None)  # a new widget id each run
         metadata = json.loads(json.dumps(display.metadata))
         metadata.get("jupyter_deepagent", {}).pop("run", None)
@@ -71,14 +71,14 @@ def test_a_replay_in_a_fresh_kernel_shows_the_same_outputs_and_calls_no_model(
     assert recorded.error is None and replayed.error is None
     assert silent.requests == []
     assert _shown(replayed) == _shown(recorded)
-    assert recorded.live_text.splitlines()[0].endswith("field-notes · live")
-    assert replayed.live_text.splitlines()[0].endswith("field-notes · replayed")
+    assert recorded.live_text.splitlines()[0].endswith("scripted:field-notes · scripted")
+    assert replayed.live_text.splitlines()[0].endswith("scripted:field-notes · replayed")
     [answer] = replayed.rendered[:1]
     summary = answer.metadata["jupyter_deepagent"]["run"]
     assert summary["replay"] == "replayed" and summary["calls"] == 3 and summary["tokens_in"] > 0
     assert log_path_for(notebook.path).read_bytes() == logged  # the replay changed nothing
     [first] = _records(notebook)
-    assert first["replay"] == "live" and summary["log_hash"] == first["hash"]
+    assert first["replay"] == "scripted" and summary["log_hash"] == first["hash"]
     assert set(first["versions"]) >= {"python", "jupyter-deepagent", "langchain", "langgraph"}
 
 
@@ -130,7 +130,7 @@ def test_auto_replay_asks_the_live_model_for_an_edited_prompt_and_records_the_ne
     assert first.error is None and again.error is None
     assert live_calls == 3 and len(live.requests) == 3  # the re-run was answered from the log
     records = _records(notebook)
-    assert [r["replay"] for r in records] == ["live", "live"]  # the replay appended nothing
+    assert [r["replay"] for r in records] == ["scripted", "scripted"]  # the replay appended nothing
     assert records[1]["cell_id"] == "ask-cell"
     [request] = [c.request() for c in Recording(records[1]).calls[:1]]
     assert "write two notes" in request["messages"][1]["content"]
@@ -159,7 +159,7 @@ def test_a_changed_cell_goes_live_once_then_its_old_and_new_text_both_replay(
         assert all(r.live_text.splitlines()[0].endswith(" · replayed") for r in runs)
 
     assert log_path_for(notebook.path).read_bytes() == logged
-    assert [r["replay"] for r in _records(notebook)] == ["live", "live"]
+    assert [r["replay"] for r in _records(notebook)] == ["scripted", "scripted"]
 
 
 def test_a_recording_replays_without_the_models_api_key_and_a_change_then_says_what_to_do(

@@ -53,7 +53,7 @@ def test_an_approved_resume_replays_in_a_fresh_kernel_with_no_model_call(
     assert "waiting for approval" in paused.live_text
     assert len(live.requests) == 2
     assert resumed.live_text.splitlines()[0].endswith(
-        "agent · resume approve · thread analysis · field-notes · live")
+        "agent · resume approve · thread analysis · scripted:field-notes · scripted")
 
     logged = log_path_for(notebook.path).read_bytes()
     _fresh_kernel(notebook)
@@ -65,10 +65,10 @@ def test_an_approved_resume_replays_in_a_fresh_kernel_with_no_model_call(
     assert _shown(resumed_again) == _shown(resumed)
     assert "The note is in `/outputs/note.md`." in resumed_again.markdown
     assert resumed_again.live_text.splitlines()[0].endswith(
-        "agent · resume approve · thread analysis · field-notes · replayed")
+        "agent · resume approve · thread analysis · scripted:field-notes · replayed")
     assert log_path_for(notebook.path).read_bytes() == logged  # the replay appended nothing
     records = _records(notebook)
-    assert [(r["kind"], r["replay"]) for r in records] == [("run", "live"), ("resume", "live")]
+    assert [(r["kind"], r["replay"]) for r in records] == [("run", "scripted"), ("resume", "scripted")]
     resume = records[1]
     assert resume["resume"] == 1 and resume["source_key"] == records[0]["source_key"]
     assert resume["decision"]["decision"] == "approve"
@@ -209,7 +209,7 @@ def test_run_replays_a_resume_cell_headless_and_exits_1_when_its_decision_change
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     rows = [line.split() for line in replayed.stdout.splitlines()[1:3]]
-    assert [row[-4] for row in rows] == ["replayed", "replayed"]
+    assert [row[-6] for row in rows] == ["replayed", "replayed"]
     assert "%agent resume approve" in replayed.stdout
     assert "code from the research log" in replayed.stderr  # printed as it ran
     assert "total = sum(range(10))" in replayed.stderr

@@ -143,3 +143,28 @@ def test_run_trace_results_frame_reads_its_events() -> None:
 @pytest.mark.parametrize("bad", [{"type": "subagent_finished"}, {"type": "subagent_started"}])
 def test_task_events_without_a_task_id_are_ignored(bad: dict) -> None:
     assert results_frame([bad, finished("a", "m", 0)])["task_id"].tolist() == ["a"]
+
+
+def test_the_frame_display_is_captioned_with_its_variable_and_clips_long_text() -> None:
+    from html5lib import parseFragment
+
+    from jupyter_deepagent.trace.results import FRAME_STYLE, frame_html
+
+    long = "Svalbard warms 0.63 °C per decade <b>fast</b> " * 4
+    events = [finished("a", "m1", 0, result=long, structured={"region": "Svalbard", "year": 2024})]
+    html = frame_html(results_frame(events), "agent_results")
+
+    assert html.startswith(f"<style>{FRAME_STYLE}</style>")
+    root = parseFragment(html.split("</style>", 1)[1], treebuilder="etree",
+                         namespaceHTMLElements=False)
+    caption = next(e for e in root.iter("div") if e.get("class") == "jdi-frame-caption")
+    assert "".join(caption.itertext()) == "agent_results · 1 row × 14 columns"
+    [details] = list(root.iter("details"))  # only the long report is clipped
+    shown = "".join(details.find("summary").itertext())
+    assert len(shown) == 48 and shown.endswith("…")
+    assert "".join(details.itertext()).endswith(long.strip())  # the whole text, a click away
+    assert not list(root.iter("b"))  # the report's markup is text
+    numbers = [e.text for e in root.iter("td") if e.get("class") == "jdi-num"]
+    assert numbers == ["100", "10", "1.25", "2024"]
+    outer = next(e for e in root.iter("div") if e.get("class") == "jdi-frame")
+    assert outer.find("table") is not None and "max-width: 100%" in FRAME_STYLE

@@ -173,15 +173,12 @@ def _read_notebook(path: Path) -> NotebookNode:
         raise SystemExit(msg) from None
 
 
-def _tokens(count: int) -> str:
-    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
-
-
 def _run(args: argparse.Namespace) -> int:
     from nbformat import ValidationError
 
     from jupyter_deepagent.cli.headless import run_notebook
     from jupyter_deepagent.cli.terminal import Terminal
+    from jupyter_deepagent.trace.inspector.figures import duration, token_count
 
     errors = Terminal(sys.stderr)
     if not args.notebook.is_file():
@@ -202,14 +199,15 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     width = max([len("cell"), *(len(row.label) for row in report.cells)])
     print(
-        f"{'cell':<{width}}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} "
-        f"{'seconds':>7}"
+        f"{'cell':<{width}}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens in':>9} "
+        f"{'tokens out':>10} {'duration':>8}"
     )
     for row in report.cells:
         title = row.title if len(row.title) <= 44 else row.title[:43] + "…"
         print(
             f"{row.label:<{width}}  {title:<44} {row.outcome:<9} {row.calls:>5} "
-            f"{_tokens(row.tokens):>7} {row.seconds:>7.2f}"
+            f"{token_count(row.tokens_in):>9} {token_count(row.tokens_out):>10} "
+            f"{duration(row.seconds):>8}"
         )
     replayed = sum(1 for row in report.cells if row.outcome == "replayed")
     print(f"{len(report.cells)} agent cells ({replayed} replayed) · {report.seconds:.1f} s in all")

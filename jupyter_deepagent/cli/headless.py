@@ -1,6 +1,6 @@
 """`jupyter-deepagent run`: execute a notebook headless with nbclient, cell by cell, and report
-each agent cell and each `%agent resume` cell (replayed, live, mixed or mismatch; model calls,
-tokens, seconds).
+each agent cell and each `%agent resume` cell (replayed, scripted, live, mixed or mismatch; model
+calls, tokens in and out, the run's duration).
 
 The kernel is told which notebook it runs (`JPY_SESSION_NAME`), so it finds the research log
 and the thread; each execute request carries the cell's id in its metadata (`cellId`, as
@@ -54,10 +54,12 @@ class CellReport:
     label: str = ""
     """The cell as Lab shows it: `In [n]` of this run, or `cell 7 of 12, not run`."""
     outcome: str = "not run"
-    """replayed, live, mixed, mismatch, error, or not run."""
+    """replayed, scripted, live, mixed, mismatch, error, or not run."""
     calls: int = 0
-    tokens: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
     seconds: float = 0.0
+    """The run's duration, as its cell's header says it (the cell's time when no run said)."""
     error: str = ""
 
 
@@ -270,7 +272,11 @@ def run_notebook(
         if summary:
             row.outcome = str(summary.get("replay"))
             row.calls = _count(summary.get("calls"))
-            row.tokens = _count(summary.get("tokens_in")) + _count(summary.get("tokens_out"))
+            row.tokens_in = _count(summary.get("tokens_in"))
+            row.tokens_out = _count(summary.get("tokens_out"))
+            spent = summary.get("seconds")
+            if isinstance(spent, (int, float)):
+                row.seconds = float(spent)
         if error is not None:
             row.outcome = "mismatch" if error[0] == "ReplayMismatch" else "error"
             row.error = f"{error[0]}: {error[1]}"

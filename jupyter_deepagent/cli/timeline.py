@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from jupyter_deepagent.events import RUN_STARTED, TOOL_CALL
+from jupyter_deepagent.harness.models.label import answered_by
+from jupyter_deepagent.trace.inspector.figures import figures_text, token_count
 
 __all__ = ["format_timeline", "timeline"]
 
@@ -20,8 +22,7 @@ GONE = "a cell no longer in the notebook"
 
 
 def _tokens(value: object) -> str:
-    count = int(cast("int", value) or 0)
-    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+    return token_count(int(cast("int", value) or 0))
 
 
 def _cached(entry: Mapping[str, Any]) -> str:
@@ -74,9 +75,10 @@ def _decision(record: dict[str, Any]) -> str:
 def timeline(
     records: list[dict[str, Any]], cells: Mapping[str, str] | None = None
 ) -> list[dict[str, Any]]:
-    """One entry per run: when, which cell, model, replayed or live, calls, tokens (and the input
-    tokens read from and written to a provider's prompt cache, None when not reported), status and
-    its tool calls in order; a run resumed after an approval starts with the human decision.
+    """One entry per run: when, which cell, model, what answered it (replayed, scripted, live,
+    mixed), calls, tokens in and out (and the input tokens read from and written to a provider's
+    prompt cache, None when not reported), its duration, status and its tool calls in order; a
+    run resumed after an approval starts with the human decision.
 
     Args:
         records: The log's records, in order.
@@ -101,13 +103,14 @@ def timeline(
                 "request": " ".join(str(title or "").split())[:80],
                 "thread": record.get("thread"),
                 "model": record.get("model"),
-                "replay": record.get("replay"),
+                "replay": answered_by(str(record.get("replay")), str(record.get("model"))),
                 "status": record.get("status"),
                 "calls": len(record.get("calls", [])),
                 "tokens_in": record.get("tokens_in", 0),
                 "tokens_out": record.get("tokens_out", 0),
                 "tokens_in_cached": record.get("tokens_in_cached"),
                 "tokens_in_cache_write": record.get("tokens_in_cache_write"),
+                "seconds": record.get("seconds"),
                 "decision": record.get("decision") if record.get("kind") == "resume" else None,
                 "tools": [
                     ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
@@ -146,11 +149,8 @@ def format_timeline(
         raise ValueError(msg)
     lines = ["# Research log", ""] if style == "markdown" else []
     for entry in entries:
-        head = (
-            f"{entry['when']} · {entry['model']} · {entry['replay']} · {entry['calls']} "
-            f"model calls · {_tokens(entry['tokens_in'])} tokens in{_cached(entry)} · "
-            f"{entry['status']}"
-        )
+        figures = figures_text({**entry, "model_calls": entry["calls"]}, cached=_cached(entry))
+        head = f"{entry['when']} · {entry['model']} · {entry['replay']} · {figures} · {entry['status']}"
         cell = f"{entry['shown_as']} · " if entry["shown_as"] else ""
         if style == "markdown":
             title = f"{entry['shown_as']}: " if entry["shown_as"] else ""

@@ -1,4 +1,5 @@
-"""Subagent results as a pandas DataFrame: one row per task, one typed column per structured field.
+"""Subagent results as a pandas DataFrame: one row per task, one typed column per structured field;
+and a DataFrame's HTML as a cell shows it (`frame_html`).
 
 Built from `subagent_finished` events alone, so it works on a live run, a finished `RunTrace`, a
 replayed research log, or the events of many runs concatenated.
@@ -6,7 +7,10 @@ replayed research log, or the events of many runs concatenated.
 
 from __future__ import annotations
 
+import json
+import numbers
 from collections.abc import Iterable, Sequence
+from html import escape
 from typing import TYPE_CHECKING, cast
 
 from jupyter_deepagent.events import (
@@ -19,7 +23,7 @@ from jupyter_deepagent.events import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["RESULT_COLUMNS", "results_frame"]
+__all__ = ["FRAME_STYLE", "RESULT_COLUMNS", "frame_html", "results_frame"]
 
 RESULT_COLUMNS = (
     "task_id",
@@ -171,3 +175,82 @@ def results_frame(events: Iterable[RunEvent]) -> pd.DataFrame:
             [(event.get("structured") or {}).get(name, _MISSING) for event in tasks]
         )
     return pd.DataFrame(data, index=pd.RangeIndex(len(tasks)))
+
+
+_CLIPPED = 48
+"""Characters of a longer text shown in its cell; the whole text opens below them."""
+_ROWS_SHOWN = 200
+FRAME_STYLE = """
+.jdi-frame { max-width: 100%; overflow-x: auto; margin: 4px 0;
+  font-size: var(--jp-ui-font-size1, 13px); }
+.jdi-frame-caption { color: var(--jp-ui-font-color2, #5f6368); margin: 2px 0 4px; }
+.jdi-frame-caption code { color: var(--jp-ui-font-color1, #202124); font-weight: 600; }
+.jdi-frame table { border-collapse: collapse; }
+.jdi-frame th, .jdi-frame td { padding: 2px 8px; text-align: left; vertical-align: top;
+  border-bottom: 1px solid var(--jp-border-color2, #e0e0e0); white-space: nowrap; }
+.jdi-frame th { font-weight: 600; }
+.jdi-frame td.jdi-num { text-align: right; }
+.jdi-frame details > summary { cursor: pointer; }
+.jdi-frame details[open] { white-space: normal; min-width: 24em; max-width: 40em; }
+"""
+"""The frame's stylesheet, the kernel's own constant, added after the HTML is cleaned."""
+
+
+def _cell(value: object) -> tuple[str, bool]:
+    """A value as the cell's (escaped) HTML, and whether it is a number."""
+    import pandas as pd
+
+    missing = value is None or value is pd.NA or value is pd.NaT
+    if missing or (isinstance(value, float) and value != value):  # NaN is not itself
+        return "", False
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return str(bool(value)), False
+    if isinstance(value, numbers.Integral):
+        return str(int(value)), True  # a year stays 2024
+    if isinstance(value, numbers.Real):
+        return f"{float(value):.6g}", True
+    if isinstance(value, (list, tuple)):
+        text = ", ".join(str(item) for item in value)
+    elif isinstance(value, dict):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    else:
+        text = str(value)
+    text = " ".join(text.split()) if len(text) > _CLIPPED else text
+    if len(text) <= _CLIPPED:
+        return escape(text), False
+    head = escape(text[: _CLIPPED - 1].rstrip()) + "…"
+    return f"<details><summary>{head}</summary>{escape(text)}</details>", False
+
+
+def frame_html(frame: pd.DataFrame, caption: str | None = None) -> str:
+    """A DataFrame as a cell shows it: captioned (`caption`, the variable that holds it) and
+    kept within the cell's width, the table scrolling inside it; a text longer than 48
+    characters is clipped, the whole of it a click away (`<details>`). Every value is escaped
+    and the whole cleaned by the views' allow-list (`clean_view_html`), then preceded by the
+    frame's own stylesheet.
+
+    Args:
+        frame: The DataFrame (the run's subagent results, an `/outputs/*.csv`).
+        caption: The name of the variable that holds it, or None.
+    """
+    from jupyter_deepagent.trace.safe_html import clean_view_html
+
+    shown = frame.head(_ROWS_SHOWN)
+    head = "".join(f"<th>{escape(str(name))}</th>" for name in shown.columns)
+    rows = []
+    for index, values in zip(shown.index, shown.itertuples(index=False, name=None), strict=True):
+        cells = [f"<th>{escape(str(index))}</th>"]
+        for value in values:
+            text, number = _cell(value)
+            cells.append(f'<td class="jdi-num">{text}</td>' if number else f"<td>{text}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    size = f"{len(frame)} row{'' if len(frame) == 1 else 's'} × {len(frame.columns)} columns"
+    if len(frame) > _ROWS_SHOWN:
+        size += f", the first {_ROWS_SHOWN} shown"
+    named = f"<code>{escape(caption)}</code> · " if caption else ""
+    body = (
+        f'<div class="jdi-frame"><div class="jdi-frame-caption">{named}{size}</div>'
+        f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        "</div>"
+    )
+    return f"<style>{FRAME_STYLE}</style>{clean_view_html(body)}"

@@ -1,4 +1,5 @@
-"""`model_label`: the one way every event and message names a chat model ("provider:model")."""
+"""`model_label`: the one way every view, event and message names a chat model ("provider:model");
+`answered_by`: the one word every view uses for what answered a run's model calls."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-__all__ = ["MODEL_METADATA_KEY", "model_label"]
+__all__ = ["MODEL_METADATA_KEY", "SCRIPTED", "answered_by", "model_label"]
 
 MODEL_METADATA_KEY = "jupyter_deepagent_model"
 """Key of the compiled agent's config metadata that holds its model's label."""
+
+SCRIPTED = "scripted"
+"""The provider of a `ScriptedChatModel`'s label (its `_llm_type`), and the word for its answers."""
 
 
 def model_label(model: object) -> str:
@@ -42,3 +46,20 @@ def model_label(model: object) -> str:
         value = getattr(model, attribute, None)
         name = value if isinstance(value, str) else None
     return f"{provider}:{name}" if name else str(provider)
+
+
+def answered_by(outcome: str, model: str) -> str:
+    """What answered a run's model calls, in the word every view uses for it.
+
+    "replayed": every call was answered from the research log; "scripted": by a
+    `ScriptedChatModel` (no model service was asked); "live": by a real provider; "mixed": some
+    from the log, the others by the model; "none": the run made no model call.
+
+    Args:
+        outcome: How the research log's `CallLedger` served the calls ("replayed", "live",
+            "mixed" or "none"), as a record of the log holds it.
+        model: The run's model label (`model_label`), as the record holds it.
+    """
+    if outcome == "live" and str(model).partition(":")[0] == SCRIPTED:
+        return SCRIPTED
+    return outcome

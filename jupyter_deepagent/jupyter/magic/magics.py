@@ -312,9 +312,12 @@ class AgentMagics(Magics):
 
         def run() -> None:
             answered = f"answered in another cell: %agent resume {command.decision}"
-            session.runs.answered(plan.thread, answered)
+            prompt = session.runs.answered(plan.thread, answered)
             action = f" · resume {command.decision}"
-            view = self._view(plan, notes=_log_damage(plan), action=action, decision=fields)
+            continued = prompt.inspector if prompt is not None and via == "button" else None
+            view = self._view(
+                plan, notes=_log_damage(plan), action=action, decision=fields, inspector=continued
+            )
             self._run(plan, payload, view)
 
         return run

@@ -1,7 +1,8 @@
 """`RunView`: one run as its cell shows it, from the header to the answer and the approvals.
 
 It is the `RunWatch` the session's `CellRuns.run` tells as the run goes: `start` opens the cell's
-view (its header and notes), pins the live inspector under it and tells the JupyterLab sidebar;
+view (its header and notes), pins the live inspector under it (a run resumed by the approval
+buttons goes on in the paused run's inspector: one per turn) and tells the JupyterLab sidebar;
 the run's events and tokens go to all three. When the run ends, `show` shows its outcome (the
 answer, the /outputs/ files, the results table, the calls waiting for approval), and `stopped`
 or `failed` end the view of a run that did not finish.
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from jupyter_deepagent.jupyter.session.runs import RunOutcome, RunPlan
     from jupyter_deepagent.jupyter.session.session import Session
     from jupyter_deepagent.jupyter.sidebar.channel import SidebarChannel
+    from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
 
 __all__ = ["Decide", "RunView", "brief"]
 
@@ -60,6 +62,8 @@ class RunView:
         notes: Notes shown after those on how the thread was settled.
         action: Said in the header after "agent" (" · resume approve").
         decision: The `approval_decided` fields of a resume, emitted right after `run_started`.
+        inspector: The inspector of the run this one resumes, when its approval buttons started
+            it: the run continues in it (already shown in the cell) instead of a new one.
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class RunView:
         notes: Sequence[str] = (),
         action: str = "",
         decision: DecisionFields | None = None,
+        inspector: object = None,
     ) -> None:
         self.shell = shell
         self.session = session
@@ -82,6 +87,8 @@ class RunView:
         self._notes = list(notes)
         self._action = action
         self._decision = decision
+        self._continued = inspector
+        self._inspector: Inspector | None = None
         self.view: CellView | None = None
         self._on_event: Callable[[RunEvent], None] = lambda event: None
 
@@ -114,16 +121,20 @@ class RunView:
         self._on_event = on_event
 
     def _watch_cell(self, view: CellView) -> Callable[[RunEvent], None]:
-        """Pin the run's live inspector under the answer; the events go to both views."""
+        """Pin the run's live inspector under the answer (or, for a run resumed by the paused
+        run's buttons, go on in that run's inspector); the events go to both views."""
         runs = self.session.runs
         if not view.rich:
             runs.inspector = None
             return view.on_event
         from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
 
-        inspector = Inspector(previous_prompt=runs.history.previous_prompt(self.plan.thread))
-        runs.inspector = inspector
-        view.pin(inspector)
+        if isinstance(self._continued, Inspector):
+            inspector = self._continued
+        else:
+            inspector = Inspector(previous_prompt=runs.history.previous_prompt(self.plan.thread))
+            view.pin(inspector)
+        runs.inspector = self._inspector = inspector
 
         def on_event(event: RunEvent) -> None:
             view.on_event(event)
@@ -202,7 +213,7 @@ class RunView:
         if finished:
             frame = outcome.trace.results_frame()
             self.shell.user_ns[into] = frame
-            view.below(FrameDisplay(frame))
+            view.below(FrameDisplay(frame, caption=into))
         self._publish()
         view.close()
         refusal = recorded_code.headless_refusal(pending) if pending else None
@@ -210,10 +221,11 @@ class RunView:
             raise brief(RecordedCodeNotApproved(refusal))
 
     def _retitle(self, view: CellView) -> None:
-        """Say in the header whether the model's answers came from the research log."""
+        """Say in the header what answered the model's calls: the research log (replayed), a
+        scripted model, a live one, or both the log and the model (mixed)."""
         if self.plan.recording is None:
             return
-        outcome = self.plan.recording.ledger.outcome
+        outcome = self.plan.recording.answered
         if outcome != "none" and not view.header.endswith(f" · {outcome}"):
             view.retitle(f"{view.header} · {outcome}")
 
@@ -260,5 +272,6 @@ class RunView:
             decide(command, cell, shown)
 
         prompt = ApprovalPrompt(outcome.pending, thread, on_decision, code_id)
+        prompt.inspector = self._inspector
         self.session.runs.prompts[thread] = prompt
         prompt.show(place=view.below)

@@ -94,6 +94,14 @@ class RunRecording:
     """Which secret values `redact` hid when the run started (`Redactor.fingerprint`): when
     they are the same at its end, what the run masked as it went is not masked again."""
 
+    @property
+    def answered(self) -> str:
+        """What answered the run's model calls: replayed, scripted, live, mixed or none (the word
+        of `harness.models.label.answered_by`, which the header and the log both say)."""
+        from jupyter_deepagent.harness.models.label import answered_by
+
+        return answered_by(self.ledger.outcome, self.model.label)
+
     def check_decision(self, fields: Mapping[str, object]) -> None:
         """Under strict replay, check the human decision against the one recorded.
 
@@ -138,7 +146,7 @@ class RunRecording:
             source_key=self.address.source_key,
             thread=thread,
             mode=self.mode,
-            outcome=self.ledger.outcome,
+            outcome=self.answered,
             model=self.model.label,
             profile=self.profile,
             redact=getattr(self.redact, "frozen", lambda: self.redact)(),  # values gathered once

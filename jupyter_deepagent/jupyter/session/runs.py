@@ -52,6 +52,8 @@ class RunPlan:
     new_thread: bool
     settings: AgentConfig
     model_label: str
+    """The run's model as every view names it ("provider:model", `harness.models.label`): the
+    cell's header, the events (so the inspector and the sidebar), the research log, the CLI."""
     agent: Pregel
     """The compiled LangGraph agent of `create_research_agent`."""
     outputs: OutputsBackend
@@ -223,11 +225,14 @@ class CellRuns:
         self.last_trace = trace
         self.history.add(plan.thread, trace)
 
-    def answered(self, thread: str, text: str) -> None:
-        """The approval prompt still on screen for `thread`, if any, says `text` and goes."""
+    def answered(self, thread: str, text: str) -> ApprovalPrompt | None:
+        """The approval prompt still on screen for `thread`, if any, says `text` (unless one of
+        its buttons answered it) and goes; returned, so a resume its button started continues
+        the paused run's inspector (`ApprovalPrompt.inspector`)."""
         prompt = self.prompts.pop(thread, None)
         if prompt is not None:
             prompt.answered(text)
+        return prompt
 
 
 def run_settings(config: AgentConfig, options: RunOptions) -> AgentConfig:

@@ -31,7 +31,7 @@ from jupyter_deepagent.jupyter.session.turns import (
     new_turn_id,
 )
 from jupyter_deepagent.jupyter.views.notebook_words import model_errors_in_notebook_words
-from jupyter_deepagent.project.models import ModelCache, call_policy, model_label
+from jupyter_deepagent.project.models import ModelCache, call_policy
 from jupyter_deepagent.project.names import check_thread_name
 from jupyter_deepagent.project.secrets.keys import ApiKeys
 from jupyter_deepagent.project.settings.agent_config import (
@@ -357,6 +357,7 @@ class Session:
             StateDamaged: A database of the state folder is damaged.
             ThreadBusy: Another process (a second kernel) is running the thread.
         """
+        from jupyter_deepagent.harness.models.label import model_label
         from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
         from jupyter_deepagent.jupyter.session.stop_button import StopButton
 
@@ -409,7 +410,7 @@ class Session:
             thread=thread,
             new_thread=new_thread,
             settings=settings,
-            model_label=model_label(settings.model),
+            model_label=model_label(model),  # as the events and the research log name it
             agent=agent,
             outputs=outputs,
             context=dict(options.context),

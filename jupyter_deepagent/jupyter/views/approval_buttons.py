@@ -4,7 +4,8 @@ The waiting calls are shown as Markdown rendered in the kernel (the tool, its ar
 the code of a `python` call in a code block), followed by the buttons.
 Approve resumes the run; Edit opens the arguments (the code) for changes, then runs the edited
 call; Reject sends the reason typed beside it to the agent. The resumed run's output continues in
-the same cell, in an Output widget below the buttons, which then say what was decided. The
+the same cell, in an Output widget below the buttons, which then say what was decided; its events
+go on in the paused run's inspector (one inspector for the whole turn). The
 Markdown stays readable where widgets cannot run (a reopened notebook, nbconvert, a terminal),
 and names the `%agent resume ...` commands that do the same.
 
@@ -105,6 +106,9 @@ class ApprovalPrompt:
         self.pending = list(pending)
         self.thread = thread
         self.code_id = code_id
+        self.inspector: object = None
+        """The inspector of the run that paused, shown in the cell: a run resumed by a button
+        continues in it, so the cell shows one inspector for the whole turn."""
         self._decide = decide
         self._busy = threading.Lock()
         self.done = False

@@ -1,5 +1,6 @@
-"""Run events as short text: the one-line pieces the cell view is made of (arguments, durations,
-token counts, compression steps)."""
+"""Run events as short text: the one-line pieces the cell view is made of (arguments, retries,
+compression steps); durations and token counts are `trace.inspector.figures`', as every view
+says them."""
 
 from __future__ import annotations
 
@@ -7,17 +8,16 @@ import json
 from typing import TYPE_CHECKING
 
 from jupyter_deepagent.events import OFFLOADED
+from jupyter_deepagent.trace.inspector.figures import duration
 
 if TYPE_CHECKING:
     from jupyter_deepagent.events import ModelRetryEvent, OffloadedEvent, SummarizedEvent
 
 __all__ = [
     "compression_line",
-    "duration",
     "retry_line",
     "short_args",
     "short_text",
-    "token_count",
 ]
 
 _PATH_ARGS = ("file_path", "path")
@@ -63,16 +63,6 @@ def _size(value: object) -> tuple[str | None, int]:
             if isinstance(count, int):
                 return kind, count
     return None, 0
-
-
-def duration(seconds: float) -> str:
-    """Seconds as "12 ms" or "3.4 s"."""
-    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
-
-
-def token_count(count: int) -> str:
-    """A token count as "950" or "12.3k"."""
-    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
 def compression_line(event: OffloadedEvent | SummarizedEvent) -> str:

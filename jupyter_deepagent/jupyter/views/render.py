@@ -22,6 +22,7 @@ from jupyter_deepagent.events import (
     MODEL_CALL,
     MODEL_RETRY,
     OFFLOADED,
+    RUN_FINISHED,
     SUBAGENT_FINISHED,
     SUBAGENT_STARTED,
     SUMMARIZED,
@@ -35,16 +36,15 @@ from jupyter_deepagent.events import (
 )
 from jupyter_deepagent.jupyter.views.event_text import (
     compression_line,
-    duration,
     retry_line,
     short_args,
     short_text,
-    token_count,
 )
 from jupyter_deepagent.jupyter.views.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.views.output_files import show_files, written_order
 from jupyter_deepagent.jupyter.views.prompt_view import prompt_markdown
 from jupyter_deepagent.jupyter.views.safe_display import FrameDisplay, SafeHTML, code_span, markdown
+from jupyter_deepagent.trace.inspector.figures import duration, figures_text, token_count
 from jupyter_deepagent.trace.markdown_stream import MarkdownStream
 
 if TYPE_CHECKING:
@@ -125,6 +125,7 @@ class CellView:
         self._steps = 0  # the main agent's model calls
         self._model_calls = 0  # every model call: subagents' and the summarizer's too
         self._tokens_in = 0
+        self._finished: Mapping[str, object] | None = None  # the run's `run_finished` totals
         self._started = time.perf_counter()
         self._stream = MarkdownStream()
         self._stream_handle: DisplayHandle | None = None
@@ -193,7 +194,9 @@ class CellView:
     def _take(self, event: RunEvent) -> None:
         task = None if event.get("task_id") is None else self._task_name(event)
         prefix = "  " if task is None else f"    [{task}] "
-        if event["type"] == MODEL_CALL:  # counted as the run's totals count them (`run_finished`)
+        if event["type"] == RUN_FINISHED:  # the run's figures, as every view says them
+            self._finished = dict(event)
+        elif event["type"] == MODEL_CALL:  # counted as the run's totals count them
             self._model_calls += 1
             self._tokens_in += int(event.get("tokens_in") or 0)
             if event.get("task_id") is None and event.get("purpose") != "summarize":
@@ -285,9 +288,10 @@ class CellView:
         """Close the live part with a status line ("done · ...", "interrupted", ...).
 
         Tool calls still running are marked as stopped; `todos`, the todo list as the run left
-        it in the thread's state, replaces the one the events last showed.
+        it in the thread's state, replaces the one the events last showed. The figures are the
+        run's `run_finished` totals, its duration the run's own (`trace.inspector.figures`).
         """
-        elapsed = time.perf_counter() - self._started
+        figures = self._finished or {"seconds": time.perf_counter() - self._started}
         if todos is not None:
             self._todos = list(todos)
         for key in self._running:  # calls whose result never came: the run stopped in them
@@ -296,8 +300,7 @@ class CellView:
                 if not self.rich and not self.quiet:
                     self._print(self._lines[key])
         self._running.clear()
-        summary = f"{self._model_calls} model calls · {token_count(self._tokens_in)} tokens in"
-        self._status = f"{status} · {summary} · {duration(elapsed)}"
+        self._status = f"{status} · {figures_text(figures)}"
         if self.quiet:
             return
         if self.rich:

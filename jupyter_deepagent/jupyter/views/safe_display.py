@@ -42,26 +42,38 @@ class SafeHTML:
 
 
 class FrameDisplay:
-    """A DataFrame (subagent results, an `/outputs/*.csv`) shown through pandas' own HTML, which
-    escapes every cell, inside a `mathjax_ignore` block: a `$` in a cell stays a `$`.
+    """A DataFrame (subagent results, an `/outputs/*.csv`) as `trace.results.frame_html` shows
+    it: captioned with the variable that holds it, within the cell's width, every cell escaped
+    and the whole cleaned, inside a `mathjax_ignore` block (a `$` in a cell stays a `$`).
 
     Args:
         frame: The DataFrame.
         metadata: The output's metadata (an `/outputs/` file's path).
+        caption: The name of the variable that holds the frame (`agent_results`), or None.
     """
 
-    def __init__(self, frame: pd.DataFrame, metadata: Mapping[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        metadata: Mapping[str, object] | None = None,
+        *,
+        caption: str | None = None,
+    ) -> None:
         self.frame = frame
         self.metadata = metadata or {}
+        self.caption = caption
 
     def _repr_mimebundle_(
         self, include: object = None, exclude: object = None
     ) -> tuple[dict[str, str], Mapping[str, object]]:
-        data = {"text/plain": repr(self.frame)}
-        html = self.frame._repr_html_()
-        if html:
-            data["text/html"] = f'<div class="mathjax_ignore">{html}</div>'
-        return data, self.metadata
+        from jupyter_deepagent.trace.results import frame_html
+
+        plain = repr(self.frame)
+        if self.caption:
+            plain = f"{self.caption}:\n{plain}"
+        return {"text/plain": plain, "text/html": frame_html(self.frame, self.caption)}, (
+            self.metadata
+        )
 
 
 def markdown(text: str, metadata: Mapping[str, object] | None = None) -> SafeHTML:

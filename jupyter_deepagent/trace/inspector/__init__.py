@@ -3,9 +3,11 @@
 The entry points: `build_snapshot` (or `InspectorBuilder`, event by event, for a live run) makes
 the JSON snapshot; `static_html`/`summary_html` and `snapshot_text`/`summary_text` show it;
 `static_bundle` gives a run's `text/html` and `text/plain` from its events; `PANELS` are the
-tabs a live view renders one by one, `STYLE` their stylesheet.
+tabs a live view renders one by one, `STYLE` their stylesheet; `figures_text`, `duration` and
+`token_count` say a run's numbers as every view (the cell, the command line) says them.
 """
 
+from jupyter_deepagent.trace.inspector.figures import duration, figures_text, token_count
 from jupyter_deepagent.trace.inspector.html import (
     PANELS,
     STYLE,
@@ -30,10 +32,13 @@ __all__ = [
     "RunSummary",
     "Snapshot",
     "build_snapshot",
+    "duration",
+    "figures_text",
     "snapshot_text",
     "static_bundle",
     "static_html",
     "summary_html",
     "summary_text",
+    "token_count",
     "trace_line",
 ]

@@ -22,13 +22,13 @@ from collections.abc import Iterable
 from html import escape
 from typing import TYPE_CHECKING
 
+from jupyter_deepagent.trace.inspector.figures import figures_text, token_count
 from jupyter_deepagent.trace.inspector.svg import (
     MARK_COLORS,
     PART_COLORS,
     breakdown_svg,
     gauge_svg,
     steps_svg,
-    tokens,
 )
 from jupyter_deepagent.trace.inspector.tables import files_panel, skills_panel, subagents_panel
 from jupyter_deepagent.trace.inspector.text import cache_note
@@ -49,7 +49,8 @@ __all__ = [
 
 
 def summary_html(snap: Snapshot) -> str:
-    """The one-line summary: model, model calls, tokens, a small gauge, status."""
+    """The one-line summary: status, model, model calls, tokens in and out, duration, a small
+    gauge."""
     run, context = snap["run"], snap["context"]
     status = run.get("status")
     status_badge = badge(
@@ -59,8 +60,7 @@ def summary_html(snap: Snapshot) -> str:
         ),
     )
     window = context.get("window")
-    used = f"{context['share']:.1%} of {tokens(window)}" if window else "no request yet"
-    seconds = run.get("seconds")
+    used = f"{context['share']:.1%} of {token_count(window)}" if window else "no request yet"
     cached = cache_note(
         run.get("tokens_in"), run.get("tokens_in_cached"), run.get("tokens_in_cache_write")
     )
@@ -68,14 +68,10 @@ def summary_html(snap: Snapshot) -> str:
         '<span class="jdi-title">Inspector</span>',
         status_badge,
         f'<span class="jdi-model">{escape(str(run.get("model") or "model ?"))}</span>',
-        f"<span>{run.get('model_calls', 0)} model calls · "
-        f"{tokens(run.get('tokens_in') or 0)} tokens in, {tokens(run.get('tokens_out') or 0)} out"
-        f"{f' · {cached}' if cached else ''}</span>",
+        f"<span>{figures_text(run, cached=f' ({cached})' if cached else '')}</span>",
         f'<span class="jdi-mini">{gauge_svg(context, 90, 8, mini=True)} '
         f'<span class="jdi-muted">{used}</span></span>',
     ]
-    if isinstance(seconds, (int, float)):
-        items.append(f'<span class="jdi-muted">{seconds:.1f} s</span>')
     return f'<span class="jdi-summary">{"".join(items)}</span>'
 
 
@@ -192,7 +188,7 @@ def _calls_list(snap: Snapshot) -> str:
         estimated = "≈" if call.get("tokens_in_estimated") else ""
         rows.append(
             f'<li><span class="jdi-muted">step {call.get("step")} · {who}{purpose}</span> '
-            f"{estimated}{call['tokens_in']:,} tokens in, {call['tokens_out']:,} out"
+            f"{estimated}{call['tokens_in']:,} tokens in · {call['tokens_out']:,} tokens out"
             f"{f' · {note}' if note else ''}</li>"
         )
     more = f" (the last {_CALLS_SHOWN} shown)" if len(calls) > _CALLS_SHOWN else ""

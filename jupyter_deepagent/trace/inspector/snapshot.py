@@ -2,7 +2,9 @@
 
 `InspectorBuilder` takes events one at a time (a live run: `add` is cheap, `snapshot` is called at
 most a few times a second) or all at once (`build_snapshot(trace.events)`, for a finished run or a
-`RunTrace` read back from a research log). Nothing here reads harness internals or checkpoint
+`RunTrace` read back from a research log). The events of a run resumed after an approval may
+follow those of the run that paused: the snapshot is then the whole turn's (the first run's model
+and request, the last one's status, the totals and the duration summed over both). Nothing here reads harness internals or checkpoint
 state, so the same snapshot feeds the cell widget, the static HTML of a saved notebook and the
 JupyterLab sidebar.
 
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, TypeAlias, TypedDict
+from typing import Any, TypeAlias, TypedDict, cast
 
 from jupyter_deepagent.events import (
     MODEL_CALL,
@@ -78,6 +80,17 @@ class RunSummary(TypedDict):
     steps: int
 
 
+_TOTALS = (
+    "tokens_in",
+    "tokens_out",
+    "tokens_in_cached",
+    "tokens_in_cache_write",
+    "model_calls",
+    "tool_calls",
+    "seconds",
+)
+"""The `run` fields that are the sums `run_finished` reports, added up over a turn's runs."""
+
 _SKILL_LINE = re.compile(
     r"^- \*\*(?P<name>[^*]+)\*\*: (?P<description>.*) \(read `(?P<path>[^`]+)`\)$"
 )
@@ -108,6 +121,8 @@ class InspectorBuilder:
             "seconds": None,
             "steps": 0,
         }
+        self._runs = 0  # runs seen: a run resumed after an approval continues the one before
+        self._carried: dict[str, object] = {}  # the totals of the turn's runs before this one
         self.calls: list[_JSONDict] = []
         self._assemblies: dict[str, Snapshot] = {}  # hash -> assembly
         self._prompt: Snapshot | None = None
@@ -137,21 +152,25 @@ class InspectorBuilder:
             self.context.add(event)
         run = self.run
         if event["type"] == RUN_STARTED:
-            run["model"] = event.get("model")
-            run["thread"] = event.get("thread_id")
-            run["input"] = event.get("input") or ""
+            if self._runs:  # a resume continues the turn: the totals so far carry on
+                self._carried = {key: cast("dict[str, object]", run)[key] for key in _TOTALS}
+                run["status"] = run["error"] = None
+            else:
+                run["model"] = event.get("model")
+                run["thread"] = event.get("thread_id")
+                run["input"] = event.get("input") or ""
+            self._runs += 1
         elif event["type"] == RUN_FINISHED:
             run["status"] = event.get("status", run["status"])
             run["error"] = event.get("error", run["error"])
-            run["tokens_in"] = event.get("tokens_in", run["tokens_in"])
-            run["tokens_out"] = event.get("tokens_out", run["tokens_out"])
-            run["tokens_in_cached"] = event.get("tokens_in_cached", run["tokens_in_cached"])
-            run["tokens_in_cache_write"] = event.get(
-                "tokens_in_cache_write", run["tokens_in_cache_write"]
-            )
-            run["model_calls"] = event.get("model_calls", run["model_calls"])
-            run["tool_calls"] = event.get("tool_calls", run["tool_calls"])
-            run["seconds"] = event.get("seconds", run["seconds"])
+            totals = cast("dict[str, object]", run)  # the keys of _TOTALS are RunSummary's
+            for key in _TOTALS:
+                value = cast("dict[str, object]", event).get(key)
+                if not isinstance(value, (int, float)):
+                    continue
+                before = self._carried.get(key)
+                total = (before if isinstance(before, (int, float)) else 0) + value
+                totals[key] = round(total, 6) if key == "seconds" else total
         elif event["type"] == MODEL_CALL:
             self.run["model_calls"] += 1
             self.run["tokens_in"] += int(event.get("tokens_in") or 0)

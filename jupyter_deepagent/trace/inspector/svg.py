@@ -16,11 +16,12 @@ from jupyter_deepagent.events import (
     OFFLOADED,
     SUMMARIZED,
 )
+from jupyter_deepagent.trace.inspector.figures import token_count
 
 if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector.snapshot import Snapshot
 
-__all__ = ["MARK_COLORS", "PART_COLORS", "breakdown_svg", "gauge_svg", "steps_svg", "tokens"]
+__all__ = ["MARK_COLORS", "PART_COLORS", "breakdown_svg", "gauge_svg", "steps_svg"]
 
 FILL = "var(--jp-brand-color1, #1a73e8)"
 TRACK = "var(--jp-layout-color2, #e3e6ea)"
@@ -43,15 +44,6 @@ MARK_COLORS = {
     SUMMARIZED: "#7b61ff",
     CONTEXT_OVERFLOW: "#d93025",
 }
-
-
-def tokens(count: float) -> str:
-    """A token count as "950", "12.3k" or "1.05M"."""
-    if count >= 1_000_000:
-        return f"{count / 1_000_000:.2f}M"
-    if count >= 100_000:
-        return f"{count / 1000:.0f}k"
-    return f"{count / 1000:.1f}k" if count >= 1000 else f"{count:.0f}"
 
 
 def _fill_color(share: float, trigger_share: float) -> str:
@@ -121,12 +113,12 @@ def gauge_svg(context: Snapshot, width: int = 360, height: int = 14, *, mini: bo
             anchor = "end" if trigger_share > 0.6 else "middle" if trigger_share > 0.3 else "start"
             parts.append(
                 f'<text x="{_pct(trigger_share)}" y="{top - 5}" font-size="11" fill="{MUTED}" '
-                f'text-anchor="{anchor}">summarization at {tokens(trigger)}</text>'
+                f'text-anchor="{anchor}">summarization at {token_count(trigger)}</text>'
             )
         # one line under the bar, from its left end: it cannot run into another label
         parts.append(
-            f'<text x="0" y="{y}" font-size="11" fill="{TEXT}">{tokens(used)} ({share:.1%}) '
-            f"of the {tokens(window)} window</text>"
+            f'<text x="0" y="{y}" font-size="11" fill="{TEXT}">{token_count(used)} ({share:.1%}) '
+            f"of the {token_count(window)} window</text>"
         )
         parts.append(
             f'<line class="jdi-mark-window" x1="100%" x2="100%" y1="{top - 2}" '
@@ -196,7 +188,7 @@ def steps_svg(context: Snapshot, width: int = 720, height: int = 150) -> str:
         f'stroke="{MUTED}" stroke-width="0.5"/>',
         f'<line x1="0" x2="100%" y1="{top}" y2="{top}" stroke="{MUTED}" stroke-width="0.5" '
         f'stroke-dasharray="1 3"/>',
-        f'<text x="0" y="{top - 5}" font-size="11" fill="{MUTED}">{tokens(scale)} tokens</text>',
+        f'<text x="0" y="{top - 5}" font-size="11" fill="{MUTED}">{token_count(scale)} tokens</text>',
     ]
     for mark in marks:
         if first <= mark["step"] <= last:
@@ -226,7 +218,7 @@ def steps_svg(context: Snapshot, width: int = 720, height: int = 150) -> str:
             f'<line x1="0" x2="100%" y1="{y:.1f}" y2="{y:.1f}" '
             f'stroke="{WARN}" stroke-dasharray="4 3"/><text x="100%" '
             f'y="{y - 3:.1f}" font-size="11" fill="{WARN}" text-anchor="end">'
-            f"summarize at {tokens(trigger)}</text>"
+            f"summarize at {token_count(trigger)}</text>"
         )
     # every step's number while they are few, else the first and the last
     labelled = range(first, last + 1) if count <= 12 else {first, last}

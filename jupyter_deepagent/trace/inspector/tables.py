@@ -10,7 +10,7 @@ import json
 from html import escape
 from typing import TYPE_CHECKING
 
-from jupyter_deepagent.trace.inspector.svg import tokens
+from jupyter_deepagent.trace.inspector.figures import token_count
 from jupyter_deepagent.trace.inspector.theme import badge
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def files_panel(snap: Snapshot) -> str:
                 f'title="{escape(entry["path"])}">{escape(entry["path"])}</span>'
                 f"<span>{badge(entry['kind'], _KIND_TONES.get(entry['kind'], 'plain'))}</span>"
                 f'<span class="jdi-muted">{escape(str(entry.get("tool") or ""))}</span>'
-                f'<span class="jdi-num">{tokens(size) if size else ""}</span>'
+                f'<span class="jdi-num">{token_count(size) if size else ""}</span>'
                 f'<span class="jdi-num jdi-muted">{escape(str(entry.get("step") or ""))}</span>'
                 f"</summary>{note}{body}</details>"
             )
@@ -162,7 +162,7 @@ def subagents_panel(snap: Snapshot) -> str:
                     tone = "ok" if value == "ok" else "error" if value == "error" else "warn"
                     cells.append(f"<td>{badge(str(value), tone)}</td>")
                 elif column == "tokens":
-                    cells.append(f'<td class="jdi-num">{tokens(value or 0)}</td>')
+                    cells.append(f'<td class="jdi-num">{token_count(value or 0)}</td>')
                 elif column == "seconds":
                     cells.append(f'<td class="jdi-num">{(value or 0):.1f} s</td>')
                 else:

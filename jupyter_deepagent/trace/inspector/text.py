@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jupyter_deepagent.events import MODEL_CALL, RUN_FINISHED, RunEvent, RunFinishedEvent
-from jupyter_deepagent.trace.inspector.svg import tokens
+from jupyter_deepagent.trace.inspector.figures import figures_text, token_count
 
 if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector.snapshot import Snapshot
@@ -21,26 +21,24 @@ def cache_note(tokens_in: object, cached: object, written: object = None) -> str
         return ""
     total = tokens_in if isinstance(tokens_in, int) else 0
     read = cached if isinstance(cached, int) else 0
-    note = f"cached {read / total:.0%} of input tokens" if total else f"{tokens(read)} cached"
+    note = f"cached {read / total:.0%} of input tokens" if total else f"{token_count(read)} cached"
     if isinstance(written, int) and written:
-        note += f", {tokens(written)} written to the cache"
+        note += f", {token_count(written)} written to the cache"
     return note
 
 
 def summary_text(snap: Snapshot) -> str:
-    """One line: model, status, model calls, tokens, how full the window was."""
+    """One line: model, status, model calls, tokens in and out, duration, how full the window
+    was."""
     run, context = snap["run"], snap["context"]
-    parts = [
-        str(run.get("model") or "model ?"),
-        str(run.get("status") or "running"),
-        f"{run.get('model_calls', 0)} model calls",
-        f"{tokens(run.get('tokens_in') or 0)} tokens in",
-    ]
     cached = cache_note(
         run.get("tokens_in"), run.get("tokens_in_cached"), run.get("tokens_in_cache_write")
     )
-    if cached:
-        parts.append(cached)
+    parts = [
+        str(run.get("model") or "model ?"),
+        str(run.get("status") or "running"),
+        figures_text(run, cached=f" ({cached})" if cached else ""),
+    ]
     if context.get("window"):
         parts.append(
             f"last request {context['tokens']:,} of {context['window']:,} tokens "
@@ -111,6 +109,6 @@ def trace_line(events: Sequence[RunEvent], messages: int) -> str:
         status, count = finished.get("status"), finished.get("model_calls", 0)
         tokens_in = int(finished.get("tokens_in") or 0)
     return (
-        f"<RunTrace {status} · {count} model calls · {tokens(tokens_in)} tokens in · "
+        f"<RunTrace {status} · {count} model calls · {token_count(tokens_in)} tokens in · "
         f"{len(events)} events · {messages} messages>"
     )
