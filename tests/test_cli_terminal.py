@@ -100,7 +100,7 @@ def test_in_a_pipe_no_ansi_no_bar_and_a_failing_plain_cell_is_named_once(tmp_pat
     assert error.startswith('stopped at In [4] ("raise ValueError(')
     assert error.endswith(": ValueError: bad reading")  # its kernel colour codes stripped
     row = next(line for line in ran.stdout.splitlines() if "What is twice x?" in line)
-    assert row.startswith("In [3] ") and " live " in row
+    assert row.startswith("In [3] ") and " scripted " in row  # a scripted model, said so
 
 
 @LOOPBACK_ONLY

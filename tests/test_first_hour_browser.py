@@ -293,10 +293,11 @@ def _check_approval(page: Any) -> None:
 
 def _check_results_frame(page: Any) -> None:
     """The subagents' DataFrame fits the cell (or scrolls in a box narrower than the cell) and
-    its caption names `agent_results`."""
-    cell = _cell(page, "agent_results")
-    cell.scroll_into_view_if_needed()
-    output = cell.locator(".jp-OutputArea-output").first
+    its caption names `agent_results`: the table the delegating agent cell shows."""
+    output = page.locator(".jp-Notebook .jp-OutputArea-output").filter(
+        has=page.locator(".jdi-frame")
+    ).first
+    output.scroll_into_view_if_needed()
     output.screenshot(path=str(ARTIFACTS / "first-hour-agent-results.png"))
     fit = output.evaluate("""out => {
       const area = out.closest('.jp-OutputArea');
@@ -313,7 +314,7 @@ def _check_results_frame(page: Any) -> None:
     fits = fit["output"] <= fit["area"] + 1
     scrolls_inside = fit["scroller"] is not None and fit["scroller"] <= fit["area"] + 1
     assert fits or scrolls_inside, f"the DataFrame runs off the cell: {fit}"
-    caption = output.locator("caption")
+    caption = output.locator(".jdi-frame-caption")
     assert caption.count() and "agent_results" in caption.first.inner_text(), (
         "the DataFrame has no caption naming agent_results"
     )
@@ -384,7 +385,7 @@ def test_the_quickstart_reads_well_in_jupyterlab_from_a_220_px_sidebar_up(
             panel = page.locator(PANEL)
             expect(panel).to_be_visible()
             run_all_cells(page, 300)
-            expect(panel.locator(".jdi-summary")).to_contain_text("model calls", timeout=20_000)
+            expect(panel.locator(".jdi-summary")).to_contain_text("model call", timeout=20_000)
 
             _check_highlighting(page)
             assert not errors, errors
