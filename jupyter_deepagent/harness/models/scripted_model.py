@@ -2,9 +2,11 @@
 
 `ScriptedChatModel` answers each call with the next step of its script, unless a rule matches the
 conversation first, and records every request it was sent in `.requests`, so a test can assert on
-exactly what the model saw. A conversation it has answered before gets the same answer again, so a
-notebook re-run from a rewound thread (Run All twice, a restart) plays the same steps. It binds tools, streams word by word, reports approximate token usage,
-and can raise a provider's context-overflow error on cue.
+exactly what the model saw. A conversation it has answered before (with the same tools bound)
+gets the same answer again, so a notebook re-run from a rewound thread (Run All twice, a restart)
+plays the same steps. It binds tools, streams word by word, reports approximate token usage and
+its settings (temperature, max tokens, stop sequences, which end a text reply), and can raise a
+provider's context-overflow error on cue.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -60,11 +63,16 @@ _WORDS = re.compile(r"\S+\s*|\s+")
 
 @dataclass(frozen=True)
 class ScriptedRequest:
-    """One call to the model: the messages it was sent and the tool schemas bound to it."""
+    """One call to the model: the messages it was sent, the tool schemas bound to it and the
+    call's settings."""
 
     messages: list[BaseMessage]
     tools: list[dict[str, Any]]
     tool_choice: object = None
+    params: dict[str, object] = field(default_factory=dict)
+    """The settings the call was made with: the model's `temperature`, `max_tokens` and `stop`
+    unless the call gave its own, a per-call `model`, and any other keyword of the call
+    (`None` values left out)."""
 
     @property
     def system(self) -> str:
@@ -85,11 +93,19 @@ class ScriptedRequest:
         return [tool.get("function", tool).get("name", "") for tool in self.tools]
 
 
-def _conversation_key(messages: Sequence[BaseMessage]) -> str:
+def _conversation_key(
+    messages: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]], tool_choice: object
+) -> str:
     """What makes two requests "the same conversation" for a scripted model: the user's and the
     assistant's turns with their tool calls, the system prompt, and which tools answered (not
-    what they returned, which may differ on a re-run)."""
-    turns = []
+    what they returned, which may differ on a re-run); and the tools bound (each one's name and
+    parameters, not its description) with the tool choice, so the same prompt asked with another
+    tool or structured-output schema is another conversation."""
+    bound = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        bound.append([function.get("name"), function.get("parameters")])
+    turns: list[object] = [["tools", bound, tool_choice]] if bound or tool_choice else []
     for message in messages:
         if message.type == "tool":
             turns.append(["tool", getattr(message, "name", None)])
@@ -138,6 +154,17 @@ def _task(messages: Sequence[BaseMessage]) -> str:
     return ""
 
 
+def _with_stop(stop: list[str] | None, kwargs: Mapping[str, object]) -> Mapping[str, object]:
+    """A call's keywords with its stop sequences among them (`_reply` takes the keywords only)."""
+    return kwargs if stop is None else {**kwargs, "stop": list(stop)}
+
+
+def _before_stop(text: str, stops: Sequence[str]) -> str:
+    """`text` up to the first of the stop sequences it contains (all of it when none)."""
+    ends = [found for stop in stops if stop and (found := text.find(stop)) >= 0]
+    return text[: min(ends)] if ends else text
+
+
 def _chars(message: BaseMessage) -> int:
     content = message.content
     size = len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
@@ -150,10 +177,10 @@ class ScriptedChatModel(BaseChatModel):
     """A chat model that replies from a script and records what it was sent.
 
     The step is chosen from the conversation: a conversation answered before (the same system
-    prompt, user and assistant turns and tool calls; tool results may differ) gets the same
-    reply again, ids included. Otherwise the first unused rule whose `when` occurs in the last
-    message (and whose `when_system` occurs in the system message) answers, else the next script
-    step. A step is a string,
+    prompt, user and assistant turns and tool calls, and the same tools bound; tool results may
+    differ) gets the same reply again, ids included. Otherwise the first unused rule whose
+    `when` occurs in the last message (and whose `when_system` occurs in the system message)
+    answers, else the next script step. A step is a string,
     an `AIMessage`, `{"content": ..., "tool_calls": [{"name", "args", "id"?}], "usage"?: {...}}`
     (`usage`: `input_tokens`, `output_tokens`, `input_token_details` the reply reports instead of
     the estimate, e.g. `{"input_token_details": {"cache_read": 800}}`), or
@@ -174,7 +201,14 @@ class ScriptedChatModel(BaseChatModel):
     rules: list[object] = Field(default_factory=list)
     """`{"when": substring, "when_system": substring, "reply": step, "repeat": bool}` entries."""
     name: str | None = "scripted"
-    """Reported as the model name in `response_metadata`."""
+    """Reported as the model name in `response_metadata` (a call's own `model=` instead)."""
+    temperature: float | None = None
+    """Reported to LangChain's tracing and in each request's `params`; the replies are scripted."""
+    max_tokens: int | None = None
+    """Reported to LangChain's tracing and in each request's `params`; replies are not cut."""
+    stop: list[str] | None = None
+    """Stop sequences: a scripted text reply ends before the first one it contains, as a
+    provider's would (a call's own `stop` replaces them)."""
 
     _steps: list[Step] = PrivateAttr(default_factory=list)
     _rules: list[Rule] = PrivateAttr(default_factory=list)
@@ -231,6 +265,38 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
+    def _settings(self, kwargs: Mapping[str, object]) -> dict[str, object]:
+        """The call's settings (its keywords, `stop` among them): the model's, under the call's
+        own (see `ScriptedRequest.params`)."""
+        settings: dict[str, object] = {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "stop": self.stop,
+        }
+        settings.update((k, v) for k, v in kwargs.items() if k not in ("tools", "tool_choice"))
+        return {k: v for k, v in settings.items() if v is not None}
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """LangChain's tracing parameters: provider `scripted`, the model's name (a call's own
+        `model=` instead) and the call's temperature, max tokens and stop sequences."""
+        settings = self._settings(_with_stop(stop, kwargs))
+        model = settings.get("model")
+        params = LangSmithParams(
+            ls_provider=self._llm_type,
+            ls_model_name=model if isinstance(model, str) else self.name or self._llm_type,
+            ls_model_type="chat",
+        )
+        temperature, max_tokens, stops = (
+            settings.get(k) for k in ("temperature", "max_tokens", "stop")
+        )
+        if isinstance(temperature, int | float):
+            params["ls_temperature"] = float(temperature)
+        if isinstance(max_tokens, int):
+            params["ls_max_tokens"] = max_tokens
+        if isinstance(stops, list):
+            params["ls_stop"] = [str(text) for text in stops]
+        return params
+
     def bind_tools(
         self,
         tools: Sequence[dict[str, object] | type | Callable[..., object] | BaseTool],
@@ -261,12 +327,14 @@ class ScriptedChatModel(BaseChatModel):
 
     def _reply(self, messages: list[BaseMessage], kwargs: Mapping[str, object]) -> AIMessage:
         tools = kwargs.get("tools") or []
+        settings = self._settings(kwargs)
         request = ScriptedRequest(
             list(messages),
             list(tools) if isinstance(tools, list | tuple) else [],
             kwargs.get("tool_choice"),
+            settings,
         )
-        key = _conversation_key(messages)
+        key = _conversation_key(messages, request.tools, request.tool_choice)
         with self._lock:
             self._requests.append(request)
             call = len(self._requests)
@@ -289,6 +357,9 @@ class ScriptedChatModel(BaseChatModel):
                 calls = [self._with_id(tool_call) for tool_call in step.reply.tool_calls]
                 reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
                 self._answered[key] = reply.model_copy(deep=True)
+        stops = settings.get("stop")
+        if isinstance(stops, list) and isinstance(reply.content, str):
+            reply.content = _before_stop(reply.content, [str(text) for text in stops])
         sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
         given: Mapping[str, Any] = reply.usage_metadata or {}  # the step's, over the estimate
         tokens_in = int(given.get("input_tokens", math.ceil(sent / 4)))
@@ -298,7 +369,9 @@ class ScriptedChatModel(BaseChatModel):
         )
         if "input_token_details" in given:
             reply.usage_metadata["input_token_details"] = given["input_token_details"]
-        reply.response_metadata = {**reply.response_metadata, "model_name": self.name}
+        model = settings.get("model")
+        name = model if isinstance(model, str) else self.name
+        reply.response_metadata = {**reply.response_metadata, "model_name": name}
         return reply
 
     def _with_id(self, tool_call: ToolCall) -> ToolCall:
@@ -338,7 +411,7 @@ class ScriptedChatModel(BaseChatModel):
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
         with _calling(run_manager):
-            reply = self._reply(messages, kwargs)
+            reply = self._reply(messages, _with_stop(stop, kwargs))
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _stream(
@@ -357,7 +430,7 @@ class ScriptedChatModel(BaseChatModel):
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
         with _calling(run_manager):
-            reply = self._reply(messages, kwargs)
+            reply = self._reply(messages, _with_stop(stop, kwargs))
         content = reply.content
         pieces = _WORDS.findall(content) if isinstance(content, str) else [content]
         for piece in pieces:
