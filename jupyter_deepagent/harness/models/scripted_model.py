@@ -12,7 +12,6 @@ provider's context-overflow error on cue.
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
 import math
 import re
@@ -48,6 +47,13 @@ from jupyter_deepagent.harness.models._script_format import (
     compile_step,
     exhausted_error,
     read_script_file,
+)
+from jupyter_deepagent.harness.models.chat_call import (
+    call_settings,
+    conversation_key,
+    langsmith_params,
+    text_before_stop,
+    with_stop,
 )
 from jupyter_deepagent.harness.run_events.event_stream import current_agent, current_sink
 
@@ -93,29 +99,6 @@ class ScriptedRequest:
         return [tool.get("function", tool).get("name", "") for tool in self.tools]
 
 
-def _conversation_key(
-    messages: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]], tool_choice: object
-) -> str:
-    """What makes two requests "the same conversation" for a scripted model: the user's and the
-    assistant's turns with their tool calls, the system prompt, and which tools answered (not
-    what they returned, which may differ on a re-run); and the tools bound (each one's name and
-    parameters, not its description) with the tool choice, so the same prompt asked with another
-    tool or structured-output schema is another conversation."""
-    bound = []
-    for tool in tools:
-        function = tool.get("function", tool)
-        bound.append([function.get("name"), function.get("parameters")])
-    turns: list[object] = [["tools", bound, tool_choice]] if bound or tool_choice else []
-    for message in messages:
-        if message.type == "tool":
-            turns.append(["tool", getattr(message, "name", None)])
-            continue
-        calls = [[c["name"], c["args"]] for c in getattr(message, "tool_calls", None) or []]
-        turns.append([message.type, message.content, calls])
-    text = json.dumps(turns, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def _caller(run_manager: CallbackManagerForLLMRun | None) -> str | None:
     """Which agent is calling: the harness's agent scope (a subagent's name and task), else
     LangChain's agent name in a checkpoint namespace nested in a tool call; None outside a run."""
@@ -152,17 +135,6 @@ def _task(messages: Sequence[BaseMessage]) -> str:
         if message.type == "human":
             return " ".join(str(message.text).split())
     return ""
-
-
-def _with_stop(stop: list[str] | None, kwargs: Mapping[str, object]) -> Mapping[str, object]:
-    """A call's keywords with its stop sequences among them (`_reply` takes the keywords only)."""
-    return kwargs if stop is None else {**kwargs, "stop": list(stop)}
-
-
-def _before_stop(text: str, stops: Sequence[str]) -> str:
-    """`text` up to the first of the stop sequences it contains (all of it when none)."""
-    ends = [found for stop in stops if stop and (found := text.find(stop)) >= 0]
-    return text[: min(ends)] if ends else text
 
 
 def _chars(message: BaseMessage) -> int:
@@ -266,36 +238,15 @@ class ScriptedChatModel(BaseChatModel):
         return "scripted"
 
     def _settings(self, kwargs: Mapping[str, object]) -> dict[str, object]:
-        """The call's settings (its keywords, `stop` among them): the model's, under the call's
-        own (see `ScriptedRequest.params`)."""
-        settings: dict[str, object] = {
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "stop": self.stop,
-        }
-        settings.update((k, v) for k, v in kwargs.items() if k not in ("tools", "tool_choice"))
-        return {k: v for k, v in settings.items() if v is not None}
+        """The call's settings (see `ScriptedRequest.params`)."""
+        own = {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": self.stop}
+        return call_settings(own, kwargs)
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         """LangChain's tracing parameters: provider `scripted`, the model's name (a call's own
         `model=` instead) and the call's temperature, max tokens and stop sequences."""
-        settings = self._settings(_with_stop(stop, kwargs))
-        model = settings.get("model")
-        params = LangSmithParams(
-            ls_provider=self._llm_type,
-            ls_model_name=model if isinstance(model, str) else self.name or self._llm_type,
-            ls_model_type="chat",
-        )
-        temperature, max_tokens, stops = (
-            settings.get(k) for k in ("temperature", "max_tokens", "stop")
-        )
-        if isinstance(temperature, int | float):
-            params["ls_temperature"] = float(temperature)
-        if isinstance(max_tokens, int):
-            params["ls_max_tokens"] = max_tokens
-        if isinstance(stops, list):
-            params["ls_stop"] = [str(text) for text in stops]
-        return params
+        settings = self._settings(with_stop(stop, kwargs))
+        return langsmith_params(self._llm_type, self.name or self._llm_type, settings)
 
     def bind_tools(
         self,
@@ -334,7 +285,7 @@ class ScriptedChatModel(BaseChatModel):
             kwargs.get("tool_choice"),
             settings,
         )
-        key = _conversation_key(messages, request.tools, request.tool_choice)
+        key = conversation_key(messages, request.tools, request.tool_choice)
         with self._lock:
             self._requests.append(request)
             call = len(self._requests)
@@ -357,9 +308,8 @@ class ScriptedChatModel(BaseChatModel):
                 calls = [self._with_id(tool_call) for tool_call in step.reply.tool_calls]
                 reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
                 self._answered[key] = reply.model_copy(deep=True)
-        stops = settings.get("stop")
-        if isinstance(stops, list) and isinstance(reply.content, str):
-            reply.content = _before_stop(reply.content, [str(text) for text in stops])
+        if isinstance(reply.content, str):
+            reply.content = text_before_stop(reply.content, settings.get("stop"))
         sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
         given: Mapping[str, Any] = reply.usage_metadata or {}  # the step's, over the estimate
         tokens_in = int(given.get("input_tokens", math.ceil(sent / 4)))
@@ -411,7 +361,7 @@ class ScriptedChatModel(BaseChatModel):
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
         with _calling(run_manager):
-            reply = self._reply(messages, _with_stop(stop, kwargs))
+            reply = self._reply(messages, with_stop(stop, kwargs))
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _stream(
@@ -430,7 +380,7 @@ class ScriptedChatModel(BaseChatModel):
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
         with _calling(run_manager):
-            reply = self._reply(messages, _with_stop(stop, kwargs))
+            reply = self._reply(messages, with_stop(stop, kwargs))
         content = reply.content
         pieces = _WORDS.findall(content) if isinstance(content, str) else [content]
         for piece in pieces:

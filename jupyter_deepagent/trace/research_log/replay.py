@@ -35,6 +35,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ReplayMismatch
+from jupyter_deepagent.harness.models.chat_call import call_settings, langsmith_params, with_stop
 from jupyter_deepagent.harness.run_events.event_stream import current_agent
 from jupyter_deepagent.trace.research_log.canon import CanonicalRequest, RequestCanon
 from jupyter_deepagent.trace.research_log.difference import describe_difference
@@ -255,35 +256,19 @@ class ReplayChatModel(BaseChatModel):
     def _settings(self) -> dict[str, Any]:
         """`params`, under the settings given to the wrapper itself."""
         own = {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": self.stop}
-        return {**self.params, **{k: v for k, v in own.items() if v is not None}}
+        return call_settings(self.params, own)
 
     def _stop(self, stop: list[str] | None) -> list[str] | None:
         """The call's stop sequences, else the model's."""
-        if stop is not None:
-            return stop
-        configured = self._settings().get("stop")
+        configured = self._settings().get("stop") if stop is None else stop
         return [str(text) for text in configured] if isinstance(configured, list) else None
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         """LangChain's tracing parameters: provider and model from the label (a call's own
         `model=` instead), and the call's temperature, max tokens and stop sequences."""
         provider, _, name = self.label.partition(":")
-        model = kwargs.get("model")
-        params = LangSmithParams(
-            ls_provider=provider,
-            ls_model_name=model if isinstance(model, str) else name or provider,
-            ls_model_type="chat",
-        )
-        settings = {**self._settings(), **kwargs}
-        temperature, max_tokens = settings.get("temperature"), settings.get("max_tokens")
-        if isinstance(temperature, int | float):
-            params["ls_temperature"] = float(temperature)
-        if isinstance(max_tokens, int):
-            params["ls_max_tokens"] = max_tokens
-        stops = self._stop(stop)
-        if stops is not None:
-            params["ls_stop"] = stops
-        return params
+        settings = call_settings(self._settings(), with_stop(self._stop(stop), kwargs))
+        return langsmith_params(provider, name or provider, settings)
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         """Bind tools as given; they are converted for the live model only when it is called."""
