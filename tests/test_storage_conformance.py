@@ -239,3 +239,46 @@ def test_another_users_thread_is_listed_read_only_and_refused(
     assert notebook.run("%%agent -t ben/draft\nBen's question").error is None
     monkeypatch.setenv("JUPYTERHUB_USER", "ana")
     assert conversation(notebook, "draft") == [("human", "Ana's question"), ("ai", "Ana's answer.")]
+
+
+# -- async runs --------------------------------------------------------------------------------
+
+ASYNC_CELL = """
+from jupyter_deepagent import atrace_run, create_research_agent, get_session
+from jupyter_deepagent.backends import StoreBackend
+
+storage = get_session().storage
+agent = create_research_agent(
+    model, checkpointer=storage.checkpointer, store=storage.store,
+    backend=StoreBackend(storage.store, storage.memory_namespace),
+)
+config = {"configurable": {"thread_id": "async"}}
+first = await atrace_run(agent, {"messages": [("user", "Remember the units.")]}, config=config)
+second = await agent.ainvoke({"messages": [("user", "Which units?")]}, config)
+"""
+
+
+def test_an_async_run_keeps_its_turns_and_memories_in_the_notebooks_storage(
+    notebook: Notebook,
+) -> None:
+    model = scripted(
+        call("write_file", file_path="/units.md", content="Yields are in t/ha."),
+        "Saved.",
+        call("read_file", file_path="/units.md"),
+        "Tonnes per hectare.",
+    )
+    notebook.shell.user_ns["model"] = model
+    cell = notebook.run(ASYNC_CELL)  # a cell's top-level await, on the kernel's event loop
+    assert cell.error is None
+    first, second = notebook.shell.user_ns["first"], notebook.shell.user_ns["second"]
+    assert first.status == "ok" and first.final_text == "Saved."
+    assert second["messages"][-1].text == "Tonnes per hectare."
+    assert "Yields are in t/ha." in str(second["messages"][-2].text)  # read back from the store
+
+    assert [kind for kind, _ in conversation(notebook, "async")] == [
+        "human", "ai", "tool", "ai", "human", "ai", "tool", "ai"
+    ]  # both turns, read back through the synchronous methods
+    assert "| async | 8 |" in notebook.run("%agent threads").markdown[0]
+    storage = notebook.session.storage
+    kept = storage.store.get(storage.memory_namespace, "/units.md")
+    assert kept is not None and "Yields are in t/ha." in json.dumps(kept.value)

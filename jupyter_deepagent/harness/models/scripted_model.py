@@ -2,26 +2,28 @@
 
 `ScriptedChatModel` answers each call with the next step of its script, unless a rule matches the
 conversation first, and records every request it was sent in `.requests`, so a test can assert on
-exactly what the model saw. A conversation it has answered before gets the same answer again, so a
-notebook re-run from a rewound thread (Run All twice, a restart) plays the same steps. It binds tools, streams word by word, reports approximate token usage,
-and can raise a provider's context-overflow error on cue.
+exactly what the model saw. A conversation it has answered before (with the same tools bound)
+gets the same answer again, so a notebook re-run from a rewound thread (Run All twice, a restart)
+plays the same steps. It binds tools, streams word by word, reports approximate token usage and
+its settings (temperature, max tokens, stop sequences, which end a text reply), and can raise a
+provider's context-overflow error on cue.
 """
 
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
 import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -46,6 +48,13 @@ from jupyter_deepagent.harness.models._script_format import (
     exhausted_error,
     read_script_file,
 )
+from jupyter_deepagent.harness.models.chat_call import (
+    call_settings,
+    conversation_key,
+    langsmith_params,
+    text_before_stop,
+    with_stop,
+)
 from jupyter_deepagent.harness.run_events.event_stream import current_agent, current_sink
 
 if TYPE_CHECKING:
@@ -60,11 +69,16 @@ _WORDS = re.compile(r"\S+\s*|\s+")
 
 @dataclass(frozen=True)
 class ScriptedRequest:
-    """One call to the model: the messages it was sent and the tool schemas bound to it."""
+    """One call to the model: the messages it was sent, the tool schemas bound to it and the
+    call's settings."""
 
     messages: list[BaseMessage]
     tools: list[dict[str, Any]]
     tool_choice: object = None
+    params: dict[str, object] = field(default_factory=dict)
+    """The settings the call was made with: the model's `temperature`, `max_tokens` and `stop`
+    unless the call gave its own, a per-call `model`, and any other keyword of the call
+    (`None` values left out)."""
 
     @property
     def system(self) -> str:
@@ -83,21 +97,6 @@ class ScriptedRequest:
     def tool_names(self) -> list[str]:
         """Names of the bound tools, in the order they were bound."""
         return [tool.get("function", tool).get("name", "") for tool in self.tools]
-
-
-def _conversation_key(messages: Sequence[BaseMessage]) -> str:
-    """What makes two requests "the same conversation" for a scripted model: the user's and the
-    assistant's turns with their tool calls, the system prompt, and which tools answered (not
-    what they returned, which may differ on a re-run)."""
-    turns = []
-    for message in messages:
-        if message.type == "tool":
-            turns.append(["tool", getattr(message, "name", None)])
-            continue
-        calls = [[c["name"], c["args"]] for c in getattr(message, "tool_calls", None) or []]
-        turns.append([message.type, message.content, calls])
-    text = json.dumps(turns, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _caller(run_manager: CallbackManagerForLLMRun | None) -> str | None:
@@ -150,10 +149,10 @@ class ScriptedChatModel(BaseChatModel):
     """A chat model that replies from a script and records what it was sent.
 
     The step is chosen from the conversation: a conversation answered before (the same system
-    prompt, user and assistant turns and tool calls; tool results may differ) gets the same
-    reply again, ids included. Otherwise the first unused rule whose `when` occurs in the last
-    message (and whose `when_system` occurs in the system message) answers, else the next script
-    step. A step is a string,
+    prompt, user and assistant turns and tool calls, and the same tools bound; tool results may
+    differ) gets the same reply again, ids included. Otherwise the first unused rule whose
+    `when` occurs in the last message (and whose `when_system` occurs in the system message)
+    answers, else the next script step. A step is a string,
     an `AIMessage`, `{"content": ..., "tool_calls": [{"name", "args", "id"?}], "usage"?: {...}}`
     (`usage`: `input_tokens`, `output_tokens`, `input_token_details` the reply reports instead of
     the estimate, e.g. `{"input_token_details": {"cache_read": 800}}`), or
@@ -174,7 +173,14 @@ class ScriptedChatModel(BaseChatModel):
     rules: list[object] = Field(default_factory=list)
     """`{"when": substring, "when_system": substring, "reply": step, "repeat": bool}` entries."""
     name: str | None = "scripted"
-    """Reported as the model name in `response_metadata`."""
+    """Reported as the model name in `response_metadata` (a call's own `model=` instead)."""
+    temperature: float | None = None
+    """Reported to LangChain's tracing and in each request's `params`; the replies are scripted."""
+    max_tokens: int | None = None
+    """Reported to LangChain's tracing and in each request's `params`; replies are not cut."""
+    stop: list[str] | None = None
+    """Stop sequences: a scripted text reply ends before the first one it contains, as a
+    provider's would (a call's own `stop` replaces them)."""
 
     _steps: list[Step] = PrivateAttr(default_factory=list)
     _rules: list[Rule] = PrivateAttr(default_factory=list)
@@ -231,6 +237,17 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
+    def _settings(self, kwargs: Mapping[str, object]) -> dict[str, object]:
+        """The call's settings (see `ScriptedRequest.params`)."""
+        own = {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": self.stop}
+        return call_settings(own, kwargs)
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """LangChain's tracing parameters: provider `scripted`, the model's name (a call's own
+        `model=` instead) and the call's temperature, max tokens and stop sequences."""
+        settings = self._settings(with_stop(stop, kwargs))
+        return langsmith_params(self._llm_type, self.name or self._llm_type, settings)
+
     def bind_tools(
         self,
         tools: Sequence[dict[str, object] | type | Callable[..., object] | BaseTool],
@@ -261,12 +278,14 @@ class ScriptedChatModel(BaseChatModel):
 
     def _reply(self, messages: list[BaseMessage], kwargs: Mapping[str, object]) -> AIMessage:
         tools = kwargs.get("tools") or []
+        settings = self._settings(kwargs)
         request = ScriptedRequest(
             list(messages),
             list(tools) if isinstance(tools, list | tuple) else [],
             kwargs.get("tool_choice"),
+            settings,
         )
-        key = _conversation_key(messages)
+        key = conversation_key(messages, request.tools, request.tool_choice)
         with self._lock:
             self._requests.append(request)
             call = len(self._requests)
@@ -289,6 +308,8 @@ class ScriptedChatModel(BaseChatModel):
                 calls = [self._with_id(tool_call) for tool_call in step.reply.tool_calls]
                 reply = step.reply.model_copy(update={"tool_calls": calls}, deep=True)
                 self._answered[key] = reply.model_copy(deep=True)
+        if isinstance(reply.content, str):
+            reply.content = text_before_stop(reply.content, settings.get("stop"))
         sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
         given: Mapping[str, Any] = reply.usage_metadata or {}  # the step's, over the estimate
         tokens_in = int(given.get("input_tokens", math.ceil(sent / 4)))
@@ -298,7 +319,9 @@ class ScriptedChatModel(BaseChatModel):
         )
         if "input_token_details" in given:
             reply.usage_metadata["input_token_details"] = given["input_token_details"]
-        reply.response_metadata = {**reply.response_metadata, "model_name": self.name}
+        model = settings.get("model")
+        name = model if isinstance(model, str) else self.name
+        reply.response_metadata = {**reply.response_metadata, "model_name": name}
         return reply
 
     def _with_id(self, tool_call: ToolCall) -> ToolCall:
@@ -338,7 +361,7 @@ class ScriptedChatModel(BaseChatModel):
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
         with _calling(run_manager):
-            reply = self._reply(messages, kwargs)
+            reply = self._reply(messages, with_stop(stop, kwargs))
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _stream(
@@ -357,7 +380,7 @@ class ScriptedChatModel(BaseChatModel):
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
         with _calling(run_manager):
-            reply = self._reply(messages, kwargs)
+            reply = self._reply(messages, with_stop(stop, kwargs))
         content = reply.content
         pieces = _WORDS.findall(content) if isinstance(content, str) else [content]
         for piece in pieces:

@@ -5,10 +5,12 @@ numpy: a tenth of a second that a run touching no `/memories/` file (most runs: 
 are not configured by default) never needs. This store stands in for `SqliteStore`: it opens the
 database and creates the `SqliteStore`, with its tables, at the first read or write. Until then
 the file is not created either (the tool never leaves an empty database: an empty one is damage).
+Its async methods (an `ainvoke` reading `/memories/`) run the same calls in a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
@@ -113,5 +115,6 @@ class LazySqliteStore(BaseStore):
         return self._sqlite_store().batch(ops)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the store operations (see `BaseStore.abatch`)."""
-        return await self._sqlite_store().abatch(ops)
+        """Run the store operations in a worker thread (see `BaseStore.abatch`): LangGraph's
+        `SqliteStore` has no async methods of its own, and its connection serves any thread."""
+        return await asyncio.to_thread(self.batch, list(ops))

@@ -35,6 +35,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ReplayMismatch
+from jupyter_deepagent.harness.models.chat_call import call_settings, langsmith_params, with_stop
 from jupyter_deepagent.harness.run_events.event_stream import current_agent
 from jupyter_deepagent.trace.research_log.canon import CanonicalRequest, RequestCanon
 from jupyter_deepagent.trace.research_log.difference import describe_difference
@@ -226,6 +227,11 @@ class ReplayChatModel(BaseChatModel):
             the log, not from a model answering now, so the caller can hold back their code.
         label: The model's "provider:model" label, as events and fingerprints name it.
         params: The model's parameters that go into fingerprints (temperature, max tokens).
+        temperature: A temperature given to the wrapper itself (over `params`); like
+            `max_tokens`, it is fingerprinted and reported, the live model keeps its own.
+        max_tokens: Likewise.
+        stop: Stop sequences given to the wrapper itself (over `params`): sent to the live
+            model with each call that gives none, and fingerprinted.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -234,6 +240,9 @@ class ReplayChatModel(BaseChatModel):
     ledger: Any = None
     label: str = "unknown"
     params: dict[str, Any] = Field(default_factory=dict)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] | None = None
     redact: Any = None
     on_served: Any = None
     """Called with each response the research log serves (as the message the agent gets)."""
@@ -244,9 +253,22 @@ class ReplayChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return self.label.split(":", 1)[0]
 
+    def _settings(self) -> dict[str, Any]:
+        """`params`, under the settings given to the wrapper itself."""
+        own = {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": self.stop}
+        return call_settings(self.params, own)
+
+    def _stop(self, stop: list[str] | None) -> list[str] | None:
+        """The call's stop sequences, else the model's."""
+        configured = self._settings().get("stop") if stop is None else stop
+        return [str(text) for text in configured] if isinstance(configured, list) else None
+
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """LangChain's tracing parameters: provider and model from the label (a call's own
+        `model=` instead), and the call's temperature, max tokens and stop sequences."""
         provider, _, name = self.label.partition(":")
-        return {"ls_provider": provider, "ls_model_name": name or provider, "ls_model_type": "chat"}
+        settings = call_settings(self._settings(), with_stop(self._stop(stop), kwargs))
+        return langsmith_params(provider, name or provider, settings)
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         """Bind tools as given; they are converted for the live model only when it is called."""
@@ -256,7 +278,7 @@ class ReplayChatModel(BaseChatModel):
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> CanonicalRequest:
         tools = kwargs.get("tools") or []
-        params = dict(self.params)
+        params = self._settings()
         params.update({k: v for k, v in kwargs.items() if k != "tools"})
         if stop:
             params["stop"] = list(stop)
@@ -308,6 +330,7 @@ class ReplayChatModel(BaseChatModel):
         Raises:
             ReplayMismatch: See `CallLedger.serve`.
         """
+        stop = self._stop(stop)
         request, recorded = self._served(messages, stop, kwargs)
         if recorded is not None:
             return ChatResult(generations=[ChatGeneration(message=recorded)])
@@ -329,6 +352,7 @@ class ReplayChatModel(BaseChatModel):
         Raises:
             ReplayMismatch: See `CallLedger.serve`.
         """
+        stop = self._stop(stop)
         request, recorded = self._served(messages, stop, kwargs)
         if recorded is not None:
             yield ChatGenerationChunk(message=_as_chunk(recorded))
