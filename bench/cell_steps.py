@@ -9,7 +9,7 @@ own process:
   folder, runs `%%agent` with the source function offered as a notebook tool (`tools=`). This is
   the whole cell: the magic, the run's events and displays, the inspector, the `/notebook/`
   files, the conversation's checkpoints (SQLite), fingerprints and the research log's record.
-- **api**: `create_research_agent(model, tools=[fetch_source]).invoke(...)`, as the README's
+- **api**: `create_research_agent(model, tools=[fetch_source]).invoke(...)`, as docs/python-api.md's
   Python API section shows (in-memory state, no checkpointer).
 
 CPU per step is the process's CPU time over the run, minus the scripted model's own (its replies,

@@ -81,11 +81,11 @@ def test_every_type_literal_matches_its_registry_key_and_every_field_is_document
     assert len(set(EVENT_TYPES)) == len(EVENT_TYPES)
 
 
-def test_the_readme_and_the_module_docstring_hold_the_generated_table() -> None:
+def test_the_api_page_and_the_module_docstring_hold_the_generated_table() -> None:
     table = event_table()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
 
-    assert table in readme, "README table stale: python -m jupyter_deepagent.events --table"
+    assert table in page, "docs/python-api.md table stale: python -m jupyter_deepagent.events --table"
     assert table in (events.__doc__ or ""), "the events docstring's table is stale"
     for event_type in EVENT_TYPES:
         assert f"| `{event_type}` |" in table

@@ -97,6 +97,59 @@ def test_exhausted_script_says_which_call_and_what_to_do() -> None:
     assert "rule" in message
 
 
+_TASK = {"subagent_type": "general-purpose", "description": "Research the Alps stations"}
+
+
+def _research(model: ScriptedChatModel) -> None:
+    from jupyter_deepagent import create_research_agent, trace_run
+
+    trace_run(create_research_agent(model), {"messages": [{"role": "user", "content": "go"}]})
+
+
+def test_a_subagent_without_a_rule_eats_the_main_step_and_the_error_says_so() -> None:
+    # the main agent's answer was written as step 1, but the subagent asks first and takes it
+    model = ScriptedChatModel(script=[{"tool_calls": [{"name": "task", "args": _TASK}]}, "Done."])
+
+    with pytest.raises(ScriptError) as info:
+        _research(model)
+
+    message = str(info.value)
+    assert "call 3 (the main agent): the script is exhausted" in message
+    assert "step 0 by the main agent (call 1)" in message
+    assert "step 1 by subagent 'general-purpose' (call 2, task 'Research the Alps stations')" in (
+        message
+    )
+    assert "which was written for the main agent" in message
+    assert "rules: [{when: 'Research the Alps stations', reply: '...'}]" in message
+    assert "docs/scripted-models.md" in message
+
+
+def test_a_rule_on_the_subagent_task_leaves_the_main_steps_to_the_main_agent() -> None:
+    model = ScriptedChatModel(
+        script=[{"tool_calls": [{"name": "task", "args": _TASK}]}, "Done."],
+        rules=[{"when": "Research the Alps", "reply": "Alps: warming 0.51 per decade."}],
+    )
+
+    _research(model)
+
+    assert model.remaining == 0
+    subagent_request = model.requests[1]
+    assert subagent_request.last.text == "Research the Alps stations"
+
+
+def test_an_exhausted_main_agent_alone_is_told_to_add_a_step() -> None:
+    model = ScriptedChatModel(script=[{"tool_calls": [{"name": "ls", "args": {"path": "/"}}]}])
+
+    with pytest.raises(ScriptError) as info:
+        _research(model)
+
+    message = str(info.value)
+    assert "call 2 (the main agent)" in message
+    assert "Steps drawn: step 0 by the main agent (call 1)." in message
+    assert "Add a step to the script or a rule matching this message." in message
+    assert "subagent" not in message
+
+
 def test_raise_steps_raise_langchain_errors() -> None:
     model = ScriptedChatModel(
         script=[

@@ -3,6 +3,10 @@
 A step is a string, an `AIMessage`, `{"content", "tool_calls", "usage"}` or `{"raise", "message"}`; a rule
 is `{"when", "when_system", "reply", "repeat"}`; a script file is YAML or JSON holding a list of
 steps or `{"script", "rules", "profile", "name"}`. Every error names the step, rule or file.
+A script that runs out names which agent drew which step (`Draw`, `exhausted_error`): the model
+is shared by the main agent and its subagents, and a subagent without a rule of its own takes the
+next step, which was written for the main agent. The format is documented in
+docs/scripted-models.md.
 """
 
 from __future__ import annotations
@@ -19,7 +23,15 @@ from langchain_core.messages.ai import UsageMetadata
 
 from jupyter_deepagent._exceptions import ScriptError
 
-__all__ = ["Rule", "Step", "compile_rule", "compile_step", "read_script_file"]
+__all__ = [
+    "Draw",
+    "Rule",
+    "Step",
+    "compile_rule",
+    "compile_step",
+    "exhausted_error",
+    "read_script_file",
+]
 
 # what `{"raise": kind}` raises: LangChain's own provider-neutral error types
 _ERRORS: dict[str, type[Exception]] = {
@@ -183,3 +195,79 @@ def read_script_file(path: Path) -> dict[str, Any]:
         data, str(path), {"script": (list,), "rules": (list,), "profile": (dict,), "name": (str,)}
     )
     return data
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One reply taken from the script: which call, which step or rule, for which agent."""
+
+    call: int
+    """The model call it answered (1-based, over every caller of the model)."""
+    source: str
+    """What answered: "step 3", or "a rule"."""
+    agent: str | None
+    """Who asked: "the main agent", "subagent 'researcher'", or None when not known."""
+    task: str = ""
+    """A subagent's task (its first human message), what a rule's `when` can match."""
+
+
+def _calls(draws: list[Draw]) -> str:
+    first, last = draws[0].call, draws[-1].call
+    return f"call {first}" if first == last else f"calls {first}-{last}"
+
+
+def _step_runs(draws: list[Draw]) -> list[str]:
+    """The script steps drawn, as runs of consecutive steps by one agent."""
+    runs: list[list[Draw]] = []
+    for draw in (d for d in draws if d.source.startswith("step")):
+        if runs and runs[-1][-1].agent == draw.agent:
+            runs[-1].append(draw)
+        else:
+            runs.append([draw])
+    described = []
+    for run in runs:
+        steps = (
+            run[0].source if len(run) == 1 else f"steps {run[0].source[5:]}-{run[-1].source[5:]}"
+        )
+        task = f", task {run[0].task[:80]!r}" if run[0].task else ""
+        described.append(f"{steps} by {run[0].agent or 'an unknown caller'} ({_calls(run)}{task})")
+    return described
+
+
+def exhausted_error(
+    call: int, agent: str | None, steps: int, last: str, draws: list[Draw]
+) -> ScriptError:
+    """The error of a call no step or rule is left for, naming who drew the script's steps.
+
+    Args:
+        call: The model call that found the script exhausted (1-based).
+        agent: Who made it ("the main agent", "subagent 'x'"), None when not known.
+        steps: How many steps the script has.
+        last: The text of the request's last message.
+        draws: Every reply taken from the script so far, in call order.
+
+    Returns:
+        A `ScriptError` whose message names the cause and the fix.
+    """
+    who = f" ({agent})" if agent else ""
+    parts = [
+        f"ScriptedChatModel call {call}{who}: the script is exhausted ({steps} steps, all "
+        f"played; no rule matched). Last message: {last[:200]!r}."
+    ]
+    runs = _step_runs(draws)
+    if any(d.agent for d in draws):
+        shown = runs if len(runs) <= 8 else ["...", *runs[-8:]]
+        parts.append(f"Steps drawn: {'; '.join(shown)}.")
+    eaters = [d for d in draws if d.source.startswith("step") and (d.agent or "").startswith("sub")]
+    if eaters:
+        eater = eaters[0]
+        when = eater.task[:60] or "a phrase of its task"
+        parts.append(
+            f"A subagent draws the next script step as the main agent does, so {eater.agent} took "
+            f"{eater.source}, which was written for the main agent. Give the subagent a rule that "
+            f"matches its task, e.g. rules: [{{when: {when!r}, reply: '...'}}], or write its own "
+            "steps at that place in the script (see docs/scripted-models.md)."
+        )
+    else:
+        parts.append("Add a step to the script or a rule matching this message.")
+    return ScriptError(" ".join(parts))

@@ -9,12 +9,14 @@ and can raise a provider's context-overflow error on cue.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,12 +38,15 @@ from pydantic import Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ScriptError
 from jupyter_deepagent.harness.models._script_format import (
+    Draw,
     Rule,
     Step,
     compile_rule,
     compile_step,
+    exhausted_error,
     read_script_file,
 )
+from jupyter_deepagent.harness.run_events.event_stream import current_agent, current_sink
 
 if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelInput
@@ -95,6 +100,44 @@ def _conversation_key(messages: Sequence[BaseMessage]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _caller(run_manager: CallbackManagerForLLMRun | None) -> str | None:
+    """Which agent is calling: the harness's agent scope (a subagent's name and task), else
+    LangChain's agent name in a checkpoint namespace nested in a tool call; None outside a run."""
+    agent, task_id = current_agent()
+    if task_id is not None:
+        return f"subagent {agent!r}"
+    metadata = (run_manager.metadata if run_manager is not None else None) or {}
+    namespace = str(metadata.get("langgraph_checkpoint_ns") or "")
+    name = metadata.get("lc_agent_name")
+    if name and "|" in namespace:
+        return f"subagent {name!r}"
+    return "the main agent" if namespace or current_sink() is not None else None
+
+
+_CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "jupyter_deepagent_scripted_caller", default=None
+)
+
+
+@contextmanager
+def _calling(run_manager: CallbackManagerForLLMRun | None) -> Iterator[None]:
+    """Name the calling agent for the reply made inside the block (`_reply` keeps its signature
+    for subclasses that override it)."""
+    token = _CALLER.set(_caller(run_manager))
+    try:
+        yield
+    finally:
+        _CALLER.reset(token)
+
+
+def _task(messages: Sequence[BaseMessage]) -> str:
+    """A request's first human message, one line: a subagent's task."""
+    for message in messages:
+        if message.type == "human":
+            return " ".join(str(message.text).split())
+    return ""
+
+
 def _chars(message: BaseMessage) -> int:
     content = message.content
     size = len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
@@ -116,6 +159,9 @@ class ScriptedChatModel(BaseChatModel):
     the estimate, e.g. `{"input_token_details": {"cache_read": 800}}`), or
     `{"raise": "context_overflow" | "error" | "rate_limit" | "timeout", "message": ...}`.
     Missing tool-call ids become `call_1`, `call_2`, ... in the order replies are made.
+    Subagents share the model and draw from the same script, so give each a rule matching its
+    task; when the script runs out, the error names which agent drew which step
+    (docs/scripted-models.md).
 
     Example:
         >>> model = ScriptedChatModel(script=["Hello!"])
@@ -135,6 +181,7 @@ class ScriptedChatModel(BaseChatModel):
     _next: int = PrivateAttr(default=0)
     _ids: int = PrivateAttr(default=0)
     _requests: list[ScriptedRequest] = PrivateAttr(default_factory=list)
+    _draws: list[Draw] = PrivateAttr(default_factory=list)
     _answered: dict[str, AIMessage] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _schemas: dict[int, tuple[object, dict[str, object]]] = PrivateAttr(default_factory=dict)
@@ -227,9 +274,15 @@ class ScriptedChatModel(BaseChatModel):
             if known is not None:
                 reply = known.model_copy(deep=True)
             else:
+                played = self._next
                 step = self._pick(request)
+                caller = _CALLER.get()
                 if step is None:
-                    raise self._exhausted(call, request)
+                    last = str(request.last.text) if request.messages else ""
+                    raise exhausted_error(call, caller, len(self._steps), last, self._draws)
+                source = f"step {played}" if self._next > played else "a rule"
+                subagent = (caller or "").startswith("subagent")
+                self._draws.append(Draw(call, source, caller, _task(messages) if subagent else ""))
                 if step.error is not None:
                     raise step.error(step.error_message)
                 assert step.reply is not None  # a step is a reply or an error
@@ -255,6 +308,7 @@ class ScriptedChatModel(BaseChatModel):
         return {**tool_call, "id": f"call_{self._ids}"}
 
     def _pick(self, request: ScriptedRequest) -> Step | None:
+        """The first unused matching rule, else the next step (None when none is left)."""
         last, system = str(request.last.text) if request.messages else "", request.system
         for rule in self._rules:
             if rule.used or (rule.when is not None and rule.when not in last):
@@ -268,15 +322,6 @@ class ScriptedChatModel(BaseChatModel):
             return self._steps[self._next - 1]
         return None
 
-    def _exhausted(self, call: int, request: ScriptedRequest) -> ScriptError:
-        last = str(request.last.text)[:200] if request.messages else ""
-        msg = (
-            f"ScriptedChatModel call {call}: the script is exhausted ({len(self._steps)} steps, "
-            f"all played; no rule matched). Last message: {last!r}. "
-            "Add a step to the script or a rule matching this message."
-        )
-        return ScriptError(msg)
-
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -287,11 +332,14 @@ class ScriptedChatModel(BaseChatModel):
         """Reply with the next scripted step.
 
         Raises:
-            ScriptError: The script is exhausted and no rule matches.
+            ScriptError: The script is exhausted and no rule matches; the message names which
+                agent drew which steps.
             ContextOverflowError: The step is `{"raise": "context_overflow"}`.
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs))])
+        with _calling(run_manager):
+            reply = self._reply(messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _stream(
         self,
@@ -303,11 +351,13 @@ class ScriptedChatModel(BaseChatModel):
         """Stream the next step word by word; tool calls and usage come in the final chunk.
 
         Raises:
-            ScriptError: The script is exhausted and no rule matches.
+            ScriptError: The script is exhausted and no rule matches; the message names which
+                agent drew which steps.
             ContextOverflowError: The step is `{"raise": "context_overflow"}`.
             ModelAPIError: The step is `{"raise": "error"}` (other kinds likewise).
         """
-        reply = self._reply(messages, kwargs)
+        with _calling(run_manager):
+            reply = self._reply(messages, kwargs)
         content = reply.content
         pieces = _WORDS.findall(content) if isinstance(content, str) else [content]
         for piece in pieces:
