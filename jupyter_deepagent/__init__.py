@@ -36,6 +36,7 @@ __all__ = [
     "PermissionDenied",
     "PromptAssembly",
     "PromptSection",
+    "ProviderRefused",
     "RUNS_CODE",
     "RecordedCodeNotApproved",
     "ReplayMismatch",
@@ -133,6 +134,7 @@ if TYPE_CHECKING:
         ModelCallFailed,
         ModelConfigurationError,
         PermissionDenied,
+        ProviderRefused,
         ResearchAssistantError,
         ScriptError,
     )

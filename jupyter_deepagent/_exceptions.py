@@ -14,6 +14,8 @@ ResearchAssistantError
  ├── ModelConfigurationError       a model string or key cannot be turned into a model
  │    └── MissingAPIKey            the provider needs a key that is not set
  ├── ModelCallFailed               a model call failed (network, provider); secrets masked
+ │    └── ProviderRefused          the provider refused it: the key, the quota, the model name;
+ │                                 carries .reason, .setting, .retry_helps
  ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
  ├── ReplayMismatch                a request differs from the notebook's research log
  ├── RecordedCodeNotApproved       code from the research log waits for this kernel's approval
@@ -43,6 +45,7 @@ __all__ = [
     "ModelCallFailed",
     "ModelConfigurationError",
     "PermissionDenied",
+    "ProviderRefused",
     "RecordedCodeNotApproved",
     "ReplayMismatch",
     "ResearchAssistantError",
@@ -127,6 +130,37 @@ class ModelCallFailed(ResearchAssistantError):
         super().__init__(message)
         self.model = model
         self.error_type = error_type
+
+
+class ProviderRefused(ModelCallFailed):
+    """The provider answered the model call with a refusal the user can fix: the API key is
+    invalid or revoked, its quota is used up (after the retries), the model name is unknown, or
+    the key may not use the model. The message says which variable or setting to change, where
+    the key was read from, and whether running again can help.
+
+    Attributes:
+        reason: "key", "quota", "model" or "permission".
+        setting: The variable or setting to change ("GOOGLE_API_KEY", "model").
+        retry_helps: Whether sending the same request later may succeed (a rate limit: yes).
+        status: The HTTP status the provider answered (None when unknown).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str = "",
+        error_type: str = "",
+        reason: str = "",
+        setting: str = "",
+        retry_helps: bool = False,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message, model=model, error_type=error_type)
+        self.reason = reason
+        self.setting = setting
+        self.retry_helps = retry_helps
+        self.status = status
 
 
 class ScriptError(ResearchAssistantError):

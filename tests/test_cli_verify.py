@@ -121,7 +121,8 @@ def test_run_names_cells_by_execution_count_and_a_cell_that_did_not_run_by_its_p
     assert stopped.returncode == 2
     row = next(line for line in stopped.stdout.splitlines() if "What is twice x?" in line)
     assert row.startswith("cell 5 of 5, not run ")
-    assert "stopped at In [3]: RuntimeError: broken data" in stopped.stderr
+    assert ('stopped at In [3] ("raise RuntimeError(\'broken data\')"): RuntimeError: broken data'
+            in stopped.stderr)
 
 
 def test_a_notebook_written_by_run_output_shows_the_static_inspector_in_nbconvert_html(

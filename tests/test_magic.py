@@ -12,6 +12,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from notebook_shell import SCRIPTS, Notebook, call, notebook, scripted  # noqa: F401
 
 from jupyter_deepagent import MissingAPIKey, RunTrace
+from jupyter_deepagent.jupyter.views.notebook_words import boxed
 
 
 def test_load_ext_registers_the_magics_without_importing_langchain_langgraph_or_pandas() -> None:
@@ -123,7 +124,7 @@ def test_missing_api_key_stops_the_cell_naming_the_variable_and_the_offline_opti
     assert isinstance(cell.error, MissingAPIKey)
     message = str(cell.error)
     assert "GOOGLE_API_KEY" in message and ".env" in message and "scripted:" in message
-    assert cell.error._render_traceback_() == [f"MissingAPIKey: {message}"]
+    assert cell.error._render_traceback_() == [f"MissingAPIKey: {boxed('MissingAPIKey', message)}"]
     assert "_agent" not in notebook.shell.user_ns
 
 
@@ -400,7 +401,7 @@ def test_a_failed_model_call_is_one_line_without_the_providers_frames_or_key(
     )
     assert "demo-provider-key-4417" not in str(error) and "***" in str(error)
     assert error.__cause__ is None and error.__context__ is None
-    assert error._render_traceback_() == [f"ModelCallFailed: {error}"]
+    assert error._render_traceback_() == [f"ModelCallFailed: {boxed('ModelCallFailed', str(error))}"]
     assert "demo-provider-key-4417" not in cell.stdout + cell.stderr
     assert cell.live_text.splitlines()[-1].startswith("failed: ModelCallFailed")
     retries = [line for line in cell.live_text.splitlines() if "↻ retrying" in line]

@@ -12,6 +12,11 @@ an agent cell has no complete recording or its dry run (the notebook run with st
 a fresh state folder, see `dry_run`) finds a request the log would refuse, and 2 when the dry run
 stops at a cell error; `serve-config` exits 1 when it writes nothing (an invalid configuration,
 or a file it would replace was changed). Cells are named as JupyterLab shows them (`In [4]`).
+
+Each command's `--help` lists its exit codes and what it writes. Results go to stdout; progress,
+the kernel's own messages and errors to stderr, each error on one line. Colour (and the progress
+bar) only on a terminal: in a pipe or a file, the kernel's colour codes are stripped, and
+`NO_COLOR` turns colour off on a terminal too.
 """
 
 from __future__ import annotations
@@ -24,7 +29,53 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
+    from jupyter_deepagent.cli.terminal import Terminal
+
 __all__ = ["main"]
+
+_RUN_EPILOG = """\
+exit codes:
+  0  every cell ran
+  1  strict replay found a model request that differs from the research log
+  2  a cell failed otherwise (named on stderr as Lab shows it), or the notebook cannot be read
+
+what it writes:
+  The notebook file is left as it is: --output OUT.ipynb writes the executed notebook there
+  (it may be the notebook itself). An agent cell the research log cannot serve asks its model
+  (--replay auto or off) and appends the run to the research log, NOTEBOOK.agentlog.jsonl
+  beside the notebook; a replayed cell appends nothing. The conversations go to the state
+  folder (.deepagent/ beside the notebook, or the database of database_url).
+  stdout: a table of the agent cells; stderr: progress, the kernel's messages, the error.
+"""
+_LOG_EPILOG = """\
+exit codes:
+  0  the timeline was printed (damaged lines, if any, are named on stderr)
+  1  the notebook has no research log (NOTEBOOK.agentlog.jsonl beside it)
+
+what it writes: nothing; the timeline goes to stdout.
+"""
+_VERIFY_EPILOG = """\
+exit codes:
+  0  the research log is intact, every agent cell has a complete recording and the dry run
+     replayed them all (or --chain-only)
+  1  no research log (for a notebook with agent cells), a broken hash chain, an agent cell
+     without a complete recording, or a recording strict replay rejects
+  2  the dry run stopped at a cell error, or could not be made
+
+what it writes: nothing. The dry run runs a temporary copy of the notebook's folder, in a
+fresh state folder, and throws it away. A research log is recorded by
+`jupyter-deepagent run NOTEBOOK` (or Run All in JupyterLab).
+"""
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps a description as usual, but keeps an epilog (exit codes, what is written) as
+    written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("exit codes:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,7 +84,14 @@ def _parser() -> argparse.ArgumentParser:
         description="Run notebooks with agent cells headless, replaying their research logs.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="execute a notebook headless (nbclient)")
+    run = commands.add_parser(
+        "run",
+        help="execute a notebook headless (nbclient)",
+        description="Execute a notebook headless in a fresh kernel (nbclient), replaying its "
+        "agent cells from the research log beside it, and print a table of its agent cells.",
+        epilog=_RUN_EPILOG,
+        formatter_class=_HelpFormatter,
+    )
     run.add_argument("notebook", type=Path)
     run.add_argument(
         "--replay",
@@ -50,7 +108,13 @@ def _parser() -> argparse.ArgumentParser:
         "each block as it runs; without it, such code is refused",
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    log = commands.add_parser("log", help="the research log as a timeline")
+    log = commands.add_parser(
+        "log",
+        help="the research log as a timeline",
+        description="Print a notebook's research log as a timeline of its runs.",
+        epilog=_LOG_EPILOG,
+        formatter_class=_HelpFormatter,
+    )
     log.add_argument("notebook", type=Path)
     log.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     verify = commands.add_parser(
@@ -63,6 +127,8 @@ def _parser() -> argparse.ArgumentParser:
         "log that a replay would reject fails here, naming the cell. The dry run executes the "
         "notebook's code and the tool calls of its recordings in the copy; the notebook, its "
         "folder and its log are left as they are.",
+        epilog=_VERIFY_EPILOG,
+        formatter_class=_HelpFormatter,
     )
     verify.add_argument("notebook", type=Path)
     verify.add_argument(
@@ -112,19 +178,28 @@ def _tokens(count: int) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from jupyter_deepagent.cli.headless import run_notebook
+    from nbformat import ValidationError
 
+    from jupyter_deepagent.cli.headless import run_notebook
+    from jupyter_deepagent.cli.terminal import Terminal
+
+    errors = Terminal(sys.stderr)
     if not args.notebook.is_file():
-        print(f"no notebook at {args.notebook}", file=sys.stderr)
+        print(errors.error(f"no notebook at {args.notebook}"), file=sys.stderr)
         return 2
-    report = run_notebook(
-        args.notebook,
-        replay=args.replay,
-        output=args.output,
-        progress=not args.no_progress,
-        approve_recorded=args.approve_recorded,
-        on_recorded_code=lambda text: print(text, end="", file=sys.stderr, flush=True),
-    )
+    try:
+        report = run_notebook(
+            args.notebook,
+            replay=args.replay,
+            output=args.output,
+            progress=_progress(args, errors),
+            approve_recorded=args.approve_recorded,
+            on_recorded_code=errors.write,
+            on_kernel_output=lambda line: errors.write(line + "\n"),
+        )
+    except (OSError, ValueError, ValidationError) as exc:  # unreadable notebook, unwritable output
+        print(errors.error(f"cannot run {args.notebook}: {exc}"), file=sys.stderr)
+        return 2
     width = max([len("cell"), *(len(row.label) for row in report.cells)])
     print(
         f"{'cell':<{width}}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens':>7} "
@@ -139,12 +214,13 @@ def _run(args: argparse.Namespace) -> int:
     replayed = sum(1 for row in report.cells if row.outcome == "replayed")
     print(f"{len(report.cells)} agent cells ({replayed} replayed) · {report.seconds:.1f} s in all")
     if report.error:
-        where = f" at {report.stopped_at}" if report.stopped_at else ""
-        print(f"stopped{where}: {report.error}", file=sys.stderr)
-        for row in report.cells:
-            if row.error:
-                print(f'{row.label} ("{row.title[:40]}"): {row.error}', file=sys.stderr)
+        print(errors.error(report.failure), file=sys.stderr)
     return report.exit_code
+
+
+def _progress(args: argparse.Namespace, errors: Terminal) -> bool:
+    """A progress bar unless `--no-progress`, and only on a terminal (a pipe gets none)."""
+    return not args.no_progress and errors.is_terminal
 
 
 def _log(args: argparse.Namespace) -> int:
@@ -185,6 +261,7 @@ def _shown_cells(path: Path) -> dict[str, str] | None:
 def _verify(args: argparse.Namespace) -> int:
     from jupyter_deepagent.cli.dry_run import dry_run
     from jupyter_deepagent.cli.recordings import agent_cells, check_recordings
+    from jupyter_deepagent.cli.terminal import Terminal
     from jupyter_deepagent.trace.research_log.log import VERIFY_SCOPE, log_path_for
 
     notebook = _read_notebook(args.notebook)
@@ -218,11 +295,13 @@ def _verify(args: argparse.Namespace) -> int:
         return 1
     if args.chain_only:
         return 0
+    errors = Terminal(sys.stderr)
     checked = dry_run(
         args.notebook,
         approve_recorded=args.approve_recorded,
-        progress=not args.no_progress,
-        on_recorded_code=lambda text: print(text, end="", file=sys.stderr, flush=True),
+        progress=_progress(args, errors),
+        on_recorded_code=errors.write,
+        on_kernel_output=lambda line: errors.write(line + "\n"),
     )
     for line in checked.lines:
         print(line)
@@ -238,10 +317,10 @@ def _no_log(notebook: Path, agent_cells: int) -> int:
         print(f"{notebook}: no agent cells and no research log ({name}): nothing to verify")
         return 0
     print(
-        f"{notebook} has no research log: {name} is not beside it, so its {agent_cells} agent "
-        "cell(s) cannot replay. Record one by running the notebook once with its model: "
-        f"`jupyter-deepagent run {notebook} --replay auto` (or Run All in JupyterLab), "
-        f"then commit {name} with the notebook."
+        f"{notebook} has no research log: {name} is not beside it, so there is nothing to "
+        f"verify. Record one with `jupyter-deepagent run {notebook}` (its default --replay auto "
+        f"asks the model of each of its {agent_cells} agent cell(s) and writes {name}), or Run "
+        "All in JupyterLab, then commit it with the notebook."
     )
     return 1
 

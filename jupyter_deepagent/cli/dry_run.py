@@ -45,9 +45,11 @@ def dry_run(
     approve_recorded: bool = False,
     progress: bool = True,
     on_recorded_code: Callable[[str], None] | None = None,
+    on_kernel_output: Callable[[str], None] | None = None,
 ) -> DryRun:
     """Run `notebook` headless with strict replay in a fresh state folder and say how it went,
-    naming each cell as Lab shows it."""
+    naming each cell as Lab shows it (`on_recorded_code` and `on_kernel_output`: as for
+    `run_notebook`)."""
     from jupyter_deepagent.cli.headless import run_notebook
     from jupyter_deepagent.project.settings.agent_config import file_layers, resolve_config
 
@@ -90,6 +92,7 @@ def dry_run(
             approve_recorded=approve_recorded,
             on_recorded_code=on_recorded_code,
             fresh_state=Path(scratch) / "state",
+            on_kernel_output=on_kernel_output,
         )
     if report.exit_code == 0:
         replayed = sum(1 for row in report.cells if row.outcome == "replayed")
@@ -116,7 +119,7 @@ def dry_run(
             lines.append(f'{row.label} ("{row.title[:40]}") failed: {row.error}')
     where = report.stopped_at or "a cell"
     if not lines:
-        lines.append(f"{where} failed: {report.error}")
+        lines.append(report.failure)
     if report.mismatch:
         verdict = "strict replay would reject the research log"
     else:

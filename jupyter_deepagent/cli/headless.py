@@ -13,7 +13,12 @@ kernel then runs is handed to `on_recorded_code` as it starts (the command line 
 Without it, a cell that would run such code stops with the code shown.
 
 Cells are named as JupyterLab shows them: `In [n]` by the execution count of this run, and by
-position only where a cell did not run. The executed notebook is written without its widgets'
+position only where a cell did not run; a failure is one line (`RunReport.failure`) that names
+the cell and its first line, with the error's type and message, without the colour codes of the
+kernel's traceback. The kernel's own output (jupyter_client's and ipykernel's log lines, such as
+the warning that the kernel talks over TCP) goes to `on_kernel_output` line by line instead of
+into the terminal, where it would land inside the progress bar; each such line, and each block
+of recorded code, is written above the bar. The executed notebook is written without its widgets'
 state (as JupyterLab saves by default), so nbconvert, GitHub and VS Code show each display's
 static HTML (the inspector's static copy) instead of a widget they cannot render.
 
@@ -25,6 +30,7 @@ the environment (`verify`'s dry run).
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,7 +71,21 @@ class RunReport:
     """The first cell error ("" when every cell ran)."""
     stopped_at: str = ""
     """The cell that failed, as Lab shows it (any code cell; "" when every cell ran)."""
+    stopped_title: str = ""
+    """The failed cell's request (an agent cell) or its first line (any other code cell)."""
     mismatch: bool = False
+
+    @property
+    def failure(self) -> str:
+        """The cell error on one line, naming the cell as Lab shows it and its first line:
+        `stopped at In [3] ("print(total)"): NameError: name 'total' is not defined` ("" when
+        every cell ran)."""
+        if not self.error:
+            return ""
+        where = self.stopped_at or "a cell"
+        if self.stopped_title:
+            where += f' ("{_shortened(self.stopped_title)}")'
+        return f"stopped at {where}: {self.error}"
 
     @property
     def exit_code(self) -> int:
@@ -109,6 +129,15 @@ def _execute_with_cell_id(
     return execute
 
 
+def _shortened(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_line(source: object) -> str:
+    """A code cell's first line that is not blank."""
+    return next((line.strip() for line in str(source).splitlines() if line.strip()), "")
+
+
 def _summary(cell: NotebookNode) -> dict[str, object] | None:
     for output in cell.get("outputs", []):
         run = output.get("metadata", {}).get("jupyter_deepagent", {}).get("run")
@@ -118,14 +147,16 @@ def _summary(cell: NotebookNode) -> dict[str, object] | None:
 
 
 def _error(cell: NotebookNode, reply: object) -> tuple[str, str] | None:
-    """The cell's error: its error output, else the execute reply's (a `UsageError` such as an
-    unknown magic shows no error output)."""
+    """The cell's error (type, message on one line, without colour codes): its error output,
+    else the execute reply's (a `UsageError` such as an unknown magic shows no error output)."""
+    from jupyter_deepagent.cli.terminal import one_line
+
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            return str(output.get("ename", "")), str(output.get("evalue", ""))
+            return one_line(str(output.get("ename", ""))), one_line(str(output.get("evalue", "")))
     content = reply.get("content", {}) if isinstance(reply, dict) else {}
     if content.get("status") == "error":
-        return str(content.get("ename", "")), str(content.get("evalue", ""))
+        return one_line(str(content.get("ename", ""))), one_line(str(content.get("evalue", "")))
     return None
 
 
@@ -154,6 +185,7 @@ def run_notebook(
     approve_recorded: bool = False,
     on_recorded_code: Callable[[str], None] | None = None,
     fresh_state: Path | None = None,
+    on_kernel_output: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Execute the notebook at `path` in a fresh kernel and report its agent cells.
 
@@ -161,7 +193,10 @@ def run_notebook(
     `output` when given, also after an error. `approve_recorded` lets code served from the
     research log run; `on_recorded_code` gets each such block (with its header) as it starts.
     `fresh_state` (a new or empty folder) holds the run's conversations instead of the
-    notebook's state folder or a database from the environment.
+    notebook's state folder or a database from the environment. `on_kernel_output` gets each
+    line the kernel process writes to its stdout or stderr (None: they go to this process's).
+    Both callbacks are called with the progress bar cleared, so what they write is on its own
+    line.
 
     Raises:
         OSError: The notebook cannot be read, or `output` cannot be written.
@@ -169,11 +204,13 @@ def run_notebook(
     """
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     from tqdm import tqdm
 
     from jupyter_deepagent.cli.cell_labels import cell_label
+    from jupyter_deepagent.cli.kernel_output import KernelOutput
     from jupyter_deepagent.cli.recordings import agent_cells
+    from jupyter_deepagent.cli.terminal import one_line
     from jupyter_deepagent.jupyter.session.notebook_file import NOTEBOOK_ENV
     from jupyter_deepagent.jupyter.session.recorded_code import PRINTED_HEADER
     from jupyter_deepagent.jupyter.session.recording import REPLAY_ENV
@@ -191,11 +228,30 @@ def run_notebook(
     report = RunReport(cells=sorted(rows, key=lambda row: row.index))
     by_index = {r.index: r for r in report.cells}
     code_cells = sum(1 for cell in notebook.cells if cell.get("cell_type") == "code")
-    bar = tqdm(total=code_cells, desc=path.name, unit="cell", disable=not progress, leave=False)
-    state: dict[str, Any] = {"cell_id": None, "started": 0.0}
+    bar = tqdm(
+        total=code_cells,
+        desc=path.name,
+        unit="cell",
+        disable=not progress,
+        leave=False,
+        file=sys.stderr,
+    )
+    state: dict[str, Any] = {"cell_id": None, "started": 0.0, "label": "", "title": ""}
+
+    def above_bar(write: Callable[[str], None]) -> Callable[[str], None]:
+        """`write`, called with the progress bar cleared and drawn again after it."""
+
+        def written(text: str) -> None:
+            with tqdm.external_write_mode(file=sys.stderr):
+                write(text)
+
+        return written
 
     def on_start(cell: NotebookNode, cell_index: int, **_: object) -> None:
         state["cell_id"], state["started"] = cell.get("id"), time.perf_counter()
+        state["label"] = f"cell {cell_index + 1} of {total}"
+        row = by_index.get(cell_index)
+        state["title"] = row.title if row is not None else _first_line(cell.get("source", ""))
 
     def on_executed(
         cell: NotebookNode, cell_index: int, execute_reply: object = None, **_: object
@@ -205,6 +261,7 @@ def run_notebook(
         summary, error = _summary(cell), _error(cell, execute_reply)
         if error is not None and not report.stopped_at:
             report.stopped_at = label
+            report.stopped_title = state["title"]
         row = by_index.get(cell_index)
         if row is None:
             return
@@ -219,6 +276,9 @@ def run_notebook(
             row.error = f"{error[0]}: {error[1]}"
 
     policy = "approve" if approve_recorded else "refuse"
+    show_recorded_code = above_bar(on_recorded_code) if on_recorded_code is not None else None
+    kernel_output = KernelOutput(above_bar(on_kernel_output)) if on_kernel_output else None
+    streams = {"stdout": kernel_output.fd, "stderr": kernel_output.fd} if kernel_output else {}
 
     class Client(NotebookClient):
         async def async_start_new_kernel_client(self) -> KernelClient:
@@ -237,8 +297,8 @@ def run_notebook(
         ) -> NotebookNode | None:
             content = msg.get("content", {})
             text = content.get("text", "") if msg.get("msg_type") == "stream" else ""
-            if on_recorded_code is not None and PRINTED_HEADER in text:
-                on_recorded_code(text)
+            if show_recorded_code is not None and PRINTED_HEADER in text:
+                show_recorded_code(text)
             return super().output(outs, msg, display_id, cell_index)
 
     env = {
@@ -264,16 +324,22 @@ def run_notebook(
     )
     started = time.perf_counter()
     try:
-        client.execute(env=env)
+        client.execute(env=env, **streams)
     except CellExecutionError as exc:
-        named = f"{exc.ename}: {exc.evalue}" if exc.ename else str(exc)
-        report.error = named.strip().splitlines()[0] if named.strip() else "a cell failed"
+        named = one_line(f"{exc.ename}: {exc.evalue}" if exc.ename else str(exc))
+        report.error = named or "a cell failed"
         if getattr(exc, "ename", "") == "ReplayMismatch":
             report.mismatch = True
         bar.update(0)
+    except (CellTimeoutError, DeadKernelError) as exc:  # no error output: the cell running then
+        report.error = one_line(f"{type(exc).__name__}: {exc}")
+        report.stopped_at = report.stopped_at or state["label"]
+        report.stopped_title = report.stopped_title or state["title"]
     finally:
         bar.close()
         report.seconds = time.perf_counter() - started
+        if kernel_output is not None:
+            kernel_output.close()
     report.mismatch = report.mismatch or any(r.outcome == "mismatch" for r in report.cells)
     if report.error and not report.mismatch and "ReplayMismatch" in report.error:
         report.mismatch = True

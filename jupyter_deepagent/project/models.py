@@ -9,7 +9,9 @@ without a warning (it runs offline: there is no real window to guess).
 
 Errors are the harness's, which advise Python arguments, plus a note when the env file has a line
 for the missing key that could not be read; each face says them in its own words (the kernel's
-`Session.model`, the server's `served_agent`).
+`Session.model`, the server's `served_agent`). Each provider model carries, in its `metadata`,
+which of its variables the env file set (`KEY_ORIGINS`), so a key the provider refuses later is
+named with where it was read from (".env beside the notebook", else the environment).
 """
 
 from __future__ import annotations
@@ -102,7 +104,18 @@ class ModelCache:
             except MissingAPIKey as exc:
                 msg = str(exc) + self.keys.unreadable_note(exc.variables, env_file)
                 raise MissingAPIKey(msg, variables=exc.variables) from None
-        return self._models[key]
+        model = self._models[key]
+        self._mark_key_origins(model, env_file)
+        return model
+
+    def _mark_key_origins(self, model: BaseChatModel, env_file: str) -> None:
+        """Put into `model.metadata` which variables the env file set (see `KEY_ORIGINS`)."""
+        from jupyter_deepagent.harness.models.provider_errors import KEY_ORIGINS
+
+        metadata = dict(model.metadata or {})
+        if metadata.get(KEY_ORIGINS) != (origins := self.keys.origins(env_file)):
+            metadata[KEY_ORIGINS] = origins
+            model.metadata = metadata
 
     def _scripted(self, spec: str, notebook_dir: Path) -> BaseChatModel:
         """The scripted model for `spec`, loaded again when its file changed since last time.

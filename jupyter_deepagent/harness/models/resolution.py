@@ -182,7 +182,8 @@ def resolve_model(
         msg = (
             f"The {provider!r} model provider needs the {package} package, which is not "
             f"installed: run `pip install {package}` in the kernel's environment "
-            f"(e.g. `%pip install {package}`) and restart the kernel. {_offline_options(provider)}"
+            f"(e.g. `%pip install {package}`) and restart the kernel, or change `model` to "
+            f"another provider. {_offline_options(provider)}"
         )
         raise ModelConfigurationError(msg) from exc
     except Exception as exc:

@@ -4,7 +4,10 @@
 and `acall_with_retries` do the same for any one call. The wait between attempts is slept in
 short slices, so the stop button ends the run during a wait as it would during a tool: the
 kernel's interrupt lands in the main thread at once, and the exception the stop button raises in
-a subagent's thread lands within a slice. After the last attempt the error is raised unchanged.
+a subagent's thread lands within a slice. After the last attempt the error is raised unchanged,
+unless the provider refused the call for a reason the user can fix (a rejected key, a quota used
+up, an unknown model): then it is a `ProviderRefused` saying what to change (`provider_errors`),
+raised without the provider's exception attached, whose frames hold the request's headers.
 
 LangChain's own `ModelRetryMiddleware` is not used: it has no hook per retry (so no event), sleeps
 in one uninterruptible call, and by default retries every exception, a replay mismatch included.
@@ -22,6 +25,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from jupyter_deepagent.events import MODEL_RETRY
 from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy, is_transient
 from jupyter_deepagent.harness.models.label import model_label
+from jupyter_deepagent.harness.models.provider_errors import provider_refusal
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, run_step
 
 __all__ = ["ModelRetryMiddleware", "acall_with_retries", "call_with_retries"]
@@ -82,6 +86,7 @@ def call_with_retries(
     """`call()`, sent again after a transient failure as `policy` allows.
 
     Raises:
+        ProviderRefused: The provider refused the call for a reason the user can fix.
         Exception: What the last attempt raised (or the first error that is not transient).
         KeyboardInterrupt: The stop button, also during a wait.
     """
@@ -91,11 +96,14 @@ def call_with_retries(
             return call()
         except Exception as exc:
             wait = _retry_wait(exc, attempt, policy, model, step, purpose)
-            if wait is None:
+            refused = provider_refusal(exc, model, attempt) if wait is None else None
+            if wait is None and refused is None:
                 raise
-        # waited outside the handler, so a stop during the wait does not carry the provider's
-        # error (whose frames hold request headers) as its context
-        _wait_in_slices(wait)
+        # raised and waited outside the handler, so neither the refusal nor a stop during the
+        # wait carries the provider's error (whose frames hold request headers) as its context
+        if refused is not None:
+            raise refused
+        _wait_in_slices(wait or 0.0)
         attempt += 1
 
 
@@ -110,6 +118,7 @@ async def acall_with_retries(
     """Async twin of `call_with_retries`; the wait is a cancellable `asyncio.sleep`.
 
     Raises:
+        ProviderRefused: The provider refused the call for a reason the user can fix.
         Exception: What the last attempt raised (or the first error that is not transient).
         asyncio.CancelledError: The run was cancelled, also during a wait.
     """
@@ -119,9 +128,12 @@ async def acall_with_retries(
             return await call()
         except Exception as exc:
             wait = _retry_wait(exc, attempt, policy, model, step, purpose)
-            if wait is None:
+            refused = provider_refusal(exc, model, attempt) if wait is None else None
+            if wait is None and refused is None:
                 raise
-        await asyncio.sleep(wait)
+        if refused is not None:
+            raise refused
+        await asyncio.sleep(wait or 0.0)
         attempt += 1
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from jupyter_deepagent._exceptions import RecordedCodeNotApproved
 from jupyter_deepagent.events import SUBAGENT_FINISHED
 from jupyter_deepagent.jupyter.magic.options import ResumeCommand
+from jupyter_deepagent.jupyter.views.notebook_words import boxed
 from jupyter_deepagent.jupyter.views.render import (
     CellView,
     FrameDisplay,
@@ -39,8 +40,10 @@ interrupts the buttons showed)."""
 
 
 def brief(exc: BaseException, text: str | None = None) -> BaseException:
-    """Make IPython show `exc` as one line ("Name: message") instead of a long traceback."""
-    line = f"{type(exc).__name__}: {text if text is not None else exc}"
+    """Make IPython show `exc` as one line ("Name: message") instead of a long traceback,
+    broken between words to fit the error box (`boxed`)."""
+    name = type(exc).__name__
+    line = f"{name}: {boxed(name, str(exc) if text is None else text)}"
     exc._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]  # IPython's hook
     return exc
 

@@ -5,10 +5,16 @@ The harness runs in scripts too, so its errors and warnings name Python argument
 (`model='scripted:...'`, `context_window=` on `create_research_agent`). A notebook user sets the
 same things with `%%agent -m ...` and `%agent config ...`; `notebook_words` rewrites the known
 phrases, once, here, for every hint and warning the notebook shows.
+
+An error is shown as one "Name: message" line in the cell's error box, whose text JupyterLab and
+Notebook 7 break anywhere once it reaches the box's edge (`word-break: break-all` on output text),
+so a long message wrapped mid-word. `boxed` breaks it between words, at `BOX_COLUMNS`, first
+(the magic shows every error through it); the exception's own message stays one line.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +22,8 @@ from pathlib import Path
 from jupyter_deepagent._exceptions import MissingAPIKey, ModelConfigurationError
 
 __all__ = [
+    "BOX_COLUMNS",
+    "boxed",
     "model_errors_in_notebook_words",
     "notebook_changed_note",
     "notebook_warning",
@@ -23,6 +31,10 @@ __all__ = [
     "strict_replay_without_notebook",
     "unknown_notebook_note",
 ]
+
+BOX_COLUMNS = 76
+"""The widest line of an error message in the cell's error box: narrower than a cell's output
+area at JupyterLab's default code font."""
 
 _WINDOW = "`%agent config context_window=<tokens>`"
 
@@ -58,6 +70,22 @@ def notebook_words(text: str, *, env_file: str = ".env") -> str:
     if env_file != ".env":
         text = text.replace("in a .env file beside the notebook", f"in {env_file} (env_file)")
     return text
+
+
+def boxed(name: str, text: str) -> str:
+    """`text`, the message of an error of type `name`, broken between words into lines of at most
+    `BOX_COLUMNS` characters (the first after "Name: "), so the error box never breaks a word. A
+    message of several lines (one that shows code) is left as it is written."""
+    if "\n" in text.strip():
+        return text
+    prefix = f"{name}: "
+    lines = textwrap.wrap(
+        prefix + text.strip(),
+        BOX_COLUMNS,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return "\n".join(lines).removeprefix(prefix)
 
 
 @contextmanager

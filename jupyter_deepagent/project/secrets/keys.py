@@ -68,6 +68,19 @@ class ApiKeys:
         self._from_file[name] = value
         return not ours
 
+    def origins(self, shown_as: str) -> dict[str, str]:
+        """Where each variable this session took from the env file was read from, as an error
+        names it: {"GOOGLE_API_KEY": ".env beside the notebook"}; the other variables come from
+        the environment."""
+        where = (
+            f"{shown_as} beside the notebook"
+            if "/" not in shown_as and "\\" not in shown_as
+            else f"{shown_as} (the env_file setting)"
+        )
+        return {
+            name: where for name, value in self._from_file.items() if os.environ.get(name) == value
+        }
+
     def unreadable_note(self, variables: Iterable[str], shown_as: str) -> str:
         """A sentence to add to a missing-key error when the env file has a line for one of
         `variables` that could not be read at the last `load` ("" when it has none)."""
