@@ -1,6 +1,6 @@
 """A local server speaking the OpenAI chat-completions protocol, as Ollama, vLLM, llama.cpp and
 the gateways do: `POST /v1/chat/completions`, whole or streamed (server-sent events, usage in the
-last chunk when asked for), tool calls, and OpenAI's own error bodies.
+last chunk when asked for), tool calls, and errors (OpenAI's own bodies are in `provider_server`).
 
 Each request takes the next of the replies it was given; it keeps every request's body and
 headers, so a test can check what the real client sent.
@@ -18,70 +18,20 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["OPENAI_ERRORS", "OpenAIServer", "Reply", "openai_server"]
+from provider_server import OPENAI_SERVER_ERROR
 
-OPENAI_ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
-    "invalid_api_key": (
-        401,
-        {
-            "error": {
-                "message": "Incorrect API key provided: sk-local****-key. You can find your API "
-                "key at https://platform.openai.com/account/api-keys.",
-                "type": "invalid_request_error",
-                "param": None,
-                "code": "invalid_api_key",
-            }
-        },
-    ),
-    "insufficient_quota": (
-        429,
-        {
-            "error": {
-                "message": "You exceeded your current quota, please check your plan and billing "
-                "details. For more information on this error, read the docs: "
-                "https://platform.openai.com/docs/guides/error-codes/api-errors.",
-                "type": "insufficient_quota",
-                "param": None,
-                "code": "insufficient_quota",
-            }
-        },
-    ),
-    "model_not_found": (
-        404,
-        {
-            "error": {
-                "message": "The model `gpt-nonexistent` does not exist or you do not have access "
-                "to it.",
-                "type": "invalid_request_error",
-                "param": None,
-                "code": "model_not_found",
-            }
-        },
-    ),
-    "server_error": (
-        500,
-        {
-            "error": {
-                "message": "The server had an error while processing your request. Sorry about "
-                "that!",
-                "type": "server_error",
-                "param": None,
-                "code": None,
-            }
-        },
-    ),
-}
-"""OpenAI's error bodies, by code: (HTTP status, body)."""
+__all__ = ["OpenAIServer", "Reply", "openai_server"]
+
 
 
 @dataclass
 class Reply:
-    """One answer: a text, tool calls (`{"name": ..., "args": {...}}`), or an error by its code
-    in `OPENAI_ERRORS`; `usage` as the server reports it."""
+    """One answer: a text, tool calls (`{"name": ..., "args": {...}}`), or an error (status and
+    body, as `provider_server` holds OpenAI's); `usage` as the server reports it."""
 
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    error: str | None = None
+    error: tuple[int, dict[str, Any]] | None = None
     prompt_tokens: int = 120
     completion_tokens: int = 12
     cached_tokens: int = 0
@@ -105,7 +55,7 @@ class OpenAIServer(ThreadingHTTPServer):
         self.bodies.append(body)
         self.headers.append(headers)
         if not self.replies:
-            return Reply(error="server_error")
+            return Reply(error=OPENAI_SERVER_ERROR)
         return self.replies.pop(0)
 
 
@@ -161,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.next_reply(body, {k.lower(): v for k, v in self.headers.items()})
         index = len(self.server.bodies)
         if reply.error is not None:
-            status, error = OPENAI_ERRORS[reply.error]
+            status, error = reply.error
             self._send(status, "application/json", json.dumps(error).encode())
             return
         model = str(body.get("model", ""))

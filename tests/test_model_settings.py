@@ -10,6 +10,7 @@ import json
 import pytest
 from notebook_shell import Notebook, notebook, scripted  # noqa: F401 (a fixture)
 from openai_server import Reply, openai_server
+from provider_server import OPENAI_SERVER_ERROR
 
 from jupyter_deepagent import InputError
 
@@ -91,7 +92,7 @@ def test_an_agent_cell_runs_through_the_openai_client_against_a_local_server(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     replies = [
-        Reply(error="server_error"),  # retried, visibly
+        Reply(error=OPENAI_SERVER_ERROR),  # retried, visibly
         Reply(
             tool_calls=[
                 {
