@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -192,10 +193,23 @@ def test_anthropics_refusals_are_said_the_same_way(
     assert server.requests == (2 if reason == "quota" else 1)
 
 
-def test_a_model_package_that_is_not_installed_says_what_to_install(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def openai_not_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """`langchain_openai` fails to import, as when it is not installed; LangChain's cache of the
+    provider classes it found (a test before may have imported it) is emptied around the test."""
+    from langchain.chat_models import base
+
+    found = getattr(base, "_get_chat_model_creator", None)
+    clear = getattr(found, "cache_clear", lambda: None)
     monkeypatch.setitem(sys.modules, "langchain_openai", None)  # its import fails
+    clear()
+    yield
+    clear()
+
+
+def test_a_model_package_that_is_not_installed_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, openai_not_installed: None,
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "FAKE-not-installed")
 
     with pytest.raises(ModelConfigurationError) as raised:
@@ -268,9 +282,8 @@ def test_the_missing_key_message_breaks_between_words_in_its_box(notebook: Noteb
 
 
 def test_a_missing_model_package_in_a_notebook_names_the_pip_command(
-    notebook: Notebook, monkeypatch: pytest.MonkeyPatch,
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch, openai_not_installed: None,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "langchain_openai", None)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "FAKE-not-installed")
 
     cell = notebook.run("%%agent -m openai:gpt-4o-mini\nhello")
