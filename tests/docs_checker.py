@@ -255,7 +255,10 @@ def line_command_problems(span: str) -> list[str]:
         f"{span!r}: no option {flag}" for flag in _options(words[2:]) if flag not in LINE_USAGE
     ]
     if command == "config":
-        for key in re.findall(r"'?([a-z_]+)=", span):
+        for key in re.findall(r"'?([a-z_][a-z_.]*)=", span):
+            keyword = key.removeprefix("model.")  # `model.KEY`: one of the model's keywords
+            if key != keyword and keyword.isidentifier():
+                continue
             if key not in SETTINGS and key != "key":  # `key=value`: the placeholder
                 problems.append(f"{span!r}: no setting {key!r}")
     elif len(words) > 2 and command != "inspect" and not _placeholders(" ".join(words[2:])):

@@ -1,7 +1,7 @@
 """A local HTTP server standing in for a model provider: it answers every request with the error
-a real provider sends (status and body, as Google's Gemini API and Anthropic's Messages API
-answer), and counts the requests. The real provider clients are pointed at it
-(`GOOGLE_GEMINI_BASE_URL`, `ANTHROPIC_BASE_URL`, which their SDKs read).
+a real provider sends (status and body, as Google's Gemini API, Anthropic's Messages API and
+OpenAI's chat completions answer), and counts the requests. The real provider clients are pointed
+at it (`GOOGLE_GEMINI_BASE_URL`, `ANTHROPIC_BASE_URL`, which their SDKs read; OpenAI's `base_url`).
 
 Imported by the provider error tests: `from provider_server import ...`.
 """
@@ -118,6 +118,35 @@ ANTHROPIC_NO_MODEL = (404, {
     "error": {"type": "not_found_error", "message": "model: claude-9-sonnet"},
     "request_id": "req_011CSHoEeqs5C35K2UUqR7G0",
 })
+
+# OpenAI's chat completions (api.openai.com), as it answers; servers speaking its protocol too
+OPENAI_INVALID_KEY = (401, {"error": {
+    "message": "Incorrect API key provided: sk-proj-****abcd. You can find your API key at "
+    "https://platform.openai.com/account/api-keys.",
+    "type": "invalid_request_error",
+    "param": None,
+    "code": "invalid_api_key",
+}})
+OPENAI_NO_QUOTA = (429, {"error": {
+    "message": "You exceeded your current quota, please check your plan and billing details. "
+    "For more information on this error, read the docs: "
+    "https://platform.openai.com/docs/guides/error-codes/api-errors.",
+    "type": "insufficient_quota",
+    "param": None,
+    "code": "insufficient_quota",
+}})
+OPENAI_NO_MODEL = (404, {"error": {
+    "message": "The model `gpt-9` does not exist or you do not have access to it.",
+    "type": "invalid_request_error",
+    "param": None,
+    "code": "model_not_found",
+}})
+OPENAI_SERVER_ERROR = (500, {"error": {
+    "message": "The server had an error while processing your request. Sorry about that!",
+    "type": "server_error",
+    "param": None,
+    "code": None,
+}})
 
 
 class ProviderServer(ThreadingHTTPServer):

@@ -121,9 +121,11 @@ def test_agent_config_takes_subagents_as_json(notebook: Notebook) -> None:
 
 def test_every_setting_names_a_check_that_accepts_its_default() -> None:
     # a field added without its coercer, or with a default its own check refuses, fails here
-    from dataclasses import fields
+    from dataclasses import MISSING, fields
 
     from jupyter_deepagent.project.settings.agent_config import AgentConfig, coerce_setting
 
     for setting in fields(AgentConfig):
-        assert coerce_setting(setting.name, setting.default, ".deepagent.toml") == setting.default
+        factory = setting.default_factory
+        default = setting.default if factory is MISSING else factory()
+        assert coerce_setting(setting.name, default, ".deepagent.toml") == default

@@ -4,7 +4,7 @@ in a sentence or two naming the variable or setting to change, where the key was
 (`.env` beside the notebook, or the environment) and whether running again helps; never the
 provider's error dict, never the key.
 
-The real provider clients (`langchain-google-genai`, `langchain-anthropic`) talk to a local
+The real provider clients (`langchain-google-genai`, `langchain-anthropic`, `langchain-openai`) talk to a local
 server that answers with the providers' own error bodies (`provider_server`); the messages are
 checked from Python (`create_research_agent`, `trace_run`) and as a notebook cell shows them.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,12 +29,17 @@ from provider_server import (
     GEMINI_NO_MODEL,
     GEMINI_NO_PERMISSION,
     GEMINI_QUOTA,
+    OPENAI_INVALID_KEY,
+    OPENAI_NO_MODEL,
+    OPENAI_NO_QUOTA,
     ProviderServer,
     gemini_suspended_key,
     provider_answering,
 )
 
 from jupyter_deepagent import ModelCallFailed, create_research_agent, trace_run
+from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
+from jupyter_deepagent.harness.models.resolution import resolve_model
 from jupyter_deepagent._exceptions import (
     MissingAPIKey,
     ModelConfigurationError,
@@ -187,10 +193,23 @@ def test_anthropics_refusals_are_said_the_same_way(
     assert server.requests == (2 if reason == "quota" else 1)
 
 
-def test_a_model_package_that_is_not_installed_says_what_to_install(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def openai_not_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """`langchain_openai` fails to import, as when it is not installed; LangChain's cache of the
+    provider classes it found (a test before may have imported it) is emptied around the test."""
+    from langchain.chat_models import base
+
+    found = getattr(base, "_get_chat_model_creator", None)
+    clear = getattr(found, "cache_clear", lambda: None)
     monkeypatch.setitem(sys.modules, "langchain_openai", None)  # its import fails
+    clear()
+    yield
+    clear()
+
+
+def test_a_model_package_that_is_not_installed_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, openai_not_installed: None,
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "FAKE-not-installed")
 
     with pytest.raises(ModelConfigurationError) as raised:
@@ -263,9 +282,8 @@ def test_the_missing_key_message_breaks_between_words_in_its_box(notebook: Noteb
 
 
 def test_a_missing_model_package_in_a_notebook_names_the_pip_command(
-    notebook: Notebook, monkeypatch: pytest.MonkeyPatch,
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch, openai_not_installed: None,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "langchain_openai", None)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "FAKE-not-installed")
 
     cell = notebook.run("%%agent -m openai:gpt-4o-mini\nhello")
@@ -276,46 +294,33 @@ def test_a_missing_model_package_in_a_notebook_names_the_pip_command(
     _fits_the_box(_box(cell), text)
 
 
-# -- OpenAI: its client is not installed here (langchain-openai is no dependency), so its errors
-# are stood in for by an exception shaped as the `openai` SDK raises them: `status_code` and
-# `body`, the "error" object of the answer.
+# -- OpenAI, through its real client (langchain-openai over the openai SDK), pointed at the local
+# server by `base_url`, as a gateway or a local OpenAI-compatible server is.
 
-class _OpenAIStatusError(Exception):
-    def __init__(self, status: int, error: dict[str, Any]) -> None:
-        super().__init__(f"Error code: {status} - {{'error': {error!r}}}")
-        self.status_code = status
-        self.body = error
-
-
+@LOOPBACK_ONLY
 @pytest.mark.parametrize(
-    ("status", "error", "reason", "retry_helps", "said"),
+    ("answer", "reason", "said"),
     [
-        (401, {"message": "Incorrect API key provided: sk-proj-****" "abcd. You can find your "
-               "API key at https://platform.openai.com/account/api-keys.",
-               "type": "invalid_request_error", "param": None, "code": "invalid_api_key"},
-         "key", False, "(401 invalid_api_key: Incorrect API key provided: ***)"),
-        (429, {"message": "You exceeded your current quota, please check your plan and billing "
-               "details. For more information on this error, read the docs: "
-               "https://platform.openai.com/docs/guides/error-codes/api-errors.",
-               "type": "insufficient_quota", "param": None, "code": "insufficient_quota"},
-         "quota", False, "has no quota left"),
-        (404, {"message": "The model `gpt-9` does not exist or you do not have access to it.",
-               "type": "invalid_request_error", "param": None, "code": "model_not_found"},
-         "model", False, "OpenAI has no model 'gpt-9'"),
+        (OPENAI_INVALID_KEY, "key", "(401 invalid_api_key: Incorrect API key provided: ***)"),
+        (OPENAI_NO_QUOTA, "quota", "has no quota left"),
+        (OPENAI_NO_MODEL, "model", "OpenAI has no model 'gpt-9'"),
     ],
     ids=["key", "no-quota", "model"],
 )
 def test_openais_answers_are_read_the_same_way(
-    monkeypatch: pytest.MonkeyPatch, status: int, error: dict[str, Any], reason: str,
-    retry_helps: bool, said: str,
+    monkeypatch: pytest.MonkeyPatch, answer: tuple[int, dict[str, Any]], reason: str, said: str,
 ) -> None:
-    from jupyter_deepagent.harness.models.provider_errors import provider_refusal
+    pytest.importorskip("langchain_openai")
+    key = "sk-" + "FAKE-openai-4711"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with provider_answering(answer) as server:
+        policy = ModelCallPolicy(timeout=30, retries=2, first_wait=0.01)  # the client's own off
+        model = resolve_model("openai:gpt-9", call_policy=policy, base_url=f"{server.url}/v1")
+        refused = _run(model, model_retries=2)
 
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "FAKE-openai-4711")
-    refused = provider_refusal(_OpenAIStatusError(status, error), "openai:gpt-9", attempts=1)
-
-    assert refused is not None
     text = _check_said_well(refused, variable="OPENAI_API_KEY" if reason != "model" else "model",
-                            key="sk-" + "FAKE-openai-4711")
+                            key=key)
     assert said in text and "****" not in text and "https://" not in text
-    assert (refused.reason, refused.retry_helps) == (reason, retry_helps)
+    assert isinstance(refused, ProviderRefused)
+    assert (refused.reason, refused.retry_helps) == (reason, False)
+    assert server.requests == 1  # none of these is retried: each would fail again

@@ -17,6 +17,7 @@ named with where it was read from (".env beside the notebook", else the environm
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,11 +73,14 @@ class ModelCache:
         notebook_dir: Path,
         env_file: str,
         call_policy: ModelCallPolicy | None = None,
+        *,
+        keywords: Mapping[str, object] | None = None,
     ) -> BaseChatModel:
         """The chat model for `spec`: "provider:model", "scripted:path.yaml" or a model object.
 
         A relative scripted path and `env_file` are relative to `notebook_dir`. `call_policy`
-        gives a provider's client its timeout and turns its own retries off.
+        gives a provider's client its timeout and turns its own retries off. `keywords` go to
+        a provider's model (`init_chat_model`); a scripted model and a model object take none.
 
         Raises:
             MissingAPIKey: The provider's key is not set (the message points at an env file line
@@ -92,10 +96,11 @@ class ModelCache:
             return resolve_model(spec)
         if spec.startswith("scripted:"):
             return self._scripted(spec, notebook_dir)
-        key = (spec, hash(frozenset(os.environ.items())), call_policy)
+        given = dict(keywords or {})
+        key = (spec, hash(frozenset(os.environ.items())), call_policy, repr(sorted(given.items())))
         if key not in self._models:
             try:
-                self._models[key] = resolve_model(spec, call_policy=call_policy)
+                self._models[key] = resolve_model(spec, call_policy=call_policy, **given)
             except MissingAPIKey as exc:
                 msg = str(exc) + self.keys.unreadable_note(exc.variables, env_file)
                 raise MissingAPIKey(msg, variables=exc.variables) from None

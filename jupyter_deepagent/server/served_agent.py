@@ -189,7 +189,13 @@ def _served_model(config: AgentConfig, folder: Path, keys: ApiKeys) -> BaseChatM
     from jupyter_deepagent.project.models import ModelCache, call_policy
 
     try:
-        return ModelCache(keys).get(config.model, folder, config.env_file, call_policy(config))
+        return ModelCache(keys).get(
+            config.model,
+            folder,
+            config.env_file,
+            call_policy(config),
+            keywords=config.model_settings,
+        )
     except MissingAPIKey as exc:
         raise _missing_key_on_server(exc, config, folder, keys) from None
 

@@ -22,6 +22,7 @@ from typing import Literal, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
+from jupyter_deepagent._exceptions import ProviderRefused
 from jupyter_deepagent.events import MODEL_RETRY
 from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy, is_transient
 from jupyter_deepagent.harness.models.label import model_label
@@ -75,6 +76,24 @@ def _retry_wait(
     return wait
 
 
+def _next_attempt(
+    exc: Exception,
+    attempt: int,
+    policy: ModelCallPolicy,
+    model: object,
+    step: int,
+    purpose: Literal["agent", "summarize"],
+) -> tuple[float | None, ProviderRefused | None]:
+    """The wait before another attempt, or None; and the refusal to raise instead, if the
+    provider refused the call for a reason the user can fix. A refusal that sending again cannot
+    help (an account without quota: a 429 that is no rate limit) is raised at once."""
+    refused = provider_refusal(exc, model, attempt)
+    if refused is not None and not refused.retry_helps:
+        return None, refused
+    wait = _retry_wait(exc, attempt, policy, model, step, purpose)
+    return wait, refused if wait is None else None
+
+
 def call_with_retries(
     call: Callable[[], T],
     policy: ModelCallPolicy,
@@ -95,8 +114,7 @@ def call_with_retries(
         try:
             return call()
         except Exception as exc:
-            wait = _retry_wait(exc, attempt, policy, model, step, purpose)
-            refused = provider_refusal(exc, model, attempt) if wait is None else None
+            wait, refused = _next_attempt(exc, attempt, policy, model, step, purpose)
             if wait is None and refused is None:
                 raise
         # raised and waited outside the handler, so neither the refusal nor a stop during the
@@ -127,8 +145,7 @@ async def acall_with_retries(
         try:
             return await call()
         except Exception as exc:
-            wait = _retry_wait(exc, attempt, policy, model, step, purpose)
-            refused = provider_refusal(exc, model, attempt) if wait is None else None
+            wait, refused = _next_attempt(exc, attempt, policy, model, step, purpose)
             if wait is None and refused is None:
                 raise
         if refused is not None:

@@ -43,6 +43,8 @@ def show_config(session: Session, command: ConfigCommand) -> None:
         value = shown_value(name, getattr(config, name))
         if isinstance(value, tuple):
             value = ", ".join(value)
+        elif isinstance(value, dict):  # the model's keywords
+            value = ", ".join(f"{key}={item!r}" for key, item in value.items())
         elif isinstance(value, float):
             value = f"{value:g}"  # 60.0 seconds as 60
         elif not isinstance(value, (str, int, bool, type(None))):

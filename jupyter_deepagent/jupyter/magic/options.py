@@ -60,8 +60,9 @@ HELP = f"""\
 {CELL_USAGE}
 
 Options of %%agent:
-  -m, --model MODEL      "provider:model" (e.g. google_genai:gemini-2.5-flash) or
-                         scripted:path.yaml for a scripted offline model
+  -m, --model MODEL      "provider:model" (e.g. google_genai:gemini-2.5-flash),
+                         scripted:path.yaml for a scripted offline model, or the
+                         name of a notebook variable holding a chat model
   -t, --thread NAME      continue the conversation NAME (it becomes the current one)
   --new                  start a fresh conversation (it becomes the current one)
   --system TEXT          extra instructions for this run, before the built-in ones

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jupyter_deepagent.jupyter.session.execution import agent_arguments, build_agent
 from jupyter_deepagent.jupyter.session.notebook_file import KernelNotebook
@@ -40,6 +40,7 @@ from jupyter_deepagent.project.settings.agent_config import (
     coerce_setting,
     environment_layers,
     file_layers,
+    model_secrets,
     resolve_config,
 )
 from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_storage
@@ -88,6 +89,7 @@ class Session:
         self.shell = shell
         self.capture = capture
         self._overrides: dict[str, Any] = {}
+        self._model_secrets: list[str] = []
         self._storage: OwnedStorage | None = None
         self._storage_identity: tuple[str, ThreadOwner] | None = None
         self._thread: str | None = None
@@ -138,20 +140,30 @@ class Session:
         Raises:
             ValueError: A configuration file is invalid; the message names it.
         """
-        return resolve_config(self._layers())[0]
+        config = resolve_config(self._layers())[0]
+        self._model_secrets = model_secrets(config.model_settings)
+        return config
 
     def config_sources(self) -> dict[str, str]:
         """Setting -> where its value comes from ("default", a file, "%agent config")."""
         return resolve_config(self._layers())[1]
 
     def configure(self, **settings: object) -> AgentConfig:
-        """Set defaults for this kernel, as `%agent config` does; `model` may be a chat model.
+        """Set defaults for this kernel, as `%agent config` does; `model` may be a chat model, and
+        `model.KEY` sets one keyword of the model (`model.temperature="0.2"`; "none" removes it).
 
         Raises:
             ValueError: An unknown setting or a value of the wrong type.
         """
         for name, value in settings.items():
-            self._overrides[name] = coerce_setting(name, value, "%agent config")
+            if name.startswith("model."):  # one keyword of the model: added to the others
+                keyword = name.removeprefix("model.")
+                keywords = dict(self._overrides.get("model_settings") or {})
+                added = coerce_setting("model_settings", {keyword: value}, "%agent config")
+                keywords.update(cast("dict[str, object]", added))
+                self._overrides["model_settings"] = keywords
+            else:
+                self._overrides[name] = coerce_setting(name, value, "%agent config")
         return self.config
 
     @property
@@ -264,7 +276,8 @@ class Session:
     # -- secrets ---------------------------------------------------------------------------------
     def secret_values(self) -> list[str]:
         """Values to keep from the model besides the environment's keys: what the env file set,
-        the `--context` values of this session's runs, and the database URL's password.
+        the `--context` values of this session's runs, the database URL's password and the
+        model's secret keywords (`model.api_key`).
 
         Asked for every text masked, so it reads no file: a database URL may hold a password
         only in `JUPYTER_DEEPAGENT_DATABASE_URL` (elsewhere it is refused), so that is the one
@@ -275,7 +288,9 @@ class Session:
         )
 
         url = environment_database_url()
-        return [*self.keys.values(), *(database_secrets(url) if url else ())]
+        keywords = model_secrets(self._overrides.get("model_settings") or {})
+        keywords += self._model_secrets  # those of the files, as last read
+        return [*self.keys.values(), *(database_secrets(url) if url else ()), *keywords]
 
     def redactor(self) -> Callable[[str], str]:
         """Masks secret values (see `Redactor`) in a text."""
@@ -332,7 +347,23 @@ class Session:
         env_file = settings.env_file
         with model_errors_in_notebook_words(env_file):
             policy = call_policy(settings)
-            return self._models.get(settings.model, self.notebook_dir, env_file, policy)
+            return self._models.get(
+                settings.model,
+                self.notebook_dir,
+                env_file,
+                policy,
+                keywords=settings.model_settings,
+            )
+
+    def _notebook_model(self, spec: str | BaseChatModel) -> str | BaseChatModel:
+        """`spec`, or the chat model held in the notebook variable it names (`-m my_model`)."""
+        if isinstance(spec, str) and spec.isidentifier():
+            from langchain_core.language_models.chat_models import BaseChatModel
+
+            held = self.shell.user_ns.get(spec) if self.shell is not None else None
+            if isinstance(held, BaseChatModel):
+                return held
+        return spec
 
     def plan(
         self,
@@ -362,6 +393,7 @@ class Session:
         from jupyter_deepagent.jupyter.session.stop_button import StopButton
 
         settings = run_settings(self.config, options)
+        settings = replace(settings, model=self._notebook_model(settings.model))
         mode = replay_mode(options.replay, settings.replay)
         thread = None if options.new else options.thread or self.thread
         notebook, note = self.notebook.for_run(

@@ -2,7 +2,8 @@
 
 1. built-in defaults (`AgentConfig()`),
 2. `[tool.jupyter-deepagent]` in the nearest `pyproject.toml` at or above the notebook's folder,
-3. `.deepagent.toml` beside the notebook (keys at the top level),
+3. `.deepagent.toml` beside the notebook (keys at the top level; the model's keywords in a
+   `[model]` table beside its `name`),
 4. `%agent config key=value` in this kernel,
 5. `JUPYTER_DEEPAGENT_DATABASE_URL` in the environment, for `database_url` only (a JupyterHub sets
    it for everyone; see `database_url`), and `JUPYTER_DEEPAGENT_STATE_DIR` for `state_dir` only
@@ -27,11 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jupyter_deepagent._exceptions import InputError
 from jupyter_deepagent.project.module_shadowing import IMPORTABLE
@@ -40,6 +42,7 @@ from jupyter_deepagent.project.settings.coercion import (
     coercer_of,
     database_url,
     flag,
+    model_keywords,
     model_spec,
     module_names,
     project_name,
@@ -73,10 +76,15 @@ __all__ = [
     "coerce_setting",
     "environment_layers",
     "file_layers",
+    "is_secret_keyword",
+    "model_secrets",
     "resolve_config",
     "shown_value",
 ]
 
+_SECRET_KEYWORD = re.compile(
+    r"(^|_)(key|token|secret|password|passwd|credentials?)$", re.IGNORECASE
+)  # api_key, access_token, client_secret; not max_tokens
 _LOCAL_CONFIG_FILE = ".deepagent.toml"
 _PYPROJECT_TABLE = "jupyter-deepagent"
 CONFIG_FILE_NAMES = (_LOCAL_CONFIG_FILE, "pyproject.toml")
@@ -177,6 +185,13 @@ class AgentConfig:
         default="google_genai:gemini-2.5-flash", metadata=coerced_by(model_spec)
     )
     """"provider:model", "scripted:path.yaml" (relative to the notebook), or a chat model."""
+    model_settings: Mapping[str, object] = field(
+        default_factory=dict, metadata=coerced_by(model_keywords)
+    )
+    """Keywords for the model's constructor, LangChain's `init_chat_model` (`base_url`,
+    `temperature`, `max_tokens`, `thinking_budget`, ...): a `[model]` table beside its `name`, or
+    `%agent config model.KEY=VALUE`; each layer adds to the ones below. A scripted model and a
+    chat model object take none. Values under a secret-looking name (`api_key`) are masked."""
     system_prompt: str = field(default="", metadata=coerced_by(text))
     """Your standing instructions, placed before the notebook's own."""
     skills: tuple[str, ...] = field(default=(), metadata=coerced_by(text_list))
@@ -267,14 +282,46 @@ def coerce_setting(name: str, value: object, source: str) -> object:
 
 
 def shown_value(name: str, value: object) -> object:
-    """A setting's value as it may be shown (the database URL's password masked, subagents by
-    name)."""
+    """A setting's value as it may be shown (the database URL's password and secret-looking
+    model keywords masked, subagents by name)."""
     if name == "subagents" and isinstance(value, tuple):
         return tuple(str(spec.get("name")) for spec in value)
+    if name == "model_settings" and isinstance(value, Mapping):
+        return {k: "***" if is_secret_keyword(k) else v for k, v in value.items()}
     return mask_database_url(value) if name == "database_url" and isinstance(value, str) else value
 
 
+def is_secret_keyword(name: str) -> bool:
+    """Whether a model keyword holds a secret (`api_key`, `access_token`, ...)."""
+    return _SECRET_KEYWORD.search(name) is not None
+
+
+def model_secrets(settings: Mapping[str, object]) -> list[str]:
+    """The values of `settings` (model keywords) to keep from the model and every view."""
+    values: list[str] = []
+    for key, value in settings.items():
+        reveal = getattr(value, "get_secret_value", None)
+        shown = reveal() if callable(reveal) else value
+        if is_secret_keyword(key) and isinstance(shown, str) and len(shown) >= 4:
+            values.append(shown)
+    return values
+
+
 def _layer(source: str, table: Mapping[str, object]) -> ConfigLayer:
+    """One file's settings; a `[model]` table is the model's `name` and its keywords."""
+    if "model_settings" in table:
+        msg = (
+            f"{source}: the model's keywords go in a [model] table beside its name: "
+            '[model] name = "provider:model", then one keyword per line (temperature = 0.2)'
+        )
+        raise InputError(msg, source=source)
+    model = table.get("model")
+    if isinstance(model, Mapping):
+        keywords = {k: v for k, v in model.items() if k != "name"}
+        table = {k: v for k, v in table.items() if k != "model"}
+        table |= {"model_settings": keywords}
+        if "name" in model:
+            table |= {"model": model["name"]}
     return ConfigLayer(source, {k: coerce_setting(k, v, source) for k, v in table.items()})
 
 
@@ -352,6 +399,9 @@ def resolve_config(layers: list[ConfigLayer]) -> tuple[AgentConfig, dict[str, st
     values: dict[str, Any] = {}
     sources = dict.fromkeys(_FIELDS, "default")
     for layer in layers:
+        added = cast("Mapping[str, object]", layer.values.get("model_settings", {}))
+        keywords = {**values.get("model_settings", {}), **added}  # each layer adds keywords
         values.update(layer.values)
+        values["model_settings"] = {k: v for k, v in keywords.items() if v is not None}
         sources.update(dict.fromkeys(layer.values, layer.source))
     return AgentConfig(**values), sources

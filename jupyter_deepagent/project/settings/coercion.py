@@ -9,6 +9,7 @@ the same way.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import Field
 
@@ -28,6 +29,7 @@ __all__ = [
     "coercer_of",
     "database_url",
     "flag",
+    "model_keywords",
     "model_spec",
     "module_names",
     "project_name",
@@ -180,6 +182,49 @@ def model_spec(name: str, value: object, source: str) -> object:
         return value  # a chat model object, given from Python
     msg = f'{source}: {name} must be "provider:model" text, got {value!r}'
     raise InputError(msg, source=source)
+
+
+_NOT_KEYWORDS = ("model", "model_provider", "name")
+"""Keys the model's name sets, not its keywords."""
+_KEYWORD_VALUE = (str, int, float, bool, list, dict)
+
+
+def model_keywords(name: str, value: object, source: str) -> dict[str, object]:
+    """Keyword arguments for the model's constructor (`init_chat_model`): a table of names to
+    TOML values (`base_url`, `temperature`, `max_tokens`, `thinking_budget`, ...). Text for one
+    keyword (`%agent config model.temperature=0.2`) is read as a TOML value when it is one
+    (`0.2`, `true`, `{type = "enabled"}`), else as text; `none` removes the keyword."""
+    if not isinstance(value, Mapping):
+        raise _refuse(name, value, source, "a table of keyword = value")
+    keywords: dict[str, object] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key.isidentifier() or key in _NOT_KEYWORDS:
+            msg = (
+                f"{source}: {name}: {key!r} is not a keyword for the model; give the model "
+                'itself as model = "provider:model" (in a [model] table: name = "provider:model")'
+            )
+            raise InputError(msg, source=source)
+        if isinstance(item, str) and source == _AGENT_CONFIG:
+            item = _toml_value(item)
+        if item is not None and not isinstance(item, _KEYWORD_VALUE):
+            reveal = getattr(item, "get_secret_value", None)  # a SecretStr, given from Python
+            if not callable(reveal):
+                raise _refuse(
+                    f"{name}.{key}", item, source, "text, a number, true/false or a table"
+                )
+        keywords[key] = item
+    return keywords
+
+
+def _toml_value(text_value: str) -> object:
+    """`text_value` read as a TOML value (`0.2`, `true`, `[1, 2]`, `{a = 1}`), else the text
+    itself; `none` or nothing: None (the keyword is removed)."""
+    if _is_none(text_value):
+        return None
+    try:
+        return tomllib.loads(f"value = {text_value.strip()}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text_value.strip()
 
 
 def replay_mode(name: str, value: object, source: str) -> str:
