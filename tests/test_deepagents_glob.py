@@ -172,17 +172,12 @@ Backends = dict[str, Any]
 
 
 def _ours(tmp_path: Path, files: tuple[str, ...]) -> Backends:
-    """The project's backends holding `files`: state, disk, and disk mounted below state."""
+    """The project's backends holding `files`: state, disk, and mounts (`/sub/` on disk, the
+    rest in state, when the tree has a `/sub/`)."""
     disk = _write_tree(tmp_path / "ours", files)
-    mounted = (
-        CompositeBackend(StateBackend(), {"/sub/": DiskBackend(disk / "sub")})
-        if (disk / "sub").is_dir()
-        else CompositeBackend(_state(files), {})
-    )
-    if (disk / "sub").is_dir():  # the rest of the tree in the state default
-        for path in files:
-            if not path.startswith("/sub/"):
-                mounted.write(path, "import x\n")
+    rest = tuple(path for path in files if not path.startswith("/sub/"))
+    mounts = {"/sub/": DiskBackend(disk / "sub")} if len(rest) < len(files) else {}
+    mounted = CompositeBackend(_state(rest), mounts)
     return {"state": _state(files), "disk": DiskBackend(disk), "mounted": mounted}
 
 
