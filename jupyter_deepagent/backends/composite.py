@@ -239,7 +239,7 @@ class CompositeBackend(AsyncBackendMixin):
             backend.delete(inner)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        """Files under `path`, across mounts, whose path relative to it matches `pattern`."""
+        """Files under `path`, across mounts, matching `pattern` (see `BackendProtocol.glob`)."""
         path = normalize_virtual_path(path)
         files, is_file = self._spread(path, every_file)
         root = parent_folder(path) if is_file else path
