@@ -246,8 +246,16 @@ def test_glob_double_star_matches_any_depth_including_zero(tree: MountedBackend)
     assert found == [tree.path("a.md"), tree.path("docs/d.md"), tree.path("docs/deep/e.md")]
 
 
-def test_glob_star_does_not_cross_folders(tree: MountedBackend) -> None:
-    assert paths(tree.backend.glob("*.md", tree.root)) == [tree.path("a.md")]
+def test_glob_name_patterns_match_at_any_depth_path_patterns_level_by_level(
+    tree: MountedBackend,
+) -> None:
+    """As deepagents' glob: a pattern without `/` matches names; `*` never crosses a `/`."""
+    assert paths(tree.backend.glob("*.md", tree.root)) == [
+        tree.path("a.md"),
+        tree.path("docs/d.md"),
+        tree.path("docs/deep/e.md"),
+    ]
+    assert paths(tree.backend.glob("/*.md", tree.root)) == [tree.path("a.md")]
     assert paths(tree.backend.glob("docs/*", tree.root)) == [tree.path("docs/d.md")]
 
 
@@ -281,12 +289,16 @@ def test_glob_nested_braces_and_negated_classes(tree: MountedBackend) -> None:
         tree.path("docs/deep/e.md"),
         tree.path("docs/deep/f.txt"),
     ]
-    assert paths(tree.backend.glob("[!ab].*", tree.root)) == [tree.path("c.py")]
+    assert paths(tree.backend.glob("/[!ab].*", tree.root)) == [tree.path("c.py")]
 
 
-def test_glob_with_an_absolute_pattern_matches_whole_paths(tree: MountedBackend) -> None:
-    found = tree.backend.glob(tree.path("docs/*.md"), tree.root)
+def test_glob_with_a_leading_slash_is_anchored_at_the_folder_searched(
+    tree: MountedBackend,
+) -> None:
+    """As deepagents' glob: `/` narrows the pattern to the search folder's own files."""
+    found = tree.backend.glob("/docs/*.md", tree.root)
     assert paths(found) == [tree.path("docs/d.md")]
+    assert paths(tree.backend.glob("/*.md", tree.path("docs"))) == [tree.path("docs/d.md")]
 
 
 def test_glob_from_a_subfolder_is_relative_to_it(tree: MountedBackend) -> None:
@@ -470,3 +482,19 @@ def test_backends_exports_are_complete_and_sorted() -> None:
     assert {"StateBackend", "StoreBackend", "DiskBackend", "CompositeBackend"} <= set(
         backends.__all__
     )
+
+
+def test_dot_named_files_are_found_by_name_and_always_searched(fs: MountedBackend) -> None:
+    """Glob reaches a dot-name only through a level starting with `.`; grep reads every file."""
+    fs.backend.write(fs.path(".drafts/plan.md"), "needle\n")
+    fs.backend.write(fs.path(".plan.md"), "needle\n")
+    fs.backend.write(fs.path("plan.md"), "needle\n")
+    assert paths(fs.backend.glob("**/*.md", fs.root)) == [fs.path("plan.md")]
+    assert paths(fs.backend.glob("*.md", fs.root)) == [
+        fs.path(".drafts/plan.md"),
+        fs.path("plan.md"),
+    ]
+    assert paths(fs.backend.glob(".*", fs.root)) == [fs.path(".plan.md")]
+    assert paths(fs.backend.glob(".drafts/*", fs.root)) == [fs.path(".drafts/plan.md")]
+    found = sorted({match.path for match in fs.backend.grep("needle", fs.root)})
+    assert found == [fs.path(".drafts/plan.md"), fs.path(".plan.md"), fs.path("plan.md")]

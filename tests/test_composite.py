@@ -114,7 +114,8 @@ def test_glob_and_grep_span_every_mount(tree: CompositeBackend) -> None:
     tree.write("/workspace/w.txt", "topic: text")
     everything = ["/memories/m.md", "/memories/team/t.md", "/notes.md", "/workspace/w.md"]
     assert paths(tree.glob("**/*.md")) == everything
-    assert paths(tree.glob("*.md")) == ["/notes.md"]
+    assert paths(tree.glob("*.md")) == everything  # a name, at any depth, across mounts
+    assert paths(tree.glob("/*.md")) == ["/notes.md"]
     assert paths(tree.glob("memories/**/*.md")) == ["/memories/m.md", "/memories/team/t.md"]
     assert paths(tree.glob("/workspace/*.{md,txt}")) == ["/workspace/w.md", "/workspace/w.txt"]
     assert [match.path for match in tree.grep("topic", glob="*.md")] == everything

@@ -293,9 +293,7 @@ def test_read_file_pages_and_reports_empty_files_and_bad_limits() -> None:
 
     page = files("read_file", file_path="/long.txt", offset=200)
     assert page.splitlines()[0] == "   201\tline 201"
-    assert page.endswith(
-        'Continue with read_file(file_path="/long.txt", offset=400).]'
-    )
+    assert page.endswith('Continue with read_file(file_path="/long.txt", offset=400).]')
     assert "[Showing lines 201-400 of 500." in page
     last = files("read_file", file_path="/long.txt", offset=400)
     assert last.splitlines()[-1] == "   500\tline 500"
@@ -358,9 +356,7 @@ def test_glob_expands_braces_and_double_star() -> None:
     for path in ("/data/a.csv", "/data/deep/b.json", "/data/c.txt", "/top.csv"):
         files("write_file", file_path=path, content="x")
 
-    assert files("glob", pattern="**/*.{csv,json}") == (
-        "/data/a.csv\n/data/deep/b.json\n/top.csv"
-    )
+    assert files("glob", pattern="**/*.{csv,json}") == ("/data/a.csv\n/data/deep/b.json\n/top.csv")
     assert files("glob", pattern="*.{csv,txt}", path="/data") == "/data/a.csv\n/data/c.txt"
 
 
@@ -423,3 +419,76 @@ def test_tools_over_mounts_route_by_path(tmp_path: Any) -> None:
 
 def test_module_exports() -> None:
     assert all(hasattr(filesystem, name) for name in filesystem.__all__)
+
+
+# --- where the tools differ from deepagents' on purpose (each kept for a reason) ---------------
+
+
+def test_a_missing_folder_is_an_error_not_an_empty_answer() -> None:
+    """deepagents answers "No files found" / "No matches found"; a typo in `path` here says so."""
+    files = Files()
+    files("write_file", file_path="/notes/a.md", content="alpha\n")
+    for name, args in (("glob", {"pattern": "*.md"}), ("grep", {"pattern": "alpha"})):
+        answer = files(name, path="/note", **args)
+        assert answer == "Error: /note does not exist. Use ls('/') to see what is there."
+
+
+def test_an_edit_that_changes_nothing_is_refused_and_the_file_kept() -> None:
+    """deepagents reports "Successfully replaced 1 instance(s)" for old_string == new_string."""
+    files = Files()
+    files("write_file", file_path="/a.md", content="alpha\n")
+    same = files("edit_file", file_path="/a.md", old_string="alpha", new_string="alpha")
+    assert same == (
+        "Error: old_string and new_string are identical, so the edit would change nothing."
+    )
+
+
+def test_read_file_pages_200_lines_by_default() -> None:
+    """deepagents' read_file shows 100 lines unless told; the schema says which default holds."""
+    files = Files()
+    files("write_file", file_path="/long.txt", content=LONG)
+    schema = _schemas(list(files.tools.values()))["read_file"]["parameters"]
+    assert schema["properties"]["limit"]["default"] == 200
+    page = files("read_file", file_path="/long.txt").splitlines()
+    assert page[199] == "   200\tline 200"
+    assert page[200] == (
+        '[Showing lines 1-200 of 500. Continue with read_file(file_path="/long.txt", offset=200).]'
+    )
+
+
+def test_glob_results_are_sorted_by_path_not_by_modification_time() -> None:
+    """deepagents lists the newest first; here the answer is the same bytes whenever the files
+    are the same, so a research log replays."""
+    files = Files()
+    stamp = "2025-01-0{}T00:00:00+00:00"
+    files.files = {
+        "/b.md": {"content": "x", "modified_at": stamp.format(3)},
+        "/a.md": {"content": "x", "modified_at": stamp.format(1)},
+        "/c.md": {"content": "x", "modified_at": stamp.format(2)},
+    }
+    assert files("glob", pattern="*.md") == "/a.md\n/b.md\n/c.md"
+
+
+def test_glob_patterns_match_as_deepagents_through_the_tools() -> None:
+    files = Files()
+    for path in ("/a.md", "/notes/b.md", "/.drafts/c.md", "/.d.md"):
+        files("write_file", file_path=path, content="needle\n")
+    assert files("glob", pattern="*.md") == "/.drafts/c.md\n/a.md\n/notes/b.md"
+    assert files("glob", pattern="**/*.md") == "/a.md\n/notes/b.md"
+    assert files("glob", pattern="/*.md", path="/notes") == "/notes/b.md"
+    assert files("grep", pattern="needle", glob="*.md") == "/.drafts/c.md\n/a.md\n/notes/b.md"
+    assert files("grep", pattern="needle") == "/.d.md\n/.drafts/c.md\n/a.md\n/notes/b.md"
+    traversal = files("glob", pattern="../*.md")
+    assert traversal.startswith("Error: the glob pattern '../*.md' has a '..' level")
+    assert files("grep", pattern="x", glob="../*").startswith("Error: the glob pattern '../*'")
+
+
+def test_a_leading_slash_that_finds_nothing_says_where_it_was_anchored() -> None:
+    files = Files()
+    files("write_file", file_path="/notes/b.md", content="x")
+    assert files("glob", pattern="/notes/*.md", path="/notes") == (
+        "No files match '/notes/*.md' under /notes. A pattern starting with '/' is anchored at "
+        "the folder searched: this one looked for 'notes/*.md' inside /notes. For "
+        "absolute paths, search from '/' (path='/')."
+    )
+    assert files("glob", pattern="/*.py") == "No files match '/*.py' under /."

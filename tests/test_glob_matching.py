@@ -3,6 +3,7 @@ and brace expansion keeps its meaning while refusing patterns that would expand 
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -10,50 +11,69 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_deepagent import BackendError
-from jupyter_deepagent.backends.matching._glob import MAX_GLOB_ALTERNATIVES, compile_glob, expand_braces
+from jupyter_deepagent.backends.matching._glob import (
+    MAX_GLOB_ALTERNATIVES,
+    compile_glob,
+    expand_braces,
+)
 
 
 def _reference_braces(pattern: str) -> list[str]:
-    """Brace expansion by re-scanning: slow on big patterns, obviously right on small ones."""
-    depth, start = 0, -1
-    commas: list[int] = []
-    for i, char in enumerate(pattern):
-        if char == "{":
-            if depth == 0:
-                start, commas = i, []
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                if not commas:
-                    return [pattern[: i + 1] + rest for rest in _reference_braces(pattern[i + 1 :])]
-                bounds = [start, *commas, i]
-                options = [pattern[a + 1 : b] for a, b in zip(bounds, bounds[1:], strict=False)]
-                return [
-                    out
-                    for option in options
-                    for out in _reference_braces(pattern[:start] + option + pattern[i + 1 :])
-                ]
-        elif char == "," and depth == 1:
-            commas.append(i)
+    """Brace expansion by re-scanning: slow on big patterns, obviously right on small ones.
+
+    The first `{` that closes is expanded; a `{` that never closes is literal (`{{a,b}` is a
+    `{` and then the group), and a group without a comma keeps its braces.
+    """
+    for start, char in enumerate(pattern):
+        if char != "{":
+            continue
+        depth, commas = 0, []
+        for i in range(start, len(pattern)):
+            if pattern[i] == "{":
+                depth += 1
+            elif pattern[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif pattern[i] == "," and depth == 1:
+                commas.append(i)
+        else:
+            continue  # never closes: literal, try the next `{`
+        head, inside, tail = pattern[:start], pattern[start + 1 : i], pattern[i + 1 :]
+        if not commas:
+            return [
+                head + "{" + middle + "}" + rest
+                for middle in _reference_braces(inside)
+                for rest in _reference_braces(tail)
+            ]
+        bounds = [start, *commas, i]
+        options = [pattern[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+        return [out for option in options for out in _reference_braces(head + option + tail)]
     return [pattern]
 
 
 def _reference_translate(pattern: str) -> str:
-    """The naive translation (`*` -> `[^/]*`), which backtracks exponentially on long names."""
+    """The naive translation (`*` -> `[^/]*`), which backtracks exponentially on long names.
+
+    A name starting with `.` is matched only where the pattern's level starts with `.`.
+    """
+    pattern = re.sub("/{2,}", "/", pattern)
+    no_dot = r"(?!\.)"
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
         char = pattern[i]
+        at_start = i == 0 or pattern[i - 1] == "/"
+        if at_start and char != ".":
+            out.append(no_dot)
         if char == "*":
             if pattern.startswith("**", i):
-                at_start = i == 0 or pattern[i - 1] == "/"
                 i += 2
                 if at_start and pattern.startswith("/", i):
-                    out.append("(?:.*/)?")
+                    out.append(rf"(?:{no_dot}[^/]*/)*")
                     i += 1
                 elif at_start and i == n:
-                    out.append(".*")
+                    out.append(rf"[^/]*(?:/{no_dot}[^/]*)*")
                 else:
                     out.append("[^/]*")
                 continue
@@ -85,7 +105,9 @@ def _reference_match(pattern: str, path: str) -> bool:
 
 _PIECES = ["a", "b", ".", "/", "*", "**", "?", "[ab]", "[!a]", "**/", "{a,b}", "{a,*/}", "{", "}"]
 patterns = st.lists(st.sampled_from(_PIECES), max_size=8).map("".join)
-paths = st.lists(st.sampled_from(["a", "b", ".", "/", "ab", "ba"]), max_size=10).map("".join)
+_NAMES = ["a", "b", "ab", "ba", ".a", "a.b", "..b"]
+paths = st.lists(st.sampled_from(_NAMES), min_size=1, max_size=6).map("/".join)
+"""Relative file paths as backends give them (no empty levels), some names starting with `.`."""
 
 
 @settings(max_examples=600, deadline=None)

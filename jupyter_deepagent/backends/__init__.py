@@ -12,6 +12,8 @@ from jupyter_deepagent.backends.composite import CompositeBackend
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.matching._matching import (
     BlockSearch,
+    check_glob,
+    every_file,
     file_filter_matches,
     first_matches,
     glob_matches,
@@ -49,7 +51,9 @@ __all__ = [
     "StoreBackend",
     "WriteResult",
     "bind_state_files",
+    "check_glob",
     "current_match_limit",
+    "every_file",
     "file_filter_matches",
     "first_matches",
     "folder_prefix",

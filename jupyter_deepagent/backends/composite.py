@@ -26,6 +26,7 @@ from jupyter_deepagent.backends._paths import (
     parent_folder,
 )
 from jupyter_deepagent.backends.matching._matching import (
+    every_file,
     file_filter_matches,
     first_matches,
     glob_matches,
@@ -238,9 +239,9 @@ class CompositeBackend(AsyncBackendMixin):
             backend.delete(inner)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        """Files under `path`, across mounts, whose path relative to it matches `pattern`."""
+        """Files under `path`, across mounts, matching `pattern` (see `BackendProtocol.glob`)."""
         path = normalize_virtual_path(path)
-        files, is_file = self._spread(path, lambda backend, inner: backend.glob("**", inner))
+        files, is_file = self._spread(path, every_file)
         root = parent_folder(path) if is_file else path
         found = [info for info in files if glob_matches(pattern, info.path, root)]
         return sorted(found, key=lambda info: info.path)

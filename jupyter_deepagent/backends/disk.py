@@ -322,7 +322,7 @@ class DiskBackend(AsyncBackendMixin):
                 os.unlink(spot.name, dir_fd=spot.folder_fd)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`)."""
+        """Files under `path` matching `pattern` (see `BackendProtocol.glob`)."""
         root, files = self._scope(path)
         found = [entry_info(v, st) for v, _, st in files if glob_matches(pattern, v, root)]
         return sorted(found, key=lambda info: info.path)

@@ -168,7 +168,11 @@ class BackendProtocol(Protocol):
         ...
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`).
+        """Files under `path` matching `pattern` (`*`, `**`, `?`, `[abc]`, `{a,b}`), as
+        deepagents' glob matches: a pattern without `/` against each file's name at any depth,
+        one with `/` against the path relative to `path` (a leading `/` anchors it there);
+        names starting with `.` only where the pattern's level starts with `.` (see
+        `glob_matches`; `every_file` lists those too).
 
         Raises:
             FileNotFound: If `path` does not exist (the root `/` searches as empty).

@@ -238,7 +238,7 @@ class FileMapBackend(AsyncBackendMixin):
             self._drop(file_path)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        """Files under `path` whose path relative to it matches `pattern` (`**`, `{a,b}`)."""
+        """Files under `path` matching `pattern` (see `BackendProtocol.glob`)."""
         root, files = self._scope(normalize_virtual_path(path))
         found = [
             self._info(file_path, data)

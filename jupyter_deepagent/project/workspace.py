@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from jupyter_deepagent._exceptions import BackendError, BinaryFile, FileTooLarge, PermissionDenied
-from jupyter_deepagent.backends import file_filter_matches, normalize_virtual_path
+from jupyter_deepagent.backends import every_file, file_filter_matches, normalize_virtual_path
 from jupyter_deepagent.backends.disk import DiskBackend
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
@@ -282,7 +282,7 @@ class GuardedFolder(AsyncBackendMixin):
         """Matching lines, never from hidden files, matched against the masked text."""
         if self.redact is None:
             return self._visible(self.backend.grep(pattern, self._check(path), glob, regex))
-        listed = self._visible(self.backend.glob("**", self._check(path)))
+        listed = self._visible(every_file(self.backend, self._check(path)))
         virtual = normalize_virtual_path(path)
         single = len(listed) == 1 and listed[0].path == virtual
         root = (virtual.rsplit("/", 1)[0] or "/") if single else virtual

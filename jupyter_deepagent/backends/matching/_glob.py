@@ -10,6 +10,11 @@ So one path costs at most (path length) x (pattern length) steps.
 
 Braces are expanded first, into at most `MAX_GLOB_ALTERNATIVES` alternatives; a pattern that
 would expand further is refused before anything is built.
+
+Names starting with `.` are matched as deepagents (wcmatch without `DOTMATCH`) matches them:
+only by a pattern level that starts with a literal `.`; `*`, `?`, `[...]` and `**` never match
+the leading dot of a name, and `**` does not go into a dot-folder. `\\` escapes the next
+character, and empty levels (`a//b`) count as one `/`.
 """
 
 from __future__ import annotations
@@ -55,39 +60,47 @@ def _too_costly(pattern: str, why: str) -> BackendError:
     )
 
 
-def _next_group(pattern: str, pos: int) -> tuple[int, int, list[int]] | None:
-    """The first balanced `{...}` at or after `pos`: `(start, end, top-level comma positions)`."""
-    depth, start = 0, -1
-    commas: list[int] = []
-    for i in range(pos, len(pattern)):
-        char = pattern[i]
-        if char == "{":
-            if depth == 0:
-                start, commas = i, []
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                return start, i, commas
-        elif char == "," and depth == 1:
-            commas.append(i)
-    return None
+def _top_groups(pattern: str) -> list[tuple[int, int, list[int]]]:
+    """The outermost balanced `{...}` groups, in order: `(start, end, top-level commas)`.
+
+    Braces pair as brackets do, in one pass; a `{` that never closes is literal, and so is a
+    `}` that closes nothing (`{{a,b}` has the group `{a,b}` after a literal `{`).
+    """
+    open_groups: list[tuple[int, list[int]]] = []  # each open `{` and the commas directly in it
+    closed: list[tuple[int, int, list[int]]] = []
+    escaped = False
+    for i, char in enumerate(pattern):
+        if escaped or char == "\\":  # an escaped `{`, `}` or `,` is literal
+            escaped = not escaped
+        elif char == "{":
+            open_groups.append((i, []))
+        elif char == "}" and open_groups:
+            start, commas = open_groups.pop()
+            closed.append((start, i, commas))
+        elif char == "," and open_groups:
+            open_groups[-1][1].append(i)
+    top: list[tuple[int, int, list[int]]] = []
+    for group in sorted(closed):
+        if not top or group[0] > top[-1][1]:
+            top.append(group)
+    return top
 
 
 def _parse_braces(pattern: str, whole: str, depth: int = 0) -> _Sequence:
     """Split a pattern into literal text and `{a,b}` groups; unbalanced braces stay literal.
 
-    A group without a top-level comma (`{x}`) is literal too, and so is everything from a `{`
-    that never closes.
+    A group without a top-level comma (`{x}`) keeps its braces (groups inside it expand), and
+    everything from a `{` that never closes is literal; `\\` escapes a brace or comma.
     """
     if depth > _MAX_BRACE_DEPTH:
         raise _too_costly(whole, f"nests braces more than {_MAX_BRACE_DEPTH} deep")
     items: list[str | _Alternatives] = []
     pos = 0
-    while (group := _next_group(pattern, pos)) is not None:
-        start, end, commas = group
-        if not commas:
-            items.append(pattern[pos : end + 1])
+    for start, end, commas in _top_groups(pattern):
+        if not commas:  # `{x}` stays literal, groups inside it still expand
+            items.append(pattern[pos : start + 1])
+            items.extend(_parse_braces(pattern[start + 1 : end], whole, depth + 1))
+            items.append("}")
         else:
             items.append(pattern[pos:start])
             bounds = [start, *commas, end]
@@ -153,16 +166,61 @@ def expand_braces(pattern: str) -> list[str]:
     return expanded
 
 
+def _class_text(char: str) -> str:
+    """One character as regex class text: anything but a letter or digit escaped."""
+    return char if char.isalnum() else "\\" + char
+
+
+def _class_char(pattern: str, j: int) -> tuple[str, int]:
+    """The class character at `j` (`\\` escapes the next one) and the index after it."""
+    if pattern[j] == "\\" and j + 1 < len(pattern):
+        return pattern[j + 1], j + 2
+    return pattern[j], j + 1
+
+
+def _class_end(pattern: str, j: int) -> int | None:
+    """Where the class whose body starts at `j` closes: its first `]` that is neither escaped
+    nor the body's first character; `None` if it never closes or a `/` comes first."""
+    k = j + 1 if pattern.startswith("]", j) else j
+    while (k := pattern.find("]", k)) != -1:
+        escapes = 0
+        while k - escapes > j and pattern[k - escapes - 1] == "\\":
+            escapes += 1
+        if escapes % 2 == 0:
+            return k if pattern.find("/", j, k) == -1 else None
+        k += 1
+    return None
+
+
 def _bracket(pattern: str, i: int) -> tuple[str, int] | None:
-    """The regex for the `[...]` class opening at `i` (never matching `/`), and its end index."""
-    start = i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1
-    end = pattern.find("]", start + 1 if pattern[start : start + 1] == "]" else start)
-    if end == -1:
+    """The regex for the `[...]` class opening at `i` (never matching `/`), and its end index.
+
+    As in wcmatch: a `]` right after the opening (or after `!`/`^`) is literal, `\\` escapes
+    the next character, a reversed range (`z-a`) matches nothing, and a class that never closes
+    or holds a `/` is not a class (its `[` is literal).
+    """
+    j = i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1
+    negate = j == i + 2
+    end = _class_end(pattern, j)
+    if end is None:
         return None
-    body = pattern[i + 1 : end]
-    negate = body[:1] in ("!", "^")
-    body = body[1:] if negate else body
-    body = "".join("\\" + c if c in "\\[]^&~|" else c for c in body)
+    items: list[tuple[str, str]] = []  # (first, last) of each character or range
+    single = False  # the last item is one character: a `-` after it makes a range
+    while j < end:
+        if pattern[j] == "-" and single and j + 1 < end:
+            last, j = _class_char(pattern, j + 1)
+            items[-1], single = (items[-1][0], last), False
+            continue
+        char, j = _class_char(pattern, j)
+        items.append((char, char))
+        single = True
+    body = "".join(
+        _class_text(low) if low == high else f"{_class_text(low)}-{_class_text(high)}"
+        for low, high in items
+        if low <= high
+    )
+    if not body:  # only reversed ranges: nothing matches (or, negated, any one character)
+        return ("[^/]" if negate else "(?!)"), end
     return (f"[^/{body}]" if negate else f"(?!/)[{body}]"), end
 
 
@@ -194,6 +252,10 @@ def _tokens(pattern: str) -> list[str]:
         elif char == "[" and (found := _bracket(pattern, i)) is not None:
             regex, i = found
             tokens.append(regex)
+        elif char == "\\":  # escapes the next character; a `\\` at the very end is dropped
+            i += 1
+            if i < n:
+                tokens.append(re.escape(pattern[i]))
         else:
             tokens.append(re.escape(char))
         i += 1
@@ -204,10 +266,16 @@ def _one(token: str) -> str:
     return "[^/]" if token == _ANY else token
 
 
-def _name_regex(tokens: list[str]) -> str:
+_DOT = re.escape(".")
+_NO_DOT = "(?!\\.)"
+"""Where a name starts: a name beginning with `.` is matched only by a literal `.` there."""
+
+
+def _name_regex(tokens: list[str], dots: bool) -> str:
     """One folder level (no `/` inside): each `*` takes the leftmost place the next text fits."""
-    if _REST in tokens:
-        return ".*"  # a trailing `**` is always a level of its own, the last one
+    guard = "" if dots or not tokens or tokens[0] == _DOT else _NO_DOT
+    if _REST in tokens:  # a trailing `**` is always a level of its own, the last one
+        return ".*" if dots else f"{guard}[^/]+(?:/{guard}[^/]+)*"
     blocks: list[list[str]] = [[]]
     for token in tokens:
         if token == _STAR:
@@ -215,13 +283,13 @@ def _name_regex(tokens: list[str]) -> str:
         else:
             blocks[-1].append(_one(token))
     if len(blocks) <= 2:  # one star can only slide along its own name: linear as it is
-        return "[^/]*".join("".join(block) for block in blocks)
+        return guard + "[^/]*".join("".join(block) for block in blocks)
     first, *middle, last = ("".join(block) for block in blocks)
     inner = "".join(f"(?>[^/]*?{block})" for block in middle if block)
-    return f"(?>{first}{inner}[^/]*{last}(?![^/]))"
+    return f"{guard}(?>{first}{inner}[^/]*{last}(?![^/]))"
 
 
-def _folders_regex(tokens: list[str]) -> str:
+def _folders_regex(tokens: list[str], dots: bool) -> str:
     """Consecutive folder levels separated by `/` (no `**/` inside)."""
     levels: list[list[str]] = [[]]
     for token in tokens:
@@ -229,32 +297,38 @@ def _folders_regex(tokens: list[str]) -> str:
             levels.append([])
         else:
             levels[-1].append(token)
-    return "/".join(_name_regex(level) for level in levels)
+    return "/".join(_name_regex(level, dots) for level in levels)
 
 
-def _translate(pattern: str) -> str:
+def _translate(pattern: str, dots: bool) -> str:
     """One brace-free glob as a regular expression body (see the module docstring)."""
     runs: list[list[str]] = [[]]
-    for token in _tokens(pattern):
+    trailing = len(pattern) - len(pattern.rstrip("\\"))
+    if trailing % 2:  # a trailing backslash escapes nothing: dropped
+        pattern = pattern[:-1]
+    for token in _tokens(re.sub("/{2,}", "/", pattern)):
         if token == _FOLDERS:
             runs.append([])
         else:
             runs[-1].append(token)
-    out = [_folders_regex(runs[0])]
+    folder = "[^/]*/" if dots else f"{_NO_DOT}[^/]*/"  # one folder `**/` may pass through
+    out = [_folders_regex(runs[0], dots)]
     for index, run in enumerate(runs[1:], start=2):
         if index < len(runs):  # the leftmost folders where this run fits, then commit
-            out.append(f"(?>(?:[^/]*/)*?{_folders_regex(run)})")
+            out.append(f"(?>(?:{folder})*?{_folders_regex(run, dots)})")
         else:  # the last run ends the path: any folders before it, tried from the deepest
-            out.append(f"(?:.*/)?{_folders_regex(run)}")
+            out.append(f"(?:{folder})*{_folders_regex(run, dots)}")
     return "".join(out)
 
 
 @lru_cache(maxsize=256)
-def compile_glob(pattern: str) -> re.Pattern[str]:
+def compile_glob(pattern: str, dots: bool = False) -> re.Pattern[str]:
     """Compile a glob (`**`, `*`, `?`, `[abc]`, `{a,b}`) into one anchored regular expression.
 
     Args:
-        pattern: The glob; a leading `/` is ignored by callers that match relative paths.
+        pattern: The glob, matched against a relative path (no leading `/`).
+        dots: Let wildcards match names starting with `.` too (wcmatch's `DOTMATCH`); by
+            default such a name is matched only by a level starting with a literal `.`.
 
     Returns:
         A compiled pattern to use with `fullmatch`; matching one path takes time proportional
@@ -264,7 +338,7 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
         BackendError: If the pattern cannot be compiled (e.g. a reversed range `[z-a]`), or is
             too long, or its braces expand to too many alternatives.
     """
-    alternatives = dict.fromkeys(_translate(option) for option in expand_braces(pattern))
+    alternatives = dict.fromkeys(_translate(option, dots) for option in expand_braces(pattern))
     try:
         return re.compile("(?:" + "|".join(alternatives) + ")", re.DOTALL)
     except re.error as exc:

@@ -6,25 +6,29 @@ decided here, once, so every backend answers the same question the same way.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, Protocol
 
-from jupyter_deepagent._exceptions import BackendError, EditConflict
+from jupyter_deepagent._exceptions import BackendError, EditConflict, InvalidPath
 from jupyter_deepagent.backends._paths import relative_to
 from jupyter_deepagent.backends.matching._glob import compile_glob, expand_braces
 from jupyter_deepagent.backends.matching._line_regex import line_pattern
 from jupyter_deepagent.backends.matching._regex_cost import check_regex_cost
 from jupyter_deepagent.backends.matching.match_limit import current_match_limit
-from jupyter_deepagent.backends.protocol import GrepMatch
+from jupyter_deepagent.backends.protocol import FileInfo, GrepMatch
 
 __all__ = [
     "REGEX_TIME_BUDGET",
     "BlockSearch",
+    "check_glob",
     "compile_glob",
+    "every_file",
     "expand_braces",
     "file_filter_matches",
     "first_matches",
@@ -36,22 +40,71 @@ __all__ = [
 ]
 
 
-def glob_matches(pattern: str, path: str, root: str) -> bool:
-    """Tell whether file `path` (under folder `root`) matches `pattern`.
+_dot_names: ContextVar[bool] = ContextVar("glob_dot_names", default=False)
+"""Inside `every_file`: wildcards match names starting with `.` too."""
 
-    A pattern starting with `/` is matched against the whole virtual path; otherwise against the
-    path relative to `root` (so `*.md` matches only files directly in `root`).
+
+def _traversal(pattern: str) -> InvalidPath:
+    return InvalidPath(
+        f"the glob pattern {pattern!r} has a '..' level, which no path here has (paths are "
+        "absolute and tidy). Search from another folder with path=... instead."
+    )
+
+
+@lru_cache(maxsize=256)
+def _matcher(pattern: str, dots: bool) -> tuple[re.Pattern[str], bool]:
+    """The compiled pattern, and whether it is matched against names alone (no `/` in it)."""
+    if ".." in pattern.replace("\\", "/").split("/"):
+        raise _traversal(pattern)
+    return compile_glob(pattern.lstrip("/"), dots), "/" not in pattern
+
+
+def glob_matches(pattern: str, path: str, root: str) -> bool:
+    """Tell whether file `path` (under folder `root`) matches `pattern`, as deepagents' glob and
+    grep filter decide it.
+
+    A pattern without `/` is matched against the file's name, at any depth (`*.md` finds every
+    Markdown file under `root`); one with `/` against the path relative to `root`, a leading `/`
+    anchoring it there (`/*.md`: the files directly in `root`). Names starting with `.` are
+    matched only by a pattern level that starts with `.`, and `**` does not enter dot-folders.
+
+    Raises:
+        InvalidPath: If the pattern has a `..` level (no path has one).
+        BackendError: If the pattern cannot be compiled (see `compile_glob`).
     """
-    if pattern.startswith("/"):
-        return compile_glob(pattern).fullmatch(path) is not None
-    return compile_glob(pattern).fullmatch(relative_to(path, root)) is not None
+    compiled, by_name = _matcher(pattern, _dot_names.get())
+    subject = path.rsplit("/", 1)[-1] if by_name else relative_to(path, root)
+    return compiled.fullmatch(subject) is not None
+
+
+def check_glob(pattern: str) -> None:
+    """Refuse a pattern `glob_matches` would refuse, before any file is looked at.
+
+    Raises:
+        InvalidPath: If the pattern has a `..` level.
+        BackendError: If the pattern cannot be compiled.
+    """
+    _matcher(pattern, False)
 
 
 def file_filter_matches(file_glob: str, path: str, root: str) -> bool:
-    """Tell whether a grep `glob` filter keeps `path`: the basename, or relative path if `/`."""
-    if "/" in file_glob:
-        return glob_matches(file_glob, path, root)
-    return compile_glob(file_glob).fullmatch(path.rsplit("/", 1)[-1]) is not None
+    """Tell whether a grep `glob` filter keeps `path`: the same rules as `glob_matches`."""
+    return glob_matches(file_glob, path, root)
+
+
+class _Globs(Protocol):
+    def glob(self, pattern: str, path: str = "/") -> list[FileInfo]: ...
+
+
+def every_file(backend: _Globs, path: str = "/") -> list[FileInfo]:
+    """Every file under `path`, dot-named ones included: `backend.glob("**", path)`, with
+    wildcards matching names that start with `.` (for a search over all files, not the model's
+    glob)."""
+    token = _dot_names.set(True)
+    try:
+        return backend.glob("**", path)
+    finally:
+        _dot_names.reset(token)
 
 
 REGEX_TIME_BUDGET = 2.0

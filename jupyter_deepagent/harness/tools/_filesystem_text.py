@@ -64,10 +64,13 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
         "path with ls first."
     ),
     "glob": (
-        "Find files by path pattern below a folder; returns their paths, one per line. '*' "
-        "matches within one folder level, '**' across levels, '?' one character and '{a,b}' "
-        "either alternative: '**/*.md', 'data/*.{csv,json}'. A pattern starting with '/' is "
-        "matched against the whole path."
+        "Find files by pattern below a folder (`path`); returns their paths, one per line. '*' "
+        "matches within a name, '**' any folders, '?' one character, '[abc]' one of a set and "
+        "'{a,b}' either alternative. A pattern without '/' matches file names at any depth "
+        "('*.md' finds every Markdown file); one with '/' matches the path relative to `path` "
+        "('data/**/*.csv'), and a leading '/' anchors it there ('/*.md': only the files "
+        "directly in `path`). Names starting with '.' are matched only by a pattern part that "
+        "starts with '.' ('.env', '.github/**/*.yml'), and '**' does not enter such folders."
     ),
     "grep": (
         "Search the contents of text files below a folder. The pattern is literal text unless "
@@ -128,7 +131,8 @@ class GlobArgs(BaseModel):
     """Arguments of `glob`."""
 
     pattern: str = Field(
-        description="Glob matched against paths relative to `path`, e.g. '**/*.py'."
+        description="A name pattern ('*.py', at any depth) or a path pattern relative to "
+        "`path` ('src/**/*.py')."
     )
     path: str = Field(default="/", description=_FOLDER)
 
@@ -140,7 +144,8 @@ class GrepArgs(BaseModel):
     path: str = Field(default="/", description=_FOLDER)
     glob: str | None = Field(
         default=None,
-        description="Only search files whose name matches this glob, e.g. '*.md'. Default all.",
+        description="Only search files matching this glob, as glob matches it: '*.md' (names, "
+        "at any depth) or 'notes/**/*.md'. Default all.",
     )
     regex: bool = Field(
         default=False,
@@ -158,7 +163,7 @@ _PROMPT_LINES: dict[str, str] = {
     "write_file": "- `write_file`: create a file or replace its content.",
     "edit_file": "- `edit_file`: replace exact text in a file.",
     "delete": "- `delete`: delete a file or folder.",
-    "glob": "- `glob`: find files by path pattern (`**/*.md`, `*.{csv,json}`).",
+    "glob": "- `glob`: find files by pattern (`*.md` at any depth, `data/*.{csv,json}`).",
     "grep": "- `grep`: find text in files (literal unless `regex=True`).",
 }
 

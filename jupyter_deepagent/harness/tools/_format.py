@@ -151,9 +151,18 @@ def format_edit(result: EditResult) -> str:
 
 
 def format_glob(found: Sequence[FileInfo], pattern: str, path: str) -> str:
-    """One path per line, or a plain note when nothing matched."""
+    """One path per line, or a plain note when nothing matched (saying where a leading `/`
+    anchored the pattern, when that was not the root)."""
     if not found:
-        return f"No files match {pattern!r} under {path}."
+        note = f"No files match {pattern!r} under {path}."
+        if pattern.startswith("/") and path.strip("/"):
+            anchored = pattern.lstrip("/")
+            note += (
+                f" A pattern starting with '/' is anchored at the folder searched: this one "
+                f"looked for {anchored!r} inside {path}. For absolute paths, search from "
+                f"'/' (path='/')."
+            )
+        return note
     narrow = "Use a more specific pattern or a deeper path."
     return _capped([info.path for info in found], "matching files", narrow)
 

@@ -21,6 +21,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from jupyter_deepagent._exceptions import BackendError
+from jupyter_deepagent.backends import check_glob
 from jupyter_deepagent.backends.matching.match_limit import MatchLimit, limiting_matches
 from jupyter_deepagent.backends.protocol import (
     BackendProtocol,
@@ -132,7 +133,8 @@ def _plan_delete(file_path: str) -> _Plan[None]:
 
 
 def _plan_glob(pattern: str, path: str = "/") -> _Plan[list[FileInfo]]:
-    _require(pattern != "", "pattern is empty; give a glob such as '**/*.md'.")
+    _require(pattern != "", "pattern is empty; give a glob such as '*.md'.")
+    check_glob(pattern)
     return _Plan(
         lambda b: b.glob(pattern, path),
         lambda b: b.aglob(pattern, path),
@@ -148,6 +150,8 @@ def _plan_grep(
     output_mode: GrepOutputMode = "files_with_matches",
 ) -> _Plan[_GrepFound]:
     _require(pattern != "", "pattern is empty; give the text to search for.")
+    if glob:
+        check_glob(glob)
 
     def call(b: BackendProtocol) -> _GrepFound:
         with recording_skipped_files() as skipped, limiting_matches(GREP_MATCH_LIMIT) as cap:

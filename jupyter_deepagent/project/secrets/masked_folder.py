@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from jupyter_deepagent.backends import normalize_virtual_path
+from jupyter_deepagent.backends import every_file, normalize_virtual_path
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
     AsyncBackendMixin,
@@ -126,7 +126,7 @@ class MaskedFolder(AsyncBackendMixin):
             BackendError: If `regex` and the pattern is invalid or over its time budget.
         """
         virtual = normalize_virtual_path(path)
-        listed = self.backend.glob("**", virtual)
+        listed = every_file(self.backend, virtual)
         single = len(listed) == 1 and listed[0].path == virtual
         root = (virtual.rsplit("/", 1)[0] or "/") if single else virtual
         redact = self._redactor()

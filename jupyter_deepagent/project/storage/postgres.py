@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from jupyter_deepagent._exceptions import DatabaseUnreachable, StateDamaged
+from jupyter_deepagent._exceptions import DatabaseUnreachable, InputError, StateDamaged
 from jupyter_deepagent.project.storage.advisory_lock import AdvisoryLock, application_name
 from jupyter_deepagent.project.storage.database_url import (
     database_address,
@@ -49,6 +49,7 @@ class PostgresStorage:
         connect_timeout: Seconds to wait for the server.
 
     Raises:
+        InputError: The `postgres` extra (psycopg, LangGraph's PostgreSQL saver) is not installed.
         DatabaseUnreachable: The server cannot be reached in time, or refuses the login.
         StateDamaged: The tables exist but cannot be used (a failed migration, a foreign
             schema).
@@ -57,11 +58,18 @@ class PostgresStorage:
     def __init__(
         self, url: str, source: str = "database_url", *, connect_timeout: float = _CONNECT_TIMEOUT
     ) -> None:
-        import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from langgraph.store.postgres import PostgresStore
-        from psycopg.rows import dict_row
-        from psycopg_pool import ConnectionPool
+        try:  # the `postgres` extra: not installed with the package itself
+            import psycopg
+            from langgraph.checkpoint.postgres import PostgresSaver
+            from langgraph.store.postgres import PostgresStore
+            from psycopg.rows import dict_row
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            msg = (
+                f"{source} is set, but the PostgreSQL drivers are not installed ({exc.name}): "
+                "pip install 'jupyter-deepagent[postgres]'"
+            )
+            raise InputError(msg, source=source) from None
 
         self._url = url
         self.source = source
