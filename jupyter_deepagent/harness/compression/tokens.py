@@ -8,7 +8,9 @@ letters, words, digit groups, punctuation runs, line starts and each CJK, kana, 
 non-ASCII character with weights measured against cl100k on English prose, Chinese prose, Python,
 JSON and CSV (each kind within about 10% on the whole, a short text within 25%), in a few passes of
 `bytes.translate` and `bytes.count` over the text's UTF-8 (a long text is counted on evenly spread
-windows). When a provider reports real usage (`usage_metadata` on its last reply), the
+windows). No tokenizer is loaded: the count is the same in every install, so a research log
+replays anywhere (a pointer message states the tokens it replaced), and the model's own
+tokenizer is rarely cl100k anyway. When a provider reports real usage (`usage_metadata` on its last reply), the
 compression layer scales the estimate up with `calibration_factor`, so it never trusts a count it
 knows is low.
 
@@ -56,24 +58,16 @@ _SCHEMA_CACHE_SIZE = 1024
 WindowSource = Literal["option", "profile", "default", "learned"]
 
 
-def _byte_table(keep: Callable[[int], bool]) -> bytes:
-    """A `bytes.translate` table mapping the bytes `keep` accepts to 1 and all others to 0."""
-    return bytes(1 if keep(byte) else 0 for byte in range(256))
+def _ascii_table(test: Callable[[str], bool]) -> bytes:
+    """A `bytes.translate` table: 1 for each ASCII byte `test` accepts, 0 for every other byte."""
+    return bytes(1 if byte < 0x80 and test(chr(byte)) else 0 for byte in range(256))
 
 
-def _ascii_class(name: str) -> Callable[[int], bool]:
-    tests: dict[str, Callable[[str], bool]] = {
-        "letter": str.isalpha,
-        "digit": str.isdigit,
-        "punct": lambda c: not c.isalnum() and not c.isspace(),
-    }
-    return lambda byte: byte < 0x80 and tests[name](chr(byte))
-
-
-_LETTERS, _DIGITS, _PUNCT = (_byte_table(_ascii_class(n)) for n in ("letter", "digit", "punct"))
-_RUN_START: Final = (
-    b"\x00\x01"  # in a 0/1 map, the first byte of each run of 1s (bar the text's own)
-)
+_LETTERS: Final = _ascii_table(str.isalpha)
+_DIGITS: Final = _ascii_table(str.isdigit)
+_PUNCT: Final = _ascii_table(lambda c: not c.isalnum() and not c.isspace())
+# in a 0/1 map, where each run of 1s starts (bar one at the very start)
+_RUN_START: Final = b"\x00\x01"
 
 
 def _all_but(keep: Callable[[int], bool]) -> bytes:
@@ -136,6 +130,16 @@ def _estimate(text: str) -> float:
     return total
 
 
+def _count(text: str) -> int:
+    """The estimate of a non-empty text: whole, or on windows past `_WHOLE_LIMIT` characters."""
+    if len(text) <= _WHOLE_LIMIT:
+        return max(1, round(_estimate(text)))
+    step = (len(text) - _WINDOW) / (_WINDOWS - 1)
+    starts = [int(i * step) for i in range(_WINDOWS)]
+    sampled = sum(_estimate(text[start : start + _WINDOW]) for start in starts)
+    return max(1, round(sampled * len(text) / (_WINDOWS * _WINDOW)))
+
+
 def approx_tokens(text: str) -> int:
     """Estimated tokens of a text, script-aware (see the module docstring); 0 for no text.
 
@@ -144,18 +148,14 @@ def approx_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    size = len(text)
-    if size <= _WHOLE_LIMIT:
-        return max(1, round(_estimate(text)))
-    known = _LONG_COUNTS.get(text)
-    if known is not None:
-        return known
-    step = (size - _WINDOW) / (_WINDOWS - 1)
-    sampled = sum(_estimate(text[int(i * step) : int(i * step) + _WINDOW]) for i in range(_WINDOWS))
-    tokens = max(1, round(sampled * size / (_WINDOWS * _WINDOW)))
-    if len(_LONG_COUNTS) >= _LONG_COUNTS_SIZE:
-        del _LONG_COUNTS[next(iter(_LONG_COUNTS))]
-    _LONG_COUNTS[text] = tokens
+    if len(text) <= _WHOLE_LIMIT:
+        return _count(text)
+    tokens = _LONG_COUNTS.get(text)
+    if tokens is None:
+        tokens = _count(text)
+        if len(_LONG_COUNTS) >= _LONG_COUNTS_SIZE:
+            del _LONG_COUNTS[next(iter(_LONG_COUNTS))]
+        _LONG_COUNTS[text] = tokens
     return tokens
 
 
@@ -168,7 +168,7 @@ def head_within(text: str, tokens: int) -> str:
     low, high = 0, len(text)
     while low < high:  # the estimate grows with the prefix, give or take a rounding
         middle = (low + high + 1) // 2
-        if approx_tokens(text[:middle]) <= tokens:
+        if _count(text[:middle]) <= tokens:  # not cached: the prefixes are used once
             low = middle
         else:
             high = middle - 1
