@@ -12,11 +12,16 @@ import pandas as pd
 import pytest
 import tiktoken
 from langchain.tools import tool
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from jupyter_deepagent import DiskBackend, ScriptedChatModel, create_research_agent, trace_run
+from jupyter_deepagent import (
+    DiskBackend,
+    RunTrace,
+    ScriptedChatModel,
+    create_research_agent,
+    trace_run,
+)
 from jupyter_deepagent.harness.compression import aging
 from jupyter_deepagent.harness.compression.tokens import (
     approx_tokens,
@@ -168,7 +173,7 @@ def request_truth(model: ScriptedChatModel, index: int) -> int:
     return real(request.system) + 4 + messages + schemas
 
 
-def chinese_notebook(root: Path, model: ScriptedChatModel):  # type: ignore[no-untyped-def]
+def chinese_notebook(root: Path, model: ScriptedChatModel) -> RunTrace:
     (root / "AGENTS.md").write_text(MEMORY, encoding="utf-8")
     (root / "skills" / "literature-review").mkdir(parents=True)
     (root / "skills" / "literature-review" / "SKILL.md").write_text(SKILL, encoding="utf-8")
@@ -205,13 +210,11 @@ class ByteFallbackProvider(ScriptedChatModel):
     """A provider whose tokenizer spends two tokens where cl100k spends one (as byte-fallback
     vocabularies do on Chinese), reporting that as its usage."""
 
-    def _generate(  # type: ignore[override]
-        self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs
-    ) -> ChatResult:
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         result = super()._generate(messages, stop, run_manager, **kwargs)
         usage = dict(result.generations[0].message.usage_metadata or {})
         usage["input_tokens"] = 2 * request_truth(self, len(self.requests) - 1)
-        result.generations[0].message.usage_metadata = usage  # type: ignore[assignment]
+        result.generations[0].message.usage_metadata = usage
         return result
 
 
