@@ -169,7 +169,7 @@ def request_truth(model: ScriptedChatModel, index: int) -> int:
     schemas = sum(
         real(json.dumps(convert_to_openai_tool(t), ensure_ascii=False)) for t in request.tools
     )
-    messages = sum(real(str(m.content)) + 4 for m in request.messages)
+    messages = sum(real(str(m.content)) + 4 for m in request.messages if m.type != "system")
     return real(request.system) + 4 + messages + schemas
 
 
@@ -185,7 +185,10 @@ def chinese_notebook(root: Path, model: ScriptedChatModel) -> RunTrace:
         backend=DiskBackend(root),
         system_prompt="你是一名冰川学研究助手，用中文回答。",
     )
-    question = "请比较帕隆4号冰川和乌鲁木齐河源1号冰川近二十年的物质平衡变化，并说明主要原因。"
+    question = (  # a request with a document pasted in, as researchers ask
+        "请根据以下材料，比较帕隆4号冰川和乌鲁木齐河源1号冰川近二十年的物质平衡变化，并说明主要原因。\n\n"
+        + CHINESE * 10
+    )
     return trace_run(agent, {"messages": [{"role": "user", "content": question}]})
 
 
