@@ -35,7 +35,7 @@ def ask(text: str = "survey glaciers") -> dict:
 
 
 def table(key: str, rows: int = 1_500) -> str:
-    return "\n".join(f"{key} row {i:05d} " + "x" * 60 for i in range(rows))
+    return "\n".join(f"{key} row {i:05d} " + "xxx " * 15 for i in range(rows))  # ~20 tokens
 
 
 @tool

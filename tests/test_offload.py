@@ -26,7 +26,10 @@ def fetch(key: str) -> str:
 
 
 def lines(prefix: str, count: int, width: int = 60) -> str:
-    return "\n".join(f"{prefix} {i:05d} " + "x" * width for i in range(count))
+    """`count` numbered lines of about `width` / 4 tokens each (short words: four characters
+    a token, as real tokenizers count them; a run of one letter would count far fewer)."""
+    filler = ("xxx " * (width // 4 + 1))[:width]
+    return "\n".join(f"{prefix} {i:05d} " + filler for i in range(count))
 
 
 def calls(*keys: str, ids: tuple[str, ...] = ()) -> dict:

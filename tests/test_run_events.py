@@ -21,8 +21,9 @@ from jupyter_deepagent import (
     create_research_agent,
     trace_run,
 )
-from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
 from jupyter_deepagent.events import EVENT_TYPES
+from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
 from jupyter_deepagent.jupyter.views.event_text import short_args
 
 COMMON = {"type", "time", "agent", "task_id", "step", "run_id", "seq"}
@@ -39,7 +40,7 @@ def ask(text: str) -> dict:
 
 
 def notes(key: str, count: int = 70) -> str:
-    return "\n".join(f"{key} line {i:03d} " + "y" * 55 for i in range(count))
+    return "\n".join(f"{key} line {i:03d} " + ("yyy " * 14)[:55] for i in range(count))
 
 
 @tool
@@ -274,15 +275,17 @@ def test_recorded_replies_replay_the_run(scenario: str) -> None:
 
 
 def test_an_oversized_memory_file_is_cut_with_one_warning(tmp_path: Path) -> None:
-    (tmp_path / "AGENTS.md").write_text("".join(f"fact {i:04d}: glaciers\n" for i in range(800)))
+    text = "".join(f"fact {i:04d}: glaciers\n" for i in range(800))
+    (tmp_path / "AGENTS.md").write_text(text)
+    tokens = approx_tokens(text.rstrip("\n"))  # ~5,000: over the 2,000 a file may take
     model = ScriptedChatModel(script=[{"tool_calls": [call("ls", path="/")]}, "done"],
                               profile={"max_input_tokens": 20_000})
     agent = create_research_agent(model, memory=["/AGENTS.md"], backend=DiskBackend(tmp_path))
     trace = trace_run(agent, ask("hi"))
     [warning] = [e for e in trace.of_type("warning") if e["source"] == "/AGENTS.md"]
-    assert "4,000 tokens" in warning["message"] and "2,000" in warning["message"]
+    assert f"{tokens:,} tokens" in warning["message"] and "2,000" in warning["message"]
     assert "Trim it" in warning["message"]
     for request in model.requests:
         assert "fact 0000" in request.system and "fact 0799" not in request.system
         assert "/AGENTS.md is cut here" in request.system
-    assert trace.of_type("memory_loaded")[0]["tokens"] == 4_000
+    assert trace.of_type("memory_loaded")[0]["tokens"] == tokens

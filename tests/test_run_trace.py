@@ -36,7 +36,7 @@ FAKE_KEY = "AIza" + "FAKE-0123456789abcdefghijklmnop"  # split: no key-shaped li
 def fetch(key: str) -> str:
     """Return the research notes named `key`."""
     count = 200 if key == "big" else 70
-    return "\n".join(f"{key} line {i:03d} " + "y" * 55 for i in range(count))
+    return "\n".join(f"{key} line {i:03d} " + ("yyy " * 14)[:55] for i in range(count))
 
 
 def call(name: str, **args: object) -> dict:

@@ -184,14 +184,14 @@ def test_tool_calls_and_results_are_never_split() -> None:
 
 
 def test_with_no_known_window_it_warns_triggers_at_170k_and_keeps_six_messages() -> None:
-    big = 18_000 * 4  # 18k tokens each: under the 20k offload limit
+    big = 18_000 * 4  # ~17k tokens each: under the 20k offload limit
     script = [fetches(f"w{i}") for i in range(11)] + ["done"]
     model = model_for(script, window=None)
 
     @tool
     def fetch(key: str) -> str:
         """Return a big chunk."""
-        return (key + " ") * (big // (len(key) + 1))
+        return key + " " + "xxx " * (big // 4)  # short words: about four characters a token
 
     trace = trace_run(create_research_agent(model, tools=[fetch], age_token_limit=None), ask(),
                       config={"recursion_limit": 300})

@@ -10,6 +10,7 @@ from langchain_core.outputs import ChatResult
 from jupyter_deepagent import ScriptedChatModel, create_research_agent, trace_run
 from jupyter_deepagent.harness.compression.tokens import (
     DEFAULT_CONTEXT_WINDOW,
+    MAX_CALIBRATION,
     ContextWindow,
     approx_tokens,
     calibration_factor,
@@ -26,14 +27,17 @@ def lookup(query: str) -> str:
     return "found: " + query
 
 
-def test_approximate_counts_are_a_quarter_of_the_characters_plus_overhead() -> None:
-    assert approx_tokens("") == 0 and approx_tokens("abcd") == 1 and approx_tokens("abcde") == 2
-    assert message_tokens(HumanMessage("x" * 400)) == 100 + 4
+def test_counts_go_by_words_digits_and_characters_plus_overhead() -> None:
+    assert approx_tokens("") == 0 and approx_tokens("a") == 1
+    assert 5 <= approx_tokens("the cat sat on the mat") <= 7  # a short English word: a token
+    assert approx_tokens("冰川物质平衡") >= 6  # a Chinese character is one or more
+    assert approx_tokens("1234567") < approx_tokens("1 2 3 4 5 6 7")  # digits go in threes
+    assert message_tokens(HumanMessage("x" * 400)) == approx_tokens("x" * 400) + 4
     call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"query": "q" * 40}, "id": "1"}])
     assert message_tokens(call) > message_tokens(AIMessage(""))
-    system = SystemMessage("s" * 40)
-    assert request_tokens(system, [HumanMessage("h" * 40)], [lookup]) == (
-        14 + 14 + tools_tokens([lookup])
+    system, human = SystemMessage("s" * 40), HumanMessage("h" * 40)
+    assert request_tokens(system, [human], [lookup]) == (
+        message_tokens(system) + message_tokens(human) + tools_tokens([lookup])
     )
 
 
@@ -41,7 +45,7 @@ def test_tool_schemas_are_counted_once_and_cached_consistently() -> None:
     first = tools_tokens([lookup])
     assert first > 10 and tools_tokens([lookup, lookup]) == 2 * first
     assert tools_tokens([]) == 0
-    schema = {"type": "function", "function": {"name": "f", "description": "d" * 400}}
+    schema = {"type": "function", "function": {"name": "f", "description": "Look it up. " * 40}}
     assert tools_tokens([schema]) > 100
 
 
@@ -60,17 +64,22 @@ def test_window_comes_from_the_option_then_the_profile_then_the_default() -> Non
 def test_calibration_only_scales_up_and_is_capped() -> None:
     assert calibration_factor(2_000, 1_000) == 2.0
     assert calibration_factor(500, 1_000) == 1.0  # a lower report never loosens the count
-    assert calibration_factor(50_000, 1_000) == 3.0
+    assert calibration_factor(50_000, 1_000) == MAX_CALIBRATION
     assert calibration_factor(None, 1_000, previous=1.5) == 1.5
 
 
 def test_context_window_option_overrides_the_profile_in_events() -> None:
     model = ScriptedChatModel(script=["ok"], profile={"max_input_tokens": 1_000_000})
-    trace = trace_run(create_research_agent(model, context_window=50_000),
-                      {"messages": [{"role": "user", "content": "hi"}]})
+    trace = trace_run(
+        create_research_agent(model, context_window=50_000),
+        {"messages": [{"role": "user", "content": "hi"}]},
+    )
     [context] = trace.of_type("context")
     assert (context["window"], context["trigger"], context["window_source"]) == (
-        50_000, 42_500, "option")
+        50_000,
+        42_500,
+        "option",
+    )
     assert not trace.warnings
 
 
@@ -90,10 +99,13 @@ def test_reported_usage_calibrates_the_gauge_upwards() -> None:
         script=[{"tool_calls": [{"name": "lookup", "args": {"query": "x"}}]}, "ok"],
         profile={"max_input_tokens": 100_000},
     )
-    trace = trace_run(create_research_agent(model, tools=[lookup]),
-                      {"messages": [{"role": "user", "content": "hi"}]})
+    trace = trace_run(
+        create_research_agent(model, tools=[lookup]),
+        {"messages": [{"role": "user", "content": "hi"}]},
+    )
     first, second = trace.of_type("context")
     raw_second = request_tokens(None, model.requests[1].messages, model.requests[1].tools)
-    assert first["tokens"] == request_tokens(None, model.requests[0].messages,
-                                             model.requests[0].tools)
+    assert first["tokens"] == request_tokens(
+        None, model.requests[0].messages, model.requests[0].tools
+    )
     assert second["tokens"] >= 1.8 * raw_second

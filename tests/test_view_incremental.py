@@ -4,8 +4,10 @@ messages, window moves, summaries, a second turn on the same thread)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -30,7 +32,8 @@ COMPRESSION_EVENTS = ("aged", "input_offloaded", "summarized", "context")
 
 
 def lines(prefix: str, count: int, width: int = 60) -> str:
-    return "\n".join(f"{prefix} {i:05d} " + "x" * width for i in range(count))
+    filler = ("xxx " * (width // 4 + 1))[:width]  # short words: about four characters a token
+    return "\n".join(f"{prefix} {i:05d} " + filler for i in range(count))
 
 
 @tool
@@ -151,8 +154,16 @@ def test_each_call_sends_what_a_view_built_from_scratch_sends(
 def test_a_run_sends_the_same_requests_with_and_without_the_kept_view(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # each run's message ids are random, and so would be the tokens of the file names made of
+    # them: both runs get the same ids
+    def same_ids() -> None:
+        numbers = itertools.count()
+        monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=next(numbers)))
+
+    same_ids()
     kept_model, kept_events = play()
     monkeypatch.setattr(ViewCache, "keep", lambda self, conversation, build: None)
+    same_ids()
     fresh_model, fresh_events = play()
 
     def sent(model: ScriptedChatModel) -> str:

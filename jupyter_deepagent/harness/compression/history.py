@@ -17,7 +17,7 @@ from langchain_core.messages import BaseMessage
 from jupyter_deepagent._exceptions import BackendError, FileNotFound
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.harness.compression.summarize import render_message
-from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN, approx_tokens
+from jupyter_deepagent.harness.compression.tokens import approx_tokens, head_within
 from jupyter_deepagent.harness.files import read_text
 
 __all__ = [
@@ -121,8 +121,7 @@ def summary_content(count: int, transcript: str, summary: str, todos: Any, limit
     `limit` tokens), and the active todo list."""
     if approx_tokens(summary) > limit:
         summary = (
-            f"{summary[: int(limit * CHARS_PER_TOKEN)]}\n"
-            f"[… summary cut here; it is whole in {transcript}]"
+            f"{head_within(summary, limit)}\n[… summary cut here; it is whole in {transcript}]"
         )
     content = (
         f"Summary {count} of the conversation so far. It replaces the earlier messages, whose "

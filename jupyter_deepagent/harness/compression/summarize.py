@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -78,6 +78,7 @@ text in the sections above. Do not call any tool."""
 
 _ROLE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _MIN_BLOCK = 200
+_ENGLISH_CHARS_PER_TOKEN = 4.0  # the most characters a token is taken to hold when cutting
 _LISTED_HEAD, _LISTED_TAIL, _LISTED_LINE = 10, 30, 160
 
 
@@ -138,13 +139,21 @@ def _fit(blocks: list[str], budget_chars: int, where: str) -> list[str]:
     return out
 
 
+def _chars_per_token(blocks: Sequence[str]) -> float:
+    """Characters per estimated token of `blocks`, at most 4 (English prose; Chinese is about 1),
+    so a budget in tokens becomes one in characters that the text fits."""
+    tokens = sum(approx_tokens(block) for block in blocks)
+    return min(_ENGLISH_CHARS_PER_TOKEN, sum(len(block) for block in blocks) / max(1, tokens))
+
+
 def _summary_prompt_messages(
     messages: Sequence[BaseMessage], budget_tokens: int, transcript: str
 ) -> list[BaseMessage]:
     """The summarizer's request: the prompt with `messages` rendered and cut to `budget_tokens`."""
+    rendered = [render_message(m) for m in messages]
     overhead = len(_SUMMARY_PROMPT) + len(transcript) + 64
-    budget_chars = max(2_000, int(budget_tokens * CHARS_PER_TOKEN) - overhead)
-    blocks = _fit([render_message(m) for m in messages], budget_chars, transcript)
+    budget_chars = max(2_000, int(budget_tokens * _chars_per_token(rendered)) - overhead)
+    blocks = _fit(rendered, budget_chars, transcript)
     prompt = _SUMMARY_PROMPT.format(
         transcript=transcript, marker=SUMMARY_MARKER, conversation="\n\n".join(blocks)
     )
@@ -221,16 +230,16 @@ def _summary_flow(
 ) -> Generator[tuple[Any, list[BaseMessage]], Any, tuple[str, int]]:
     """The summary, written once: yields `(who, messages)` to call, is sent the reply back."""
     if summarizer is not None and not _is_chat_model(summarizer):
-        sent = sum(len(render_message(m)) for m in messages)
+        sent = sum(approx_tokens(render_message(m)) for m in messages)
         text = _as_text((yield summarizer, list(messages)))
-        return text or mechanical_summary(messages, transcript), int(sent / CHARS_PER_TOKEN)
+        return text or mechanical_summary(messages, transcript), sent
     chat = summarizer or model
     prompt = _summary_prompt_messages(messages, budget_tokens, transcript)
     text = _as_text((yield chat, prompt))
     if not text:
         prompt = _text_only(prompt)
         text = _as_text((yield chat, prompt))
-    sent = int(len(str(prompt[0].content)) / CHARS_PER_TOKEN)
+    sent = approx_tokens(str(prompt[0].content))
     return text or mechanical_summary(messages, transcript), sent
 
 

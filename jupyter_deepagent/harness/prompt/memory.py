@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import BackendError, FileNotFound
 from jupyter_deepagent.backends.protocol import BackendProtocol
-from jupyter_deepagent.harness.compression.tokens import CHARS_PER_TOKEN, approx_tokens
+from jupyter_deepagent.harness.compression.tokens import approx_tokens, head_within
 from jupyter_deepagent.harness.files import read_text
 from jupyter_deepagent.harness.prompt.sections import PromptSection
 
@@ -92,7 +92,7 @@ def fit_memory(
         if text is None or tokens <= budget:
             fitted.append(memory_file)
             continue
-        head = text[: int(budget * CHARS_PER_TOKEN)]
+        head = head_within(text, budget)
         head = head.rsplit("\n", 1)[0] if "\n" in head else head
         marker = (
             f"[… {memory_file.path} is cut here: it is {tokens:,} tokens, more than the "

@@ -11,7 +11,6 @@ and the rest is messages. A derived breakdown is marked `estimated`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Final, TypeAlias, cast
 
@@ -33,6 +32,7 @@ from jupyter_deepagent.events import (
     SummarizedEvent,
     ToolResultEvent,
 )
+from jupyter_deepagent.harness.compression.tokens import approx_tokens
 
 __all__ = ["ContextTracker"]
 
@@ -46,10 +46,6 @@ JSONDict: TypeAlias = dict[str, object]
 
 _POINTER_TOKENS = 60  # the sentence a pointer message says, before its preview lines
 _OFFLOAD_PREVIEW, _AGED_PREVIEW = 10, 3
-
-
-def _tokens(text: str) -> int:
-    return math.ceil(len(text) / 4) if text else 0
 
 
 def _head(text: str, lines: int, width: int | None = None) -> str:
@@ -105,15 +101,15 @@ class ContextTracker:
         self._last_step = step
         if self.schema_tokens is None and event.get("messages") == 1 and self.system_tokens:
             # the first request of a new thread: prompt + tool schemas + the question
-            rest = tokens - self.system_tokens - _tokens(self._input) - 4
+            rest = tokens - self.system_tokens - approx_tokens(self._input) - 4
             self.schema_tokens = max(rest, 0)
 
     def _take_result(self, event: ToolResultEvent) -> None:
         call_id = str(event.get("tool_call_id"))
         content = str(event.get("content") or "")
-        whole = _tokens(content)
-        offload = min(whole, _POINTER_TOKENS + _tokens(_head(content, _OFFLOAD_PREVIEW)))
-        aged = min(whole, _POINTER_TOKENS + _tokens(_head(content, _AGED_PREVIEW, 100)))
+        whole = approx_tokens(content)
+        offload = min(whole, _POINTER_TOKENS + approx_tokens(_head(content, _OFFLOAD_PREVIEW)))
+        aged = min(whole, _POINTER_TOKENS + approx_tokens(_head(content, _AGED_PREVIEW, 100)))
         self._results[call_id] = [whole, offload, aged]
         self._resize(call_id)
 
