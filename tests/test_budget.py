@@ -261,3 +261,30 @@ def test_a_headless_run_over_budget_exits_with_its_own_code() -> None:
     assert RunReport(over_budget=True, error="boom").exit_code == 2
     assert RunReport(over_budget=True, mismatch=True).exit_code == 1
     assert RunReport().exit_code == 0
+
+
+# -- the summarizer -------------------------------------------------------------------------------
+@tool
+def fetch(key: str) -> str:
+    """Return a chunk of research notes named `key`."""
+    return "\n".join(f"{key} line {i:03d} " + "y" * 55 for i in range(70))
+
+
+def test_the_summarizers_calls_count_against_the_same_budget() -> None:
+    from jupyter_deepagent.harness.compression.summarize import SUMMARY_MARKER
+
+    steps = [{"tool_calls": [{"name": "fetch", "args": {"key": f"n{i}"}}]} for i in range(6)]
+    model = ScriptedChatModel(
+        script=[*steps, "done"],
+        rules=[{"when": SUMMARY_MARKER, "reply": "## Session intent\nRead.", "repeat": True}],
+        profile={"max_input_tokens": 8_000},
+    )
+    agent = create_research_agent(model, tools=[fetch], age_token_limit=None)
+    trace = trace_run(agent, ask("survey the notes"), budget="1M tokens")
+
+    summaries = [c for c in trace.of_type("model_call") if c["purpose"] == "summarize"]
+    assert summaries and trace.ledger is not None
+    counted = trace.ledger.spent_by()
+    assert counted["summarizer"] == sum(c["tokens_in"] + c["tokens_out"] for c in summaries)
+    everything = sum(c["tokens_in"] + c["tokens_out"] for c in trace.of_type("model_call"))
+    assert trace.ledger.spent == everything
