@@ -158,6 +158,14 @@ def test_without_anyone_to_ask_the_run_stops_at_its_budget() -> None:
     assert stopped.final_text.startswith("The run stopped at its budget")
 
 
+def test_an_agent_without_a_checkpointer_stops_at_its_budget_rather_than_pause() -> None:
+    model = ScriptedChatModel(script=FIVE_STEPS, profile={"max_input_tokens": 100_000})
+    stopped = trace_run(create_research_agent(model), ask("Write four notes."), budget=BUDGET)
+
+    assert stopped.status == "ok" and stopped.interrupts == []
+    assert stopped.final_text.startswith("The run stopped at its budget")
+
+
 def test_a_money_budget_warns_that_it_cannot_count_a_model_without_a_price() -> None:
     agent, config = agent_of(FIVE_STEPS)
     trace = trace_run(agent, ask("Write four notes."), config=config, budget="$0.01")

@@ -48,6 +48,7 @@ def middleware_stack(
     policy: ModelCallPolicy,
     task: Middleware | None,
     user_middleware: Sequence[Middleware],
+    can_pause: bool = True,
 ) -> list[Middleware]:
     """The agent's middleware, outermost first.
 
@@ -59,6 +60,8 @@ def middleware_stack(
         policy: the timeout and retries of a model call.
         task: the `task` tool's middleware over the built subagents; None without subagents.
         user_middleware: the caller's own middleware.
+        can_pause: the agent has a checkpointer, so a budget pause can be resumed (without one
+            the run stops at its budget instead).
     """
     from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
 
@@ -88,7 +91,7 @@ def middleware_stack(
         stack.append(HumanInTheLoopMiddleware(interrupt_on=dict(assembly.interrupt_on)))
     # pauses (or stops) the run before a call that would pass its budget, before the step
     # spends anything; a no-op in a run without a budget
-    stack.append(BudgetMiddleware())
+    stack.append(BudgetMiddleware(can_pause=can_pause))
     # owns the system message: replaces it with the PromptAssembly built for this call
     stack.append(SystemPromptMiddleware(assembly, plan.backend))
     # sees the final system prompt (to count it) and shrinks only the messages

@@ -14,7 +14,8 @@ When the estimate would pass the budget, the run pauses like an approval: a Lang
 `{"action": "raise", "budget": "$1"}` sets a new budget and checks again, `{"action": "stop"}`
 ends the run: this call, and every later one of the run, is answered without a model call by an
 AI message saying the run stopped at its budget, so the thread ends on a plain answer and the next
-run on it starts normally. A ledger made with `pause=False` stops at once instead of pausing.
+run on it starts normally. A ledger made with `pause=False` stops at once instead of pausing, and
+so does an agent without a checkpointer (nothing could resume its pause).
 """
 
 from __future__ import annotations
@@ -57,7 +58,16 @@ _Lane = tuple[str, str | None]
 
 
 class BudgetMiddleware(AgentMiddleware):
-    """Checks the run's budget (`current_ledger`) before each model call; a no-op without one."""
+    """Checks the run's budget (`current_ledger`) before each model call; a no-op without one.
+
+    Args:
+        can_pause: The agent has a checkpointer, so a pause can be resumed; False: it stops at
+            its budget instead.
+    """
+
+    def __init__(self, *, can_pause: bool = True) -> None:
+        super().__init__()
+        self.can_pause = can_pause
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
@@ -66,7 +76,7 @@ class BudgetMiddleware(AgentMiddleware):
         if ledger is None or (ledger.budget is None and not ledger.stopped):
             return handler(request)
         lane = current_agent()
-        reservation = _admit(request, ledger, lane)
+        reservation = _admit(request, ledger, lane, can_pause=self.can_pause)
         if reservation is None:
             return _stopped_message(ledger)
         try:
@@ -83,7 +93,7 @@ class BudgetMiddleware(AgentMiddleware):
         if ledger is None or (ledger.budget is None and not ledger.stopped):
             return await handler(request)
         lane = current_agent()
-        reservation = _admit(request, ledger, lane)
+        reservation = _admit(request, ledger, lane, can_pause=self.can_pause)
         if reservation is None:
             return _stopped_message(ledger)
         try:
@@ -94,7 +104,9 @@ class BudgetMiddleware(AgentMiddleware):
         return response
 
 
-def _admit(request: ModelRequest, ledger: BudgetLedger, lane: _Lane) -> int | None:
+def _admit(
+    request: ModelRequest, ledger: BudgetLedger, lane: _Lane, *, can_pause: bool
+) -> int | None:
     """A reservation for the call, after a pause if needed; None when the run stops here."""
     if ledger.stopped or ledger.budget is None:
         return None
@@ -106,7 +118,7 @@ def _admit(request: ModelRequest, ledger: BudgetLedger, lane: _Lane) -> int | No
         if reservation is not None:
             return reservation
         status = budget_status(ledger, estimate, label, lane[0])
-        if not ledger.pause:
+        if not (ledger.pause and can_pause):
             emit_event(BUDGET_REACHED, step=step, **_facts(status), paused=False, interrupt_id=None)
             ledger.stop()
             return None
