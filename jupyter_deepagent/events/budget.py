@@ -40,7 +40,7 @@ class BudgetReachedEvent(EventStamp):
     """The budget in its unit."""
     spent: float
     """What the run's model calls have used so far, in the budget's unit (main agent, subagents
-    and summarizer; a reply the research log served counts what it cost when recorded)."""
+    and summarizer; a reply the research log served counts its recorded usage, as if paid)."""
     spent_main: float
     """Of `spent`, the main agent's own calls."""
     spent_subagents: float

@@ -156,8 +156,8 @@ class ModelCallEvent(EventStamp):
     """The price-table entry that priced it ("anthropic:claude-sonnet-4-5"); None when no entry
     matches the model."""
     cost_recorded: NotRequired[float | None]
-    """Only for a reply the research log served: what the call cost when it was recorded, at
-    today's prices (None: price unknown)."""
+    """Only for a reply the research log served: what it would cost now, its recorded usage at
+    the run's prices (None: price unknown)."""
     seconds: float
     """Wall time of the call."""
     messages: int

@@ -41,7 +41,8 @@ class RunCost:
     by_part: dict[Part, float] = field(default_factory=dict)
     """`usd` by part: main agent, subagents, summarizer."""
     replayed_recorded: float = 0.0
-    """What the calls the research log served cost when they were recorded (nothing now)."""
+    """What the calls the research log served would cost now (their recorded usage at the run's
+    prices); nothing was paid for them."""
 
     @property
     def text(self) -> str:

@@ -168,7 +168,7 @@ export interface BudgetReachedEvent {
   unit: "usd" | "tokens";
   /** The budget in its unit. */
   limit: number;
-  /** What the run's model calls have used so far, in the budget's unit (main agent, subagents and summarizer; a reply the research log served counts what it cost when recorded). */
+  /** What the run's model calls have used so far, in the budget's unit (main agent, subagents and summarizer; a reply the research log served counts its recorded usage, as if paid). */
   spent: number;
   /** Of `spent`, the main agent's own calls. */
   spent_main: number;
@@ -389,7 +389,7 @@ export interface ModelCallEvent {
   cost: number | null;
   /** The price-table entry that priced it ("anthropic:claude-sonnet-4-5"); None when no entry matches the model. */
   price: string | null;
-  /** Only for a reply the research log served: what the call cost when it was recorded, at today's prices (None: price unknown). */
+  /** Only for a reply the research log served: what it would cost now, its recorded usage at the run's prices (None: price unknown). */
   cost_recorded?: number | null;
   /** Wall time of the call. */
   seconds: number;

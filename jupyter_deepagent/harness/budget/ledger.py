@@ -2,8 +2,8 @@
 
 Every `model_call` event of the run is counted here as it is emitted (main agent, subagents,
 summarizer), in the budget's unit: US dollars at the run's prices, or input and output tokens. A
-reply the research log served counts what it cost when recorded, so a replay pauses where the
-recorded run paused, though it spends nothing (its events say so). A money budget cannot count a
+reply the research log served counts its recorded usage as if it were paid, so a replay pauses
+where the recorded run paused, though it spends nothing (its events say so). A money budget cannot count a
 call of unknown price: such calls are only counted in `unpriced_calls`.
 
 Before each model call the budget middleware reserves the call's estimate under the ledger's
