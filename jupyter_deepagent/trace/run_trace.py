@@ -209,10 +209,9 @@ def trace_run(
     KeyboardInterrupt (the notebook's stop button) arrives at once instead of after the running
     node finishes.
 
-    Each model call is priced by `prices` (default: the shipped table) in its `model_call`
-    event. With a `budget` ("$0.50", 0.5, "200k tokens", or the `BudgetLedger` of the paused run
-    this one resumes) the run pauses before a call that would pass it (see
-    `harness.budget.middleware`); the ledger is kept in `RunTrace.ledger`.
+    Each `model_call` is priced by `prices` (default: the shipped table). With a `budget` ("$0.50",
+    0.5, "200k tokens", or the `RunTrace.ledger` of the paused run this one resumes) the run pauses
+    before a call that would pass it (`harness.budget.middleware`).
 
     Raises:
         ValueError: `budget` is not a budget.
@@ -277,7 +276,7 @@ def traced(
         config: The run's config (its thread id goes in `run_started`).
         on_event: Called with each event once masked and stamped.
         redact: Masks secrets in every string of every event.
-        prices: The table its calls are priced by (None: the shipped one); the budget is
+        prices: The table its calls are priced by (None: the shipped one); its budget is
             `trace.ledger`.
 
     Yields:

@@ -83,6 +83,7 @@ class PriceTable:
 
     def __init__(self, entries: Mapping[str, ModelPrice]) -> None:
         self._entries = dict(entries)
+        self._found: dict[str, tuple[str, ModelPrice] | None] = {}  # label -> its entry
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries
@@ -97,11 +98,13 @@ class PriceTable:
 
     def lookup(self, label: str) -> tuple[str, ModelPrice] | None:
         """The key and price of `label`'s entry; None when no entry matches (price unknown)."""
-        for key in price_keys(label):
-            found = self._entries.get(key)
-            if found is not None:
-                return key, found
-        return None
+        if label in self._found:
+            return self._found[label]
+        match = next(
+            ((key, self._entries[key]) for key in price_keys(label) if key in self._entries), None
+        )
+        self._found[label] = match
+        return match
 
     def with_overrides(self, overrides: Mapping[str, ModelPrice]) -> PriceTable:
         """A new table: this one with `overrides` added, each replacing any entry of its key."""
