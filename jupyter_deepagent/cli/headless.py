@@ -76,6 +76,8 @@ class RunReport:
     stopped_title: str = ""
     """The failed cell's request (an agent cell) or its first line (any other code cell)."""
     mismatch: bool = False
+    over_budget: bool = False
+    """A run paused or stopped at its budget (its cell's run summary says `budget`)."""
 
     @property
     def failure(self) -> str:
@@ -91,10 +93,13 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when every cell ran, 1 on a replay mismatch, 2 on any other cell error."""
+        """0 when every cell ran, 1 on a replay mismatch, 2 on any other cell error, 3 when a
+        run stopped (or paused) at its budget."""
         if self.mismatch:
             return 1
-        return 2 if self.error else 0
+        if self.error:
+            return 2
+        return 3 if self.over_budget else 0
 
 
 def _execute_with_cell_id(
@@ -277,6 +282,7 @@ def run_notebook(
             spent = summary.get("seconds")
             if isinstance(spent, (int, float)):
                 row.seconds = float(spent)
+            report.over_budget = report.over_budget or bool(summary.get("budget"))
         if error is not None:
             row.outcome = "mismatch" if error[0] == "ReplayMismatch" else "error"
             row.error = f"{error[0]}: {error[1]}"

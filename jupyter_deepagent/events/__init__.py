@@ -24,10 +24,10 @@ Every event has its `type` and:
 | type | what it says | its own fields |
 |---|---|---|
 | `run_started` | The first event of a `trace_run`. | `input`: Text of the last human message of the input; "resume" for a `Command`. `thread_id`: The checkpointer thread (None without one). `model`: The main model as "provider:model" (None if unknown). |
-| `run_finished` | The last event of a `trace_run`, with totals over every model and tool call of the run, subagents and summarizer calls included. | `status`: ok; interrupted: paused for approval; stopped: KeyboardInterrupt; error. `error`: The exception as "Type: message" (secrets masked), None unless it failed or stopped. `final_text`: Text of the final answer ("" when the run ended on an interrupt or a tool). `tokens_in`: Input tokens of every model call. `tokens_out`: Output tokens of every model call. `tokens_in_cached`: Of `tokens_in`, those the providers read from their prompt caches, summed over the calls that reported it; absent when no call did. `tokens_in_cache_write`: Of `tokens_in`, those written to a prompt cache (Anthropic), summed over the calls that reported it; absent when no call did. `model_calls`: How many model calls. `tool_calls`: How many tool calls. `seconds`: Wall time of the run. |
+| `run_finished` | The last event of a `trace_run`, with totals over every model and tool call of the run, subagents and summarizer calls included. | `status`: ok; interrupted: paused for approval; stopped: KeyboardInterrupt; error. `error`: The exception as "Type: message" (secrets masked), None unless it failed or stopped. `final_text`: Text of the final answer ("" when the run ended on an interrupt or a tool). `tokens_in`: Input tokens of every model call. `tokens_out`: Output tokens of every model call. `tokens_in_cached`: Of `tokens_in`, those the providers read from their prompt caches, summed over the calls that reported it; absent when no call did. `tokens_in_cache_write`: Of `tokens_in`, those written to a prompt cache (Anthropic), summed over the calls that reported it; absent when no call did. `cost`: US dollars of the run's model calls with a known price (replies the research log served cost 0); None when none of its calls had a known price (0 for a run without model calls). `cost_unpriced_calls`: Model calls whose price is unknown, left out of `cost` (views add "price unknown"). `budget`: Present when the budget ended the run: paused (it waits for continue, raise or stop; `status` is interrupted) or stopped (it ended at its budget; `status` is ok). `model_calls`: How many model calls. `tool_calls`: How many tool calls. `seconds`: Wall time of the run. |
 | `answer` | The main agent's final answer, just before `run_finished` (none on a pause or a failure). | `text`: The answer's whole text (streamed deltas reach a callback, not the event stream). `structured`: The structured response as JSON data when the agent has a `response_format`, else None. |
 | `prompt` | One per model call of an agent, before it: the system prompt it is sent. | `hash`: First 16 hex digits of the sha256 of the prompt text. `tokens`: Approximate tokens of the prompt. `assembly`: `PromptAssembly.as_dict()`; None when it is the prompt this agent and task sent last in this run (look it up by `hash`). |
-| `model_call` | A request to a chat model and its reply: the agent's own calls and the summarizer's. | `purpose`: agent: a step of the agent loop; summarize: the summarizer writing a summary. `model`: The model as "provider:model". `tokens_in`: Input tokens, as the provider reported them or counted here. `tokens_in_estimated`: True when `tokens_in` was counted here because the provider reported none. `tokens_out`: Output tokens the provider reported (0 if none). `tokens_in_cached`: Of `tokens_in`, those the provider read from its prompt cache (`usage_metadata`'s `input_token_details.cache_read`), billed at a fraction of the price; absent when the provider reported no such detail. `tokens_in_cache_write`: Of `tokens_in`, those the provider wrote to its prompt cache (`cache_creation`, reported by Anthropic, billed above the base price); absent when not reported. `seconds`: Wall time of the call. `messages`: How many messages were sent. `tool_calls`: Names of the tools the reply calls. `reply`: The AI message as `message_to_dict` gives it (`messages_from_dict([reply])` rebuilds it: content, tool calls with ids and full args, usage); None if the model gave no AI message. |
+| `model_call` | A request to a chat model and its reply: the agent's own calls and the summarizer's. | `purpose`: agent: a step of the agent loop; summarize: the summarizer writing a summary. `model`: The model as "provider:model". `tokens_in`: Input tokens, as the provider reported them or counted here. `tokens_in_estimated`: True when `tokens_in` was counted here because the provider reported none. `tokens_out`: Output tokens the provider reported (0 if none). `tokens_in_cached`: Of `tokens_in`, those the provider read from its prompt cache (`usage_metadata`'s `input_token_details.cache_read`), billed at a fraction of the price; absent when the provider reported no such detail. `tokens_in_cache_write`: Of `tokens_in`, those the provider wrote to its prompt cache (`cache_creation`, reported by Anthropic, billed above the base price); absent when not reported. `cost`: US dollars the call cost, from its reported usage at the rates of `price`; 0 for a reply the research log served (nothing was paid for it now); None when the price is unknown (views say "price unknown", never a number). `price`: The price-table entry that priced it ("anthropic:claude-sonnet-4-5"); None when no entry matches the model. `cost_recorded`: Only for a reply the research log served: what it would cost now, its recorded usage at the run's prices (None: price unknown). `seconds`: Wall time of the call. `messages`: How many messages were sent. `tool_calls`: Names of the tools the reply calls. `reply`: The AI message as `message_to_dict` gives it (`messages_from_dict([reply])` rebuilds it: content, tool calls with ids and full args, usage); None if the model gave no AI message. |
 | `model_retry` | A model call failed with an error that may pass (network, timeout, rate limit, server error); the same request is sent again after `wait` seconds. After the last attempt the error ends the run (in a notebook: `ModelCallFailed`). | `purpose`: agent: a step of the agent loop; summarize: the summarizer writing a summary. `model`: The model as "provider:model". `attempt`: The attempt that failed (1 for the first call). `attempts`: How many attempts are allowed in all (1 + `model_retries`). `wait`: Seconds before the next attempt. `error`: The error as "Type: message", on one line and shortened (secrets masked). |
 | `tool_call` | A tool call about to run. | `tool`: The tool's name. `tool_call_id`: The id the model gave the call. `args`: The arguments, shortened for display (`summarize_args`: long strings become `{"chars", "head"}`, long lists `{"items", "head"}`); the whole ones are in the reply. |
 | `tool_result` | What a tool returned. | `tool`: The tool's name. `tool_call_id`: The id of the call it answers. `content`: The tool message's text as the tool returned it, before any offloading. `chars`: Characters of `content`. `seconds`: Wall time of the tool. `error`: The error text when the tool failed, else None. |
@@ -47,6 +47,8 @@ Every event has its `type` and:
 | `compaction_refused` | `compact_conversation` was called while the conversation was still small. | `tokens`: Tokens of the last request. `threshold`: Tokens needed before compacting is allowed. |
 | `subagent_started` | A `task` call started its subagent; `agent` and `task_id` are the subagent's and `time` is when it started. | `description`: The task as the caller wrote it. `parent_task_id`: The calling agent's task id (None when the main agent called). `turn_id`: The calling AI message. `call_index`: The call's position among that message's tool calls. |
 | `subagent_finished` | A subagent returned (or failed); `agent` and `task_id` are the subagent's. | `description`: The task as the caller wrote it. `parent_task_id`: The calling agent's task id (None when the main agent called). `turn_id`: The calling AI message. `call_index`: The call's position among that message's tool calls. `status`: How the task ended. `result`: The report text the caller gets. `structured`: The structured response as JSON data, or None. `tokens_in`: Input tokens summed over the task's model calls. `tokens_out`: Output tokens summed over the task's model calls. `seconds`: Wall time of the task. `files_written`: Files the subagent wrote. `transcript_path`: Its conversation under `/subagents/` (None if it could not be saved). `error`: The error text when it failed, else None. |
+| `budget_reached` | The next model call would pass the run's budget: what was spent, on what, and whether the run waits for an answer (continue, raise the budget, stop) or stops here. | `budget`: The budget as the user gave it back: "$0.50" or "200,000 tokens". `unit`: What the budget counts: US dollars, or input and output tokens. `limit`: The budget in its unit. `spent`: What the run's model calls have used so far, in the budget's unit (main agent, subagents and summarizer; a reply the research log served counts its recorded usage, as if paid). `spent_main`: Of `spent`, the main agent's own calls. `spent_subagents`: Of `spent`, the subagents' calls. `spent_summarizer`: Of `spent`, the summarizer's calls. `spent_replayed`: Of `spent`, replies the research log served: nothing was paid for them now. `unpriced_calls`: Calls of a model with no known price, not in `spent` (a money budget cannot count them). `next_call`: The estimate of the call it stopped before, in the budget's unit. `model`: The model of that call, as "provider:model". `paused`: True: the run waits for an answer (`interrupt_id`); False: it stops here, as it was set to (headless runs). `interrupt_id`: The LangGraph interrupt that holds the pause (None when the run stops). |
+| `budget_decided` | The answer to a budget pause, as the resumed run takes it. | `action`: continue: this call goes ahead (the next one that would pass the budget asks again); raise: the budget is now `budget`; stop: the run ends here, the thread stays usable. `budget`: The budget from now on. |
 <!-- end of generated table -->
 
 A warning that would say the same thing again (the default window for a subagent, an oversized
@@ -54,6 +56,16 @@ memory file at every model call) is given once per run; on a plain custom stream
 runs, only the main agent gives it.
 """
 
+from jupyter_deepagent.events.budget import (
+    BUDGET_ACTIONS,
+    BUDGET_DECIDED,
+    BUDGET_PAUSE,
+    BUDGET_REACHED,
+    BudgetAnswer,
+    BudgetDecidedEvent,
+    BudgetPause,
+    BudgetReachedEvent,
+)
 from jupyter_deepagent.events.common import SCHEMA_VERSION, EventStamp
 from jupyter_deepagent.events.context import (
     AGED,
@@ -126,6 +138,10 @@ __all__ = [
     "ANSWER",
     "APPROVAL_DECIDED",
     "APPROVAL_REQUESTED",
+    "BUDGET_ACTIONS",
+    "BUDGET_DECIDED",
+    "BUDGET_PAUSE",
+    "BUDGET_REACHED",
     "COMMON_FIELDS",
     "COMPACTION_REFUSED",
     "CONTEXT",
@@ -154,6 +170,10 @@ __all__ = [
     "AnswerEvent",
     "ApprovalDecidedEvent",
     "ApprovalRequestedEvent",
+    "BudgetAnswer",
+    "BudgetDecidedEvent",
+    "BudgetPause",
+    "BudgetReachedEvent",
     "CompactionRefusedEvent",
     "ContextEvent",
     "ContextOverflowEvent",

@@ -88,6 +88,14 @@ class RunFinishedEvent(EventStamp):
     tokens_in_cache_write: NotRequired[int]
     """Of `tokens_in`, those written to a prompt cache (Anthropic), summed over the calls that
     reported it; absent when no call did."""
+    cost: float | None
+    """US dollars of the run's model calls with a known price (replies the research log served
+    cost 0); None when none of its calls had a known price (0 for a run without model calls)."""
+    cost_unpriced_calls: int
+    """Model calls whose price is unknown, left out of `cost` (views add "price unknown")."""
+    budget: NotRequired[Literal["paused", "stopped"]]
+    """Present when the budget ended the run: paused (it waits for continue, raise or stop;
+    `status` is interrupted) or stopped (it ended at its budget; `status` is ok)."""
     model_calls: int
     """How many model calls."""
     tool_calls: int
@@ -140,6 +148,16 @@ class ModelCallEvent(EventStamp):
     tokens_in_cache_write: NotRequired[int]
     """Of `tokens_in`, those the provider wrote to its prompt cache (`cache_creation`, reported
     by Anthropic, billed above the base price); absent when not reported."""
+    cost: float | None
+    """US dollars the call cost, from its reported usage at the rates of `price`; 0 for a reply
+    the research log served (nothing was paid for it now); None when the price is unknown
+    (views say "price unknown", never a number)."""
+    price: str | None
+    """The price-table entry that priced it ("anthropic:claude-sonnet-4-5"); None when no entry
+    matches the model."""
+    cost_recorded: NotRequired[float | None]
+    """Only for a reply the research log served: what it would cost now, its recorded usage at
+    the run's prices (None: price unknown)."""
     seconds: float
     """Wall time of the call."""
     messages: int

@@ -277,6 +277,7 @@ def create_research_agent(
         policy=policy,
         task=task,
         user_middleware=middleware,
+        can_pause=checkpointer is not None,
     )
     # one call for every form of response_format, which LangChain's overloads take one at a time
     build_graph: Callable[..., CompiledStateGraph] = create_agent

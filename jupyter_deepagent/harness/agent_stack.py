@@ -7,16 +7,18 @@ the request first and the response last. So, outermost first:
 2. user middleware: outside the prompt middleware, so what they add to the system message is
    caught as section 8.
 3. human in the loop: its `after_model` pauses a call before any tool runs.
-4. system prompt: writes the assembled prompt; the model gets exactly it.
-5. compression: inside the prompt, it counts the final prompt's tokens and trims only the
+4. budget: outside the prompt and compression, so a pause comes before the step spends anything
+   (no summary is written, and paid for, twice when the step runs again on resume).
+5. system prompt: writes the assembled prompt; the model gets exactly it.
+6. compression: inside the prompt, it counts the final prompt's tokens and trims only the
    messages; offloads tool results.
-6. Anthropic cache breakpoints (only with an Anthropic model): inside compression, so they mark
+7. Anthropic cache breakpoints (only with an Anthropic model): inside compression, so they mark
    the final system message, tools and last message; a retry resends the same marked request.
-7. model retries: inside compression, which sees a transient error only once the retries are
+8. model retries: inside compression, which sees a transient error only once the retries are
    spent; a context overflow is not retried and reaches it at once.
-8. run events: inside compression, a `model_call` event per request as really sent, retries
+9. run events: inside compression, a `model_call` event per request as really sent, retries
    included; a `tool_result` with the tool's own text, before offloading.
-9. tool errors: innermost, a failing tool becomes an error message that every layer above sees
+10. tool errors: innermost, a failing tool becomes an error message that every layer above sees
    as an ordinary result.
 """
 
@@ -46,6 +48,7 @@ def middleware_stack(
     policy: ModelCallPolicy,
     task: Middleware | None,
     user_middleware: Sequence[Middleware],
+    can_pause: bool = True,
 ) -> list[Middleware]:
     """The agent's middleware, outermost first.
 
@@ -57,9 +60,12 @@ def middleware_stack(
         policy: the timeout and retries of a model call.
         task: the `task` tool's middleware over the built subagents; None without subagents.
         user_middleware: the caller's own middleware.
+        can_pause: the agent has a checkpointer, so a budget pause can be resumed (without one
+            the run stops at its budget instead).
     """
     from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
 
+    from jupyter_deepagent.harness.budget.middleware import BudgetMiddleware
     from jupyter_deepagent.harness.models.retry import ModelRetryMiddleware
     from jupyter_deepagent.harness.prompt.middleware import SystemPromptMiddleware
     from jupyter_deepagent.harness.run_events.middleware import RunEventsMiddleware
@@ -83,6 +89,9 @@ def middleware_stack(
         # pauses after the model replies and before any tool runs; the prompt section for it is
         # assembled by the prompt middleware, not written by LangChain's middleware
         stack.append(HumanInTheLoopMiddleware(interrupt_on=dict(assembly.interrupt_on)))
+    # pauses (or stops) the run before a call that would pass its budget, before the step
+    # spends anything; a no-op in a run without a budget
+    stack.append(BudgetMiddleware(can_pause=can_pause))
     # owns the system message: replaces it with the PromptAssembly built for this call
     stack.append(SystemPromptMiddleware(assembly, plan.backend))
     # sees the final system prompt (to count it) and shrinks only the messages

@@ -23,12 +23,13 @@ from jupyter_deepagent.events import (
     PROMPT,
     RUN_FINISHED,
     RUN_STARTED,
-    TOOL_CALL,
     WARNING,
     ModelCallEvent,
     RunEvent,
     RunFinishedEvent,
 )
+from jupyter_deepagent.harness.budget.ledger import as_ledger, budget_scope
+from jupyter_deepagent.harness.pricing.run_prices import prices_scope
 from jupyter_deepagent.harness.prompt.sections import PromptAssembly
 from jupyter_deepagent.harness.run_events.event_stream import emit_event, event_sink, run_scope
 from jupyter_deepagent.trace._run_sink import (
@@ -37,6 +38,7 @@ from jupyter_deepagent.trace._run_sink import (
     emit_approval_requests,
     input_text,
 )
+from jupyter_deepagent.trace.run_totals import RunCost, finished_totals, run_cost
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,6 +47,9 @@ if TYPE_CHECKING:
     from langgraph.pregel import Pregel
     from langgraph.types import Interrupt
 
+    from jupyter_deepagent.harness.budget.ledger import BudgetLedger
+    from jupyter_deepagent.harness.budget.limit import Budget
+    from jupyter_deepagent.harness.pricing.table import PriceTable
     from jupyter_deepagent.trace._run_sink import StatefulAgent
 
 __all__ = ["RunTrace", "atrace_run", "trace_run", "traced"]
@@ -52,12 +57,15 @@ __all__ = ["RunTrace", "atrace_run", "trace_run", "traced"]
 
 @dataclass
 class RunTrace:
-    """Events of a run in order, the final state, and any pending interrupts (the last two only
-    for a run traced in this process)."""
+    """Events of a run in order, the final state, any pending interrupts and the budget ledger
+    (the last three only for a run traced in this process)."""
 
     events: list[RunEvent] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     interrupts: list[Interrupt] = field(default_factory=list)
+    ledger: BudgetLedger | None = None
+    """The run's budget ledger: give it to the resume of a paused run (`budget=trace.ledger`),
+    so what was spent before the pause still counts."""
 
     @classmethod
     def from_events(cls, events: Iterable[RunEvent]) -> RunTrace:
@@ -145,6 +153,11 @@ class RunTrace:
         return _state_final_text(self.state)
 
     @property
+    def cost(self) -> RunCost:
+        """What the run's model calls cost (`RunCost`: US dollars or "price unknown", by part)."""
+        return run_cost(self.events)
+
+    @property
     def warnings(self) -> list[str]:
         """Messages of the run's warning events."""
         return [event["message"] for event in self.events if event["type"] == WARNING]
@@ -178,6 +191,8 @@ def trace_run(
     on_event: Callable[[RunEvent], None] | None = None,
     redact: Callable[[str], str] | None = None,
     trace: RunTrace | None = None,
+    budget: BudgetLedger | Budget | str | float | None = None,
+    prices: PriceTable | None = None,
 ) -> RunTrace:
     """Run `agent` on `input` and collect its run events and final state.
 
@@ -194,13 +209,20 @@ def trace_run(
     KeyboardInterrupt (the notebook's stop button) arrives at once instead of after the running
     node finishes.
 
+    Each `model_call` is priced by `prices` (default: the shipped table). With a `budget` ("$0.50",
+    0.5, "200k tokens", or the `RunTrace.ledger` of the paused run this one resumes) the run pauses
+    before a call that would pass it (`harness.budget.middleware`).
+
     Raises:
+        ValueError: `budget` is not a budget.
         BaseException: whatever the run raised (a KeyboardInterrupt, a provider error, ...),
             after `run_finished` (status "stopped" or "error") is recorded; the partial
             `RunTrace` is attached to it as `exc.trace`, and is in `trace` when one was given.
     """
     trace = trace if trace is not None else RunTrace()
-    with traced(trace, agent, input, config, on_event, redact) as absorb:
+    if budget is not None:
+        trace.ledger = as_ledger(budget)
+    with traced(trace, agent, input, config, on_event, redact, prices=prices) as absorb:
         chunks = agent.stream(input, _runnable(config), **_stream_options(context))
         for mode, chunk in cast("Iterator[tuple[str, object]]", chunks):
             absorb(mode, chunk)
@@ -215,14 +237,17 @@ async def atrace_run(
     config: dict[str, Any] | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
     redact: Callable[[str], str] | None = None,
+    budget: BudgetLedger | Budget | str | float | None = None,
+    prices: PriceTable | None = None,
 ) -> RunTrace:
     """The async twin of `trace_run` (the agent runs with `astream`).
 
     Raises:
+        ValueError: `budget` is not a budget.
         BaseException: as `trace_run` (a cancelled task records status "stopped").
     """
-    trace = RunTrace()
-    with traced(trace, agent, input, config, on_event, redact) as absorb:
+    trace = RunTrace(ledger=as_ledger(budget))
+    with traced(trace, agent, input, config, on_event, redact, prices=prices) as absorb:
         chunks = agent.astream(input, _runnable(config), **_stream_options(context))
         async for mode, chunk in cast("AsyncIterator[tuple[str, object]]", chunks):
             absorb(mode, chunk)
@@ -237,6 +262,8 @@ def traced(
     config: dict[str, Any] | None,
     on_event: Callable[[RunEvent], None] | None,
     redact: Callable[[str], str] | None,
+    *,
+    prices: PriceTable | None = None,
 ) -> Iterator[Callable[[str, object], None]]:
     """Trace the run driven inside the block into `trace`: the sink, the first and last events,
     and what each streamed chunk adds. `trace_run`, `atrace_run` and `trace_remote_run` drive
@@ -249,6 +276,8 @@ def traced(
         config: The run's config (its thread id goes in `run_started`).
         on_event: Called with each event once masked and stamped.
         redact: Masks secrets in every string of every event.
+        prices: The table its calls are priced by (None: the shipped one); its budget is
+            `trace.ledger`.
 
     Yields:
         The function that takes each streamed `(mode, chunk)`.
@@ -269,7 +298,8 @@ def traced(
         elif mode == "values":
             trace.state = chunk
 
-    with event_sink(RunSink(run_id, trace.events, on_event, redact)), run_scope(run_id):
+    sink = RunSink(run_id, trace.events, on_event, redact)
+    with event_sink(sink), run_scope(run_id), prices_scope(prices), budget_scope(trace.ledger):
         emit_event(
             RUN_STARTED,
             input=input_text(payload),
@@ -328,32 +358,15 @@ def _finished(trace: RunTrace, status: str, seconds: float, error: str | None) -
             text=text,
             structured=structured_as_dict(trace.state.get("structured_response")),
         )
-    model_calls = _model_calls(trace)
     emit_event(
         RUN_FINISHED,
         step=_main_step(trace),
         status=status,
         error=error,
         final_text=_state_final_text(trace.state),
-        tokens_in=sum(int(e.get("tokens_in") or 0) for e in model_calls),
-        tokens_out=sum(int(e.get("tokens_out") or 0) for e in model_calls),
-        **_cache_totals(model_calls),
-        model_calls=len(model_calls),
-        tool_calls=len(trace.of_type(TOOL_CALL)),
+        **finished_totals(trace.events, trace.interrupts),
         seconds=round(seconds, 6),
     )
-
-
-def _cache_totals(model_calls: list[ModelCallEvent]) -> dict[str, int]:
-    """The run's prompt-cache totals, each only when some call reported it."""
-    totals: dict[str, int] = {}
-    read = [e["tokens_in_cached"] for e in model_calls if "tokens_in_cached" in e]
-    written = [e["tokens_in_cache_write"] for e in model_calls if "tokens_in_cache_write" in e]
-    if read:
-        totals["tokens_in_cached"] = sum(read)
-    if written:
-        totals["tokens_in_cache_write"] = sum(written)
-    return totals
 
 
 def _state_final_text(state: dict[str, Any]) -> str:

@@ -122,6 +122,74 @@ export interface ApprovalRequestedEvent {
   interrupt_id: string | null;
 }
 
+/** The answer to a budget pause, as the resumed run takes it. */
+export interface BudgetDecidedEvent {
+  /** The schema version the event follows (`SCHEMA_VERSION`). */
+  schema: 1;
+  /** When it happened, in seconds since the epoch (every time in every event is epoch seconds). */
+  time: number;
+  /** The agent it belongs to: `"main"`, or the subagent's name. */
+  agent: string;
+  /** None for the main agent; the task id for the events of a subagent's own steps. */
+  task_id: string | null;
+  /** The model call of the agent's run it belongs to (1-based; 0 before the first call). */
+  step: number;
+  /** The run (a uuid4 hex, one per `trace_run` call); only `trace_run` adds it. */
+  run_id?: string;
+  /** The event's position in its run (0, 1, 2, ... in arrival order); only `trace_run` adds it. */
+  seq?: number;
+  type: "budget_decided";
+  /** continue: this call goes ahead (the next one that would pass the budget asks again); raise: the budget is now `budget`; stop: the run ends here, the thread stays usable. */
+  action: "continue" | "raise" | "stop";
+  /** The budget from now on. */
+  budget: string;
+}
+
+/** The next model call would pass the run's budget: what was spent, on what, and whether the run waits for an answer (continue, raise the budget, stop) or stops here. */
+export interface BudgetReachedEvent {
+  /** The schema version the event follows (`SCHEMA_VERSION`). */
+  schema: 1;
+  /** When it happened, in seconds since the epoch (every time in every event is epoch seconds). */
+  time: number;
+  /** The agent it belongs to: `"main"`, or the subagent's name. */
+  agent: string;
+  /** None for the main agent; the task id for the events of a subagent's own steps. */
+  task_id: string | null;
+  /** The model call of the agent's run it belongs to (1-based; 0 before the first call). */
+  step: number;
+  /** The run (a uuid4 hex, one per `trace_run` call); only `trace_run` adds it. */
+  run_id?: string;
+  /** The event's position in its run (0, 1, 2, ... in arrival order); only `trace_run` adds it. */
+  seq?: number;
+  type: "budget_reached";
+  /** The budget as the user gave it back: "$0.50" or "200,000 tokens". */
+  budget: string;
+  /** What the budget counts: US dollars, or input and output tokens. */
+  unit: "usd" | "tokens";
+  /** The budget in its unit. */
+  limit: number;
+  /** What the run's model calls have used so far, in the budget's unit (main agent, subagents and summarizer; a reply the research log served counts its recorded usage, as if paid). */
+  spent: number;
+  /** Of `spent`, the main agent's own calls. */
+  spent_main: number;
+  /** Of `spent`, the subagents' calls. */
+  spent_subagents: number;
+  /** Of `spent`, the summarizer's calls. */
+  spent_summarizer: number;
+  /** Of `spent`, replies the research log served: nothing was paid for them now. */
+  spent_replayed: number;
+  /** Calls of a model with no known price, not in `spent` (a money budget cannot count them). */
+  unpriced_calls: number;
+  /** The estimate of the call it stopped before, in the budget's unit. */
+  next_call: number;
+  /** The model of that call, as "provider:model". */
+  model: string;
+  /** True: the run waits for an answer (`interrupt_id`); False: it stops here, as it was set to (headless runs). */
+  paused: boolean;
+  /** The LangGraph interrupt that holds the pause (None when the run stops). */
+  interrupt_id: string | null;
+}
+
 /** `compact_conversation` was called while the conversation was still small. */
 export interface CompactionRefusedEvent {
   /** The schema version the event follows (`SCHEMA_VERSION`). */
@@ -317,6 +385,12 @@ export interface ModelCallEvent {
   tokens_in_cached?: number;
   /** Of `tokens_in`, those the provider wrote to its prompt cache (`cache_creation`, reported by Anthropic, billed above the base price); absent when not reported. */
   tokens_in_cache_write?: number;
+  /** US dollars the call cost, from its reported usage at the rates of `price`; 0 for a reply the research log served (nothing was paid for it now); None when the price is unknown (views say "price unknown", never a number). */
+  cost: number | null;
+  /** The price-table entry that priced it ("anthropic:claude-sonnet-4-5"); None when no entry matches the model. */
+  price: string | null;
+  /** Only for a reply the research log served: what it would cost now, its recorded usage at the run's prices (None: price unknown). */
+  cost_recorded?: number | null;
   /** Wall time of the call. */
   seconds: number;
   /** How many messages were sent. */
@@ -445,6 +519,12 @@ export interface RunFinishedEvent {
   tokens_in_cached?: number;
   /** Of `tokens_in`, those written to a prompt cache (Anthropic), summed over the calls that reported it; absent when no call did. */
   tokens_in_cache_write?: number;
+  /** US dollars of the run's model calls with a known price (replies the research log served cost 0); None when none of its calls had a known price (0 for a run without model calls). */
+  cost: number | null;
+  /** Model calls whose price is unknown, left out of `cost` (views add "price unknown"). */
+  cost_unpriced_calls: number;
+  /** Present when the budget ended the run: paused (it waits for continue, raise or stop; `status` is interrupted) or stopped (it ended at its budget; `status` is ok). */
+  budget?: "paused" | "stopped";
   /** How many model calls. */
   model_calls: number;
   /** How many tool calls. */
@@ -714,6 +794,8 @@ export type RunEvent =
   | AnswerEvent
   | ApprovalDecidedEvent
   | ApprovalRequestedEvent
+  | BudgetDecidedEvent
+  | BudgetReachedEvent
   | CompactionRefusedEvent
   | ContextEvent
   | ContextOverflowEvent
@@ -741,6 +823,8 @@ export type RunEventType =
   | "answer"
   | "approval_decided"
   | "approval_requested"
+  | "budget_decided"
+  | "budget_reached"
   | "compaction_refused"
   | "context"
   | "context_overflow"

@@ -1,7 +1,8 @@
 """The `model_call` event, built the same way for the agent's own calls and the summarizer's.
 
 It carries the whole reply (`message_to_dict`), so a recorded run holds what is needed to play it
-again without the model.
+again without the model, and its cost, priced from the reported usage by the run's price table
+(`current_prices`); each call is also counted in the run's budget ledger, if it has one.
 """
 
 from __future__ import annotations
@@ -12,11 +13,19 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
 
 from jupyter_deepagent.events import MODEL_CALL
+from jupyter_deepagent.harness.budget.ledger import current_ledger, part_of
 from jupyter_deepagent.harness.compression.tokens import messages_tokens
 from jupyter_deepagent.harness.models.label import model_label
-from jupyter_deepagent.harness.run_events.event_stream import emit_event
+from jupyter_deepagent.harness.pricing.call_cost import call_cost, usage_from_metadata
+from jupyter_deepagent.harness.pricing.run_prices import current_prices
+from jupyter_deepagent.harness.run_events.event_stream import current_agent, emit_event
 
-__all__ = ["as_ai_message", "emit_model_call"]
+__all__ = ["SERVED_FROM_LOG_KEY", "as_ai_message", "emit_model_call"]
+
+SERVED_FROM_LOG_KEY = "jupyter_deepagent_from_research_log"
+"""The `response_metadata` key the research log's replay sets on each reply it serves (the same
+string as `trace.research_log.replay.SERVED_FROM_LOG`, which a test checks): such a reply cost
+nothing now."""
 
 
 def emit_model_call(
@@ -38,15 +47,34 @@ def emit_model_call(
     estimated = tokens_in is None
     if estimated:
         tokens_in = messages_tokens(list(sent))
+    label = model_label(model)
+    counted = usage_from_metadata(usage, tokens_in=tokens_in if isinstance(tokens_in, int) else 0)
+    priced = call_cost(label, counted, current_prices())
+    served = reply is not None and bool(reply.response_metadata.get(SERVED_FROM_LOG_KEY))
+    costs: dict[str, object] = {"cost": 0.0 if served else priced.usd, "price": priced.price}
+    if served:
+        costs["cost_recorded"] = priced.usd
+    ledger = current_ledger()
+    if ledger is not None:
+        agent, task_id = current_agent()
+        ledger.record(
+            part=part_of(agent, task_id, purpose),
+            lane=(agent, task_id),
+            cost=priced.usd,
+            tokens_in=counted.tokens_in,
+            tokens_out=counted.tokens_out,
+            replayed=served,
+        )
     emit_event(
         MODEL_CALL,
         step=step,
         purpose=purpose,
-        model=model_label(model),
+        model=label,
         tokens_in=tokens_in,
         tokens_in_estimated=estimated,
         tokens_out=usage.get("output_tokens", 0),
         **_cache_details(usage),
+        **costs,
         seconds=round(seconds, 6),
         messages=len(sent),
         tool_calls=[call["name"] for call in (reply.tool_calls if reply else [])],

@@ -55,6 +55,11 @@ from jupyter_deepagent.project.settings.coercion import (
     whole_number,
     whole_number_or_none,
 )
+from jupyter_deepagent.project.settings.spending import (
+    PriceOverrides,
+    budget_limit,
+    price_overrides,
+)
 from jupyter_deepagent.project.settings.subagents import SubagentSetting, check_subagents
 from jupyter_deepagent.project.storage.database_url import (
     DATABASE_URL_VARIABLE,
@@ -64,6 +69,8 @@ from jupyter_deepagent.project.storage.database_url import (
 
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
+
+    from jupyter_deepagent.harness.budget.limit import Budget
 
 __all__ = [
     "CONFIG_FILE_NAMES",
@@ -251,6 +258,12 @@ class AgentConfig:
     (empty: SQLite files in state_dir). `JUPYTER_DEEPAGENT_DATABASE_URL` wins over the rest."""
     project: str = field(default="", metadata=coerced_by(project_name))
     """The project whose /memories/ its users share (empty: the notebook folder's name)."""
+    budget: Budget | None = field(default=None, metadata=coerced_by(budget_limit))
+    """What one run may spend: "$0.50" or 0.5 (US dollars), "200k tokens" (for models without a
+    price); none: no limit. The run pauses before the model call that would pass it."""
+    prices: PriceOverrides = field(default=(), metadata=coerced_by(price_overrides))
+    """Overrides of the shipped prices: `[prices."provider:model"]` tables of input,
+    cached_input, cache_write, cache_write_1h and output (US dollars per million tokens)."""
     subagents: tuple[SubagentSetting, ...] = field(default=(), metadata=coerced_by(check_subagents))
     """Subagents besides the general-purpose one (`[[subagents]]` tables: name, description,
     system_prompt, skills, interrupt_on, response_format; see `project.settings.subagents`)."""
@@ -288,6 +301,10 @@ def shown_value(name: str, value: object) -> object:
         return tuple(str(spec.get("name")) for spec in value)
     if name == "model_settings" and isinstance(value, Mapping):
         return {k: "***" if is_secret_keyword(k) else v for k, v in value.items()}
+    if name == "prices" and isinstance(value, tuple):
+        return tuple(key for key, _ in value)
+    if name == "budget" and value is not None:
+        return str(value)
     return mask_database_url(value) if name == "database_url" and isinstance(value, str) else value
 
 

@@ -28,6 +28,9 @@ _RECORD_VERSION = 2
 _PACKAGES = ("jupyter-deepagent", "langchain", "langchain-core", "langgraph")
 _CACHE_TOTALS = ("tokens_in_cached", "tokens_in_cache_write")
 """The run's prompt-cache totals, kept in the record only when a provider reported them."""
+_COST_TOTALS = ("cost", "cost_unpriced_calls", "budget")
+"""What the run cost (priced when it ran) and how its budget ended it, when `run_finished` says
+(a record made before prices existed has none: its events' tokens can still be priced)."""
 
 
 def versions() -> dict[str, str]:
@@ -131,6 +134,7 @@ def run_record(
         "tokens_in": finished.get("tokens_in", 0),
         "tokens_out": finished.get("tokens_out", 0),
         **{key: finished[key] for key in _CACHE_TOTALS if key in finished},
+        **{key: finished[key] for key in _COST_TOTALS if key in finished},
         "seconds": finished.get("seconds", 0),
         "versions": versions(),
     }
@@ -149,6 +153,7 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
         "tokens_in": record.get("tokens_in", 0),
         "tokens_out": record.get("tokens_out", 0),
         **{key: record[key] for key in _CACHE_TOTALS if key in record},
+        **{key: record[key] for key in _COST_TOTALS if key in record},
         "seconds": record.get("seconds", 0),
         "replay": record.get("replay"),
         "log_hash": record.get("hash"),
