@@ -47,6 +47,7 @@ Every event has its `type` and:
 | `compaction_refused` | `compact_conversation` was called while the conversation was still small. | `tokens`: Tokens of the last request. `threshold`: Tokens needed before compacting is allowed. |
 | `subagent_started` | A `task` call started its subagent; `agent` and `task_id` are the subagent's and `time` is when it started. | `description`: The task as the caller wrote it. `parent_task_id`: The calling agent's task id (None when the main agent called). `turn_id`: The calling AI message. `call_index`: The call's position among that message's tool calls. |
 | `subagent_finished` | A subagent returned (or failed); `agent` and `task_id` are the subagent's. | `description`: The task as the caller wrote it. `parent_task_id`: The calling agent's task id (None when the main agent called). `turn_id`: The calling AI message. `call_index`: The call's position among that message's tool calls. `status`: How the task ended. `result`: The report text the caller gets. `structured`: The structured response as JSON data, or None. `tokens_in`: Input tokens summed over the task's model calls. `tokens_out`: Output tokens summed over the task's model calls. `seconds`: Wall time of the task. `files_written`: Files the subagent wrote. `transcript_path`: Its conversation under `/subagents/` (None if it could not be saved). `error`: The error text when it failed, else None. |
+| `cell_proposed` | The agent proposed a notebook cell (`propose_cell`); it is shown to the user, never run. | `kind`: A code cell or a Markdown cell. `source`: The cell's text as the model wrote it (secrets masked). `cell`: The key of the `%%agent` cell that proposed it (`cell:<id>`, or `source:<hash>` where the frontend sends no id); None outside a cell's run. `index`: Its place among the proposals of the cell's turn: 0, 1, 2, ... in the order the model called the tool (the same in a replay). `tool_call_id`: The `propose_cell` call that made it. |
 <!-- end of generated table -->
 
 A warning that would say the same thing again (the default window for a subagent, an oversized
@@ -54,6 +55,7 @@ memory file at every model call) is given once per run; on a plain custom stream
 runs, only the main agent gives it.
 """
 
+from jupyter_deepagent.events.cells import CELL_PROPOSED, CellProposedEvent
 from jupyter_deepagent.events.common import SCHEMA_VERSION, EventStamp
 from jupyter_deepagent.events.context import (
     AGED,
@@ -126,6 +128,7 @@ __all__ = [
     "ANSWER",
     "APPROVAL_DECIDED",
     "APPROVAL_REQUESTED",
+    "CELL_PROPOSED",
     "COMMON_FIELDS",
     "COMPACTION_REFUSED",
     "CONTEXT",
@@ -154,6 +157,7 @@ __all__ = [
     "AnswerEvent",
     "ApprovalDecidedEvent",
     "ApprovalRequestedEvent",
+    "CellProposedEvent",
     "CompactionRefusedEvent",
     "ContextEvent",
     "ContextOverflowEvent",

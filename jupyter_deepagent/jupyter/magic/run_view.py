@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from jupyter_deepagent._exceptions import RecordedCodeNotApproved
 from jupyter_deepagent.events import SUBAGENT_FINISHED
 from jupyter_deepagent.jupyter.magic.options import ResumeCommand
+from jupyter_deepagent.jupyter.views.proposed_cells import show_proposals
 from jupyter_deepagent.jupyter.views.render import (
     CellView,
     FrameDisplay,
@@ -182,6 +183,10 @@ class RunView:
             rich=view.rich,
             order=written_order(outcome.trace.events),
             place=view.below,
+        )
+        cells, resumed = outcome.plan.settings.cells, self._decision is not None
+        show_proposals(
+            self.shell, outcome.trace.events, offered=cells, resumed=resumed, place=view.below
         )
         from_log = recorded_code.waiting(pending) if pending else []
         code_id = None
