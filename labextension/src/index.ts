@@ -14,6 +14,7 @@ import { inspectorIcon } from '@jupyterlab/ui-components';
 import { openRunFile, showFile } from './file-viewer';
 import { SidebarModel } from './model';
 import { SidebarPanel } from './panel';
+import proposedCells from './proposed-cells';
 
 /** The commands this extension adds. */
 export namespace CommandIDs {
@@ -68,4 +69,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, proposedCells];
