@@ -234,3 +234,34 @@ def test_a_strict_replay_in_a_fresh_kernel_proposes_the_same_cells(notebook: Not
     assert [c["source"] for c in first[0]["cells"]] == [CODE, NOTE]
     assert replayed.bundles(PROPOSALS_MIME) == first
     assert json.dumps(first[0]["cells"])  # JSON all the way down
+
+
+def test_a_secret_in_a_proposal_reaches_the_page_masked(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEMO_SERVICE_TOKEN", "tok-secret-value-123")
+    source = "token = 'tok-secret-value-123'"
+    notebook.session.configure(model=scripted(propose("code", source), "Done."))
+    cell = notebook.run("%%agent --cells\npropose the token")
+    [data] = cell.bundles(PROPOSALS_MIME)
+    [html] = [o.data["text/html"] for o in cell.displays if PROPOSALS_MIME in o.data]
+    assert data["cells"][0]["source"] == "token = '***'"
+    assert "tok-secret-value-123" not in html + json.dumps(data)
+    assert "tok-secret-value-123" not in str(notebook.shell.rl_next_input)
+
+
+def test_a_subagent_cannot_propose_cells(notebook: Notebook) -> None:
+    model = scripted(
+        call("task", description="Propose a cell.", subagent_type="general-purpose"),
+        propose("code", "from_subagent = 1"),
+        "I could not propose it; the code is from_subagent = 1.",
+        "Done.",
+    )
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent --cells\ndelegate")
+    assert cell.error is None
+    [data] = cell.bundles(PROPOSALS_MIME)
+    assert data["cells"] == []
+    refused = [m for r in model.requests for m in r.messages
+               if isinstance(m, ToolMessage) and m.name == "propose_cell"]
+    assert refused and "only the main agent proposes cells" in refused[-1].text
