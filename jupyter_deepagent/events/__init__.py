@@ -49,6 +49,7 @@ Every event has its `type` and:
 | `subagent_finished` | A subagent returned (or failed); `agent` and `task_id` are the subagent's. | `description`: The task as the caller wrote it. `parent_task_id`: The calling agent's task id (None when the main agent called). `turn_id`: The calling AI message. `call_index`: The call's position among that message's tool calls. `status`: How the task ended. `result`: The report text the caller gets. `structured`: The structured response as JSON data, or None. `tokens_in`: Input tokens summed over the task's model calls. `tokens_out`: Output tokens summed over the task's model calls. `seconds`: Wall time of the task. `files_written`: Files the subagent wrote. `transcript_path`: Its conversation under `/subagents/` (None if it could not be saved). `error`: The error text when it failed, else None. |
 | `budget_reached` | The next model call would pass the run's budget: what was spent, on what, and whether the run waits for an answer (continue, raise the budget, stop) or stops here. | `budget`: The budget as the user gave it back: "$0.50" or "200,000 tokens". `unit`: What the budget counts: US dollars, or input and output tokens. `limit`: The budget in its unit. `spent`: What the run's model calls have used so far, in the budget's unit (main agent, subagents and summarizer; a reply the research log served counts its recorded usage, as if paid). `spent_main`: Of `spent`, the main agent's own calls. `spent_subagents`: Of `spent`, the subagents' calls. `spent_summarizer`: Of `spent`, the summarizer's calls. `spent_replayed`: Of `spent`, replies the research log served: nothing was paid for them now. `unpriced_calls`: Calls of a model with no known price, not in `spent` (a money budget cannot count them). `next_call`: The estimate of the call it stopped before, in the budget's unit. `model`: The model of that call, as "provider:model". `paused`: True: the run waits for an answer (`interrupt_id`); False: it stops here, as it was set to (headless runs). `interrupt_id`: The LangGraph interrupt that holds the pause (None when the run stops). |
 | `budget_decided` | The answer to a budget pause, as the resumed run takes it. | `action`: continue: this call goes ahead (the next one that would pass the budget asks again); raise: the budget is now `budget`; stop: the run ends here, the thread stays usable. `budget`: The budget from now on. |
+| `cell_proposed` | The agent proposed a notebook cell (`propose_cell`); it is shown to the user, never run. | `kind`: A code cell or a Markdown cell. `source`: The cell's text as the model wrote it (secrets masked). `cell`: The key of the `%%agent` cell that proposed it (`cell:<id>`, or `source:<hash>` where the frontend sends no id); None outside a cell's run. `index`: Its place among the proposals of the cell's turn: 0, 1, 2, ... in the order the model called the tool (the same in a replay). `tool_call_id`: The `propose_cell` call that made it. |
 <!-- end of generated table -->
 
 A warning that would say the same thing again (the default window for a subagent, an oversized
@@ -66,6 +67,7 @@ from jupyter_deepagent.events.budget import (
     BudgetPause,
     BudgetReachedEvent,
 )
+from jupyter_deepagent.events.cells import CELL_PROPOSED, CellProposedEvent
 from jupyter_deepagent.events.common import SCHEMA_VERSION, EventStamp
 from jupyter_deepagent.events.context import (
     AGED,
@@ -142,6 +144,7 @@ __all__ = [
     "BUDGET_DECIDED",
     "BUDGET_PAUSE",
     "BUDGET_REACHED",
+    "CELL_PROPOSED",
     "COMMON_FIELDS",
     "COMPACTION_REFUSED",
     "CONTEXT",
@@ -174,6 +177,7 @@ __all__ = [
     "BudgetDecidedEvent",
     "BudgetPause",
     "BudgetReachedEvent",
+    "CellProposedEvent",
     "CompactionRefusedEvent",
     "ContextEvent",
     "ContextOverflowEvent",

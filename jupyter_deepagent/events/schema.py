@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, Union, cast, get_args
 
-from jupyter_deepagent.events import budget, context, run, subagents
+from jupyter_deepagent.events import budget, cells, context, run, subagents
 from jupyter_deepagent.events.common import SCHEMA_VERSION, EventStamp
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ RunEvent: TypeAlias = Union[  # noqa: UP007 - a runtime union for pydantic and f
     subagents.SubagentFinishedEvent,
     budget.BudgetReachedEvent,
     budget.BudgetDecidedEvent,
+    cells.CellProposedEvent,
 ]
 """Any run event; the `type` field tells which."""
 

@@ -33,6 +33,9 @@ def load_ipython_extension(ipython: Any) -> None:
 
         magics.sidebar = SidebarChannel(session)
         magics.sidebar.register(kernel)
+        from jupyter_deepagent.jupyter.views.proposed_cells import register_cells_target
+
+        register_cells_target(kernel)  # the extension's comm: it inserts proposed cells
     magics.warm_up = start_warm_up(widgets=not is_terminal(ipython))
     if magics.warm_up is not None:
         ipython.events.register("pre_run_cell", magics.warm_up.cell_starts)
@@ -51,6 +54,9 @@ def unload_ipython_extension(ipython: Any) -> None:
         session.capture.uninstall()
     if magics.sidebar is not None:
         magics.sidebar.unregister(ipython.kernel)
+        from jupyter_deepagent.jupyter.views.proposed_cells import unregister_cells_target
+
+        unregister_cells_target(ipython.kernel)
     if magics.warm_up is not None:
         for event, hook in (
             ("pre_run_cell", magics.warm_up.cell_starts),

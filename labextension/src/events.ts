@@ -190,6 +190,35 @@ export interface BudgetReachedEvent {
   interrupt_id: string | null;
 }
 
+/** The agent proposed a notebook cell (`propose_cell`); it is shown to the user, never run. */
+export interface CellProposedEvent {
+  /** The schema version the event follows (`SCHEMA_VERSION`). */
+  schema: 1;
+  /** When it happened, in seconds since the epoch (every time in every event is epoch seconds). */
+  time: number;
+  /** The agent it belongs to: `"main"`, or the subagent's name. */
+  agent: string;
+  /** None for the main agent; the task id for the events of a subagent's own steps. */
+  task_id: string | null;
+  /** The model call of the agent's run it belongs to (1-based; 0 before the first call). */
+  step: number;
+  /** The run (a uuid4 hex, one per `trace_run` call); only `trace_run` adds it. */
+  run_id?: string;
+  /** The event's position in its run (0, 1, 2, ... in arrival order); only `trace_run` adds it. */
+  seq?: number;
+  type: "cell_proposed";
+  /** A code cell or a Markdown cell. */
+  kind: "code" | "markdown";
+  /** The cell's text as the model wrote it (secrets masked). */
+  source: string;
+  /** The key of the `%%agent` cell that proposed it (`cell:<id>`, or `source:<hash>` where the frontend sends no id); None outside a cell's run. */
+  cell: string | null;
+  /** Its place among the proposals of the cell's turn: 0, 1, 2, ... in the order the model called the tool (the same in a replay). */
+  index: number;
+  /** The `propose_cell` call that made it. */
+  tool_call_id: string | null;
+}
+
 /** `compact_conversation` was called while the conversation was still small. */
 export interface CompactionRefusedEvent {
   /** The schema version the event follows (`SCHEMA_VERSION`). */
@@ -796,6 +825,7 @@ export type RunEvent =
   | ApprovalRequestedEvent
   | BudgetDecidedEvent
   | BudgetReachedEvent
+  | CellProposedEvent
   | CompactionRefusedEvent
   | ContextEvent
   | ContextOverflowEvent
@@ -825,6 +855,7 @@ export type RunEventType =
   | "approval_requested"
   | "budget_decided"
   | "budget_reached"
+  | "cell_proposed"
   | "compaction_refused"
   | "context"
   | "context_overflow"

@@ -20,6 +20,7 @@ import { agentCellExtension, agentCellLanguage } from './agent-cell';
 import { openRunFile, showFile } from './file-viewer';
 import { SidebarModel } from './model';
 import { SidebarPanel } from './panel';
+import proposedCells from './proposed-cells';
 
 /** The commands this extension adds. */
 export namespace CommandIDs {
@@ -107,4 +108,4 @@ const agentCells: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, agentCells];
+export default [plugin, agentCells, proposedCells];

@@ -39,7 +39,7 @@ __all__ = [
 CELL_USAGE = """\
 usage: %%agent [-m MODEL] [-t NAME | --new] [--system TEXT] [--skills DIR]... [--memory FILE]...
                [--into VAR] [--context KEY=VALUE]... [--tools NAME[,NAME...]] [--python]
-               [--replay auto|strict|off] [--quiet] [--help]
+               [--cells] [--replay auto|strict|off] [--quiet] [--help]
        <your request on the following lines; {name} inserts a variable, {{ and }} are braces>"""
 
 LINE_USAGE = """\
@@ -72,6 +72,8 @@ Options of %%agent:
   --context KEY=VALUE    runtime context for tools, never shown to the model (repeatable)
   --tools NAME[,NAME]    offer these notebook functions as tools (besides @agent_tool ones)
   --python               offer the python tool: code runs in this kernel, after your approval
+  --cells                let the agent propose code and Markdown cells, inserted below this
+                         cell and never run (a re-run replaces those you have not edited)
   --replay MODE          auto (recorded answers from the notebook's research log, live calls
                          for what changed), strict (a change is an error) or off (always live)
   --quiet                show only the answer and the /outputs/ files, not the live steps
@@ -156,6 +158,7 @@ def _cell_parser() -> _Parser:
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--tools", action="append", default=[])
     parser.add_argument("--python", action="store_true")
+    parser.add_argument("--cells", action="store_true")
     parser.add_argument("--replay", choices=("auto", "strict", "off"))
     parser.add_argument("-h", "--help", action="store_true")
     return parser
@@ -194,6 +197,7 @@ def parse_run_options(line: str) -> RunOptions:
         help=namespace.help,
         tools=_tool_names(namespace.tools),
         python=namespace.python,
+        cells=namespace.cells,
         replay=namespace.replay,
     )
 

@@ -17,6 +17,7 @@ from jupyter_deepagent._exceptions import RecordedCodeNotApproved
 from jupyter_deepagent.events import SUBAGENT_FINISHED
 from jupyter_deepagent.jupyter.magic.options import ResumeCommand
 from jupyter_deepagent.jupyter.views.notebook_words import boxed
+from jupyter_deepagent.jupyter.views.proposed_cells import show_proposals
 from jupyter_deepagent.jupyter.views.render import (
     CellView,
     FrameDisplay,
@@ -196,6 +197,10 @@ class RunView:
             rich=view.rich,
             order=written_order(outcome.trace.events),
             place=view.below,
+        )
+        cells, resumed = outcome.plan.settings.cells, self._decision is not None
+        show_proposals(
+            self.shell, outcome.trace.events, offered=cells, resumed=resumed, place=view.below
         )
         from_log = recorded_code.waiting(pending) if pending else []
         code_id = None

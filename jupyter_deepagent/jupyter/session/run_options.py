@@ -28,4 +28,5 @@ class RunOptions:
     help: bool = False
     tools: tuple[str, ...] = ()
     python: bool = False
+    cells: bool = False
     replay: str | None = None

@@ -248,4 +248,5 @@ def run_settings(config: AgentConfig, options: RunOptions) -> AgentConfig:
         quiet=options.quiet or config.quiet,
         tools=tuple(dict.fromkeys((*config.tools, *options.tools))),
         python=options.python or config.python,
+        cells=options.cells or config.cells,
     )

@@ -192,7 +192,8 @@ def tools_for_run(
 
     The functions marked with `@agent_tool` and those named in `settings.tools`; with
     `settings.python`, the python tool too, waiting for approval (in subagents too) unless
-    `python_approval` is off: then the approvals hold `python: False`, the opt-out by name.
+    `python_approval` is off: then the approvals hold `python: False`, the opt-out by name;
+    with `settings.cells`, the propose_cell tool.
 
     Raises:
         ValueError: A named function is missing or cannot be a tool, or a notebook function
@@ -212,6 +213,10 @@ def tools_for_run(
             raise ValueError(msg)
         tools.append(python_tool(shell, backend, seconds=settings.python_timeout, redact=redact))
         approvals[PYTHON_TOOL_NAME] = bool(settings.python_approval)
+    if settings.cells:  # after the notebook's own, whose names it does not check
+        from jupyter_deepagent.jupyter.tools.proposed_cells import propose_cell_tool
+
+        tools.append(propose_cell_tool())
     return tools, approvals
 
 

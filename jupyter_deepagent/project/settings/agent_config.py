@@ -229,6 +229,9 @@ class AgentConfig:
     """Ask before each python call runs (false: run without asking)."""
     python_timeout: int | None = field(default=60, metadata=coerced_by(whole_number_or_none))
     """Seconds one python call may run before it is stopped (none: no limit)."""
+    cells: bool = field(default=False, metadata=coerced_by(flag))
+    """Offer the propose_cell tool: the agent proposes code and Markdown cells, shown below the
+    agent cell and never run (`%%agent --cells`)."""
     hidden_paths: tuple[str, ...] = field(
         default=DEFAULT_HIDDEN_PATHS, metadata=coerced_by(text_list)
     )
