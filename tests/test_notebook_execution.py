@@ -230,7 +230,7 @@ def test_notebook_tools_notebook_executes_offline_with_tools_approval_and_a_figu
     assert "%agent resume approve" in fallback
 
     resumed = resume_cell.outputs[0]["data"]["text/plain"]
-    assert "resume approve · thread 02_notebook_tools · scripted:scripts/python_tool" in resumed
+    assert "resume approve · thread 02_notebook_tools · scripted:scripted-python-tool" in resumed
     assert "✓ python code=import matplotlib.pyplot as plt" in resumed
     [figure] = _outputs(resume_cell, "image/png")
     assert figure["metadata"] == {"jupyter_deepagent": {"path": "/outputs/figure-1.png"}}

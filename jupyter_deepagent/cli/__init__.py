@@ -178,7 +178,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from jupyter_deepagent.cli.headless import run_notebook
     from jupyter_deepagent.cli.terminal import Terminal
-    from jupyter_deepagent.trace.inspector.figures import duration, token_count
+    from jupyter_deepagent.trace.figures import duration, token_count
 
     errors = Terminal(sys.stderr)
     if not args.notebook.is_file():

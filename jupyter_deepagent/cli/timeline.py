@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from jupyter_deepagent.events import RUN_STARTED, TOOL_CALL
 from jupyter_deepagent.harness.models.label import answered_by
-from jupyter_deepagent.trace.inspector.figures import figures_text, token_count
+from jupyter_deepagent.trace.figures import figures_text, token_count
 
 __all__ = ["format_timeline", "timeline"]
 

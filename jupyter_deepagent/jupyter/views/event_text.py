@@ -1,5 +1,5 @@
 """Run events as short text: the one-line pieces the cell view is made of (arguments, retries,
-compression steps); durations and token counts are `trace.inspector.figures`', as every view
+compression steps); durations and token counts are `trace.figures`', as every view
 says them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from jupyter_deepagent.events import OFFLOADED
-from jupyter_deepagent.trace.inspector.figures import duration
+from jupyter_deepagent.trace.figures import duration
 
 if TYPE_CHECKING:
     from jupyter_deepagent.events import ModelRetryEvent, OffloadedEvent, SummarizedEvent

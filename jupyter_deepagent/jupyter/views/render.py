@@ -44,7 +44,7 @@ from jupyter_deepagent.jupyter.views.notebook_words import notebook_warning
 from jupyter_deepagent.jupyter.views.output_files import show_files, written_order
 from jupyter_deepagent.jupyter.views.prompt_view import prompt_markdown
 from jupyter_deepagent.jupyter.views.safe_display import FrameDisplay, SafeHTML, code_span, markdown
-from jupyter_deepagent.trace.inspector.figures import duration, figures_text, token_count
+from jupyter_deepagent.trace.figures import duration, figures_text, token_count
 from jupyter_deepagent.trace.markdown_stream import MarkdownStream
 
 if TYPE_CHECKING:
@@ -289,7 +289,7 @@ class CellView:
 
         Tool calls still running are marked as stopped; `todos`, the todo list as the run left
         it in the thread's state, replaces the one the events last showed. The figures are the
-        run's `run_finished` totals, its duration the run's own (`trace.inspector.figures`).
+        run's `run_finished` totals, its duration the run's own (`trace.figures`).
         """
         figures = self._finished or {"seconds": time.perf_counter() - self._started}
         if todos is not None:

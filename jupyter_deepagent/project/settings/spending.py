@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypeAlias
 
 from jupyter_deepagent._exceptions import InputError
-from jupyter_deepagent.harness.budget.limit import Budget, parse_budget
-from jupyter_deepagent.harness.models.label import model_label
-from jupyter_deepagent.harness.pricing.defaults import DEFAULT_PRICES
-from jupyter_deepagent.harness.pricing.table import ModelPrice, PriceTable, Rates
+
+if TYPE_CHECKING:  # the harness loads with the first run, not with the settings
+    from jupyter_deepagent.harness.budget.limit import Budget
+    from jupyter_deepagent.harness.pricing.table import ModelPrice, PriceTable
 
 __all__ = ["PriceOverrides", "budget_limit", "budget_option", "price_overrides", "price_table"]
 
-PriceOverrides = tuple[tuple[str, ModelPrice], ...]
+PriceOverrides: TypeAlias = "tuple[tuple[str, ModelPrice], ...]"
 """The `prices` setting: (key, price) pairs, in the file's order."""
 
 _RATES = ("input", "output", "cached_input", "cache_write", "cache_write_1h")
@@ -43,6 +44,8 @@ def budget_limit(name: str, value: object, source: str) -> Budget | None:
     Raises:
         InputError: Not a budget; the message names the source and the forms it takes.
     """
+    from jupyter_deepagent.harness.budget.limit import Budget, parse_budget
+
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
@@ -73,6 +76,9 @@ def price_overrides(name: str, value: object, source: str) -> PriceOverrides:
         InputError: Not such a table, a rate that is not a number of 0 or more, an unknown rate,
             or a missing `input` or `output`; the message names the source and the entry.
     """
+    from jupyter_deepagent.harness.models.label import model_label
+    from jupyter_deepagent.harness.pricing.table import ModelPrice
+
     if isinstance(value, tuple) and all(
         isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], ModelPrice)
         for pair in value
@@ -94,6 +100,8 @@ def price_overrides(name: str, value: object, source: str) -> PriceOverrides:
 
 
 def _price(where: str, entry: object, source: str) -> ModelPrice:
+    from jupyter_deepagent.harness.pricing.table import ModelPrice, Rates
+
     if not isinstance(entry, Mapping):
         msg = f"{where}: must be a table of rates ({', '.join(_RATES)}), got {entry!r}"
         raise InputError(msg, source=source)
@@ -119,4 +127,6 @@ def _price(where: str, entry: object, source: str) -> ModelPrice:
 
 def price_table(overrides: PriceOverrides) -> PriceTable:
     """The table a notebook's runs are priced by: the shipped one with its `prices` overrides."""
+    from jupyter_deepagent.harness.pricing.defaults import DEFAULT_PRICES
+
     return DEFAULT_PRICES.with_overrides(dict(overrides)) if overrides else DEFAULT_PRICES

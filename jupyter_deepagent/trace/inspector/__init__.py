@@ -7,7 +7,7 @@ tabs a live view renders one by one, `STYLE` their stylesheet; `figures_text`, `
 `token_count` say a run's numbers as every view (the cell, the command line) says them.
 """
 
-from jupyter_deepagent.trace.inspector.figures import duration, figures_text, token_count
+from jupyter_deepagent.trace.figures import duration, figures_text, token_count
 from jupyter_deepagent.trace.inspector.html import (
     PANELS,
     STYLE,

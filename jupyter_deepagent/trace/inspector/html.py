@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from html import escape
 from typing import TYPE_CHECKING
 
-from jupyter_deepagent.trace.inspector.figures import figures_text, token_count
+from jupyter_deepagent.trace.figures import figures_text, token_count
 from jupyter_deepagent.trace.inspector.svg import (
     MARK_COLORS,
     PART_COLORS,

@@ -16,7 +16,7 @@ from jupyter_deepagent.events import (
     OFFLOADED,
     SUMMARIZED,
 )
-from jupyter_deepagent.trace.inspector.figures import token_count
+from jupyter_deepagent.trace.figures import token_count
 
 if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector.snapshot import Snapshot

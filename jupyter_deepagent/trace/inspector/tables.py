@@ -10,7 +10,7 @@ import json
 from html import escape
 from typing import TYPE_CHECKING
 
-from jupyter_deepagent.trace.inspector.figures import token_count
+from jupyter_deepagent.trace.figures import token_count
 from jupyter_deepagent.trace.inspector.theme import badge
 
 if TYPE_CHECKING:

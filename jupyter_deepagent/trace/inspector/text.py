@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jupyter_deepagent.events import MODEL_CALL, RUN_FINISHED, RunEvent, RunFinishedEvent
-from jupyter_deepagent.trace.inspector.figures import figures_text, token_count
+from jupyter_deepagent.trace.figures import figures_text, token_count
 
 if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector.snapshot import Snapshot
