@@ -91,9 +91,9 @@ _PER_NEWLINE, _PER_INDENT = 0.9, 1.0  # a line break, a run of spaces starting a
 _PER_HAN, _PER_HANGUL, _PER_OTHER_3 = 1.2, 1.3, 1.0
 _PER_TWO_BYTE, _PER_FOUR_BYTE = 0.5, 3.0
 
-_WHOLE_LIMIT: Final = 2048  # characters counted whole; a longer text is counted on windows
-_WINDOWS: Final = 16
-_WINDOW: Final = 128
+_WHOLE_LIMIT: Final = 32_768  # characters counted whole; a longer text is counted on windows
+_WINDOWS: Final = 64  # many, so a text that mixes scripts in long stretches is counted as it is
+_WINDOW: Final = 256
 _LONG_COUNTS: dict[str, int] = {}  # the last long texts counted (offloading counts one twice)
 _LONG_COUNTS_SIZE: Final = 16
 
@@ -143,8 +143,8 @@ def _count(text: str) -> int:
 def approx_tokens(text: str) -> int:
     """Estimated tokens of a text, script-aware (see the module docstring); 0 for no text.
 
-    A text over 2,048 characters is counted on sixteen evenly spread windows of 128 characters
-    and scaled to its length, so a count costs the same for any length.
+    A text over 32,768 characters is counted on 64 evenly spread windows of 256 characters and
+    scaled to its length, so a count costs the same for any longer text.
     """
     if not text:
         return 0

@@ -65,6 +65,7 @@ def inert_markdown(source: str) -> str:
     at another server's address through, which would send that server whatever the model put in
     the address. So every image becomes a link (`![a](u)` -> `\\![a](u)`: the `!` stays, as
     text) and raw HTML shows as text (`<img ...>` -> `&lt;img ...>`); autolinks stay links."""
+
     def as_text(found: re.Match[str]) -> str:
         slashes = found.group(1)
         return found.group(0) if len(slashes) % 2 else f"{slashes}\\!"
