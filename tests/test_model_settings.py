@@ -79,6 +79,20 @@ def test_a_secret_keyword_is_masked_where_settings_are_shown(notebook: Notebook)
     assert notebook.session.redactor()(f"the key is {LOCAL_KEY}") == "the key is ***"
 
 
+def test_headers_and_a_urls_password_are_masked_too(notebook: Notebook) -> None:
+    token, password = "gw-" + "live-token-7781", "pw-" + "local-3302"
+    _toml(
+        notebook,
+        f'[model]\nname = "openai:gpt-4.1-mini"\nbase_url = "https://ana:{password}@gw.example/v1"\n'
+        f'default_headers = {{Authorization = "Bearer {token}"}}\n',
+    )
+    [table] = notebook.run("%agent config").markdown
+    assert token not in table and password not in table
+    assert "'Authorization': '***'" in table and "https://ana:***@gw.example/v1" in table
+    redact = notebook.session.redactor()
+    assert token not in redact(f"sent Bearer {token}") and password not in redact(password)
+
+
 def test_model_names_a_notebook_variable_holding_a_chat_model(notebook: Notebook) -> None:
     notebook.shell.user_ns["my_model"] = scripted("From the notebook's own model.")
     cell = notebook.run("%%agent -m my_model\nwho answers?")

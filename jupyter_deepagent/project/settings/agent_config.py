@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import unquote, urlsplit
 
 from jupyter_deepagent._exceptions import InputError
 from jupyter_deepagent.project.module_shadowing import IMPORTABLE
@@ -303,7 +304,7 @@ def shown_value(name: str, value: object) -> object:
     if name == "subagents" and isinstance(value, tuple):
         return tuple(str(spec.get("name")) for spec in value)
     if name == "model_settings" and isinstance(value, Mapping):
-        return {k: "***" if is_secret_keyword(k) else v for k, v in value.items()}
+        return _masked_keywords(value)
     if name == "prices" and isinstance(value, tuple):
         return tuple(key for key, _ in value)
     if name == "budget" and value is not None:
@@ -317,14 +318,38 @@ def is_secret_keyword(name: str) -> bool:
 
 
 def model_secrets(settings: Mapping[str, object]) -> list[str]:
-    """The values of `settings` (model keywords) to keep from the model and every view."""
+    """The values of `settings` (model keywords) to keep from the model and every view: those
+    under a secret-looking name, every value of a table of headers (`default_headers =
+    {Authorization = "Bearer ..."}`) and the password of a URL (`base_url`)."""
     values: list[str] = []
     for key, value in settings.items():
         reveal = getattr(value, "get_secret_value", None)
         shown = reveal() if callable(reveal) else value
-        if is_secret_keyword(key) and isinstance(shown, str) and len(shown) >= 4:
-            values.append(shown)
-    return values
+        if isinstance(shown, Mapping):
+            nested = shown.items() if "header" in key.lower() else ()
+            values += [str(v) for _, v in nested]
+            values += model_secrets({str(k): v for k, v in shown.items()})
+        elif isinstance(shown, str):
+            if is_secret_keyword(key):
+                values.append(shown)
+            password = urlsplit(shown).password if "://" in shown else None
+            values += [password, unquote(password)] if password else []
+    return [value for value in dict.fromkeys(values) if len(value) >= 4]
+
+
+def _masked_keywords(settings: Mapping[str, object]) -> dict[str, object]:
+    """`settings` as `%agent config` shows them: each secret (`model_secrets`) as ***."""
+    secrets = sorted(model_secrets(settings), key=len, reverse=True)
+
+    def masked(value: object) -> object:
+        if isinstance(value, Mapping):
+            return {k: masked(v) for k, v in value.items()}
+        text = str(getattr(value, "get_secret_value", lambda: value)())
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text if isinstance(value, str) or text != str(value) else value
+
+    return {k: masked(v) for k, v in settings.items()}
 
 
 def _layer(source: str, table: Mapping[str, object]) -> ConfigLayer:
