@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jupyter_deepagent.events import MODEL_CALL, RUN_FINISHED, RunEvent, RunFinishedEvent
-from jupyter_deepagent.trace.inspector.figures import figures_text, token_count
+from jupyter_deepagent.trace.inspector.figures import cost_parts_text, figures_text, token_count
 
 if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector.snapshot import Snapshot
@@ -50,6 +50,9 @@ def summary_text(snap: Snapshot) -> str:
 def snapshot_text(snap: Snapshot) -> str:
     """The run in a few lines: summary, gauge, prompt sections, skills, files, subagents."""
     lines = [f"Run: {summary_text(snap)}"]
+    run = snap["run"]
+    if run.get("model_calls") and run.get("cost"):
+        lines.append(f"Cost: {cost_parts_text(run.get('cost_by_part'))}")
     context = snap["context"]
     if context.get("window"):
         width = 30
