@@ -5,8 +5,14 @@ model without a price), and the inspector says it per call."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from notebook_shell import Notebook, notebook  # noqa: F401
 from test_approval_buttons import WIDGET_VIEW, Prompt, click, texts, type_into
@@ -145,3 +151,42 @@ def test_the_inspector_shows_each_calls_cost_and_the_total_by_part(notebook: Not
 
     html = static_html(snap)
     assert "$0.0030" in html and "main $0.0150" in html
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_DEEPAGENT_REPLAY"}
+    return subprocess.run(
+        [sys.executable, "-m", "jupyter_deepagent.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**env, "IPYTHONDIR": str(tmp_path / "ipython")},
+        timeout=600,
+        check=False,
+    )
+
+
+def test_headless_run_stops_at_the_budget_exits_3_and_log_shows_the_cost(tmp_path: Path) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "priced.yaml").write_text(SCRIPT.replace("NAME", "priced"))
+    (folder / ".deepagent.toml").write_text(PRICES)
+    book = nbformat.v4.new_notebook()
+    book.cells = [
+        nbformat.v4.new_code_cell("%load_ext jupyter_deepagent"),
+        nbformat.v4.new_code_cell('%%agent -m scripted:priced.yaml --budget "$0.05"\nWrite notes.'),
+    ]
+    path, out = folder / "spend.ipynb", folder / "out.ipynb"
+    nbformat.write(book, path)
+
+    ran = _cli(tmp_path, "run", str(path), "--output", str(out), "--no-progress")
+
+    assert ran.returncode == 3, ran.stderr
+    said = json.dumps(nbformat.read(out, as_version=4).cells[1].outputs)
+    assert "Stopped at budget $0.05" in said and "No one could answer a pause here" in said
+    timeline = _cli(tmp_path, "log", str(path))
+    assert timeline.returncode == 0, timeline.stderr
+    # each call is estimated at its input plus 4,000 output tokens ($0.042); three calls of
+    # $0.003 go through, the fourth would pass $0.05
+    assert "3 model calls" in timeline.stdout and "$0.0090" in timeline.stdout
+    assert "(stopped at budget)" in timeline.stdout
+    assert "Notebook total: $0.0090 over 1 run" in timeline.stdout
