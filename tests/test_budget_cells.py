@@ -190,3 +190,42 @@ def test_headless_run_stops_at_the_budget_exits_3_and_log_shows_the_cost(tmp_pat
     assert "3 model calls" in timeline.stdout and "$0.0090" in timeline.stdout
     assert "(stopped at budget)" in timeline.stdout
     assert "Notebook total: $0.0090 over 1 run" in timeline.stdout
+
+
+def test_the_answer_is_recorded_so_a_replay_pauses_and_resumes_the_same_way(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_replay import _fresh_kernel, _records
+
+    from jupyter_deepagent import ReplayMismatch
+
+    model = _model(notebook)
+    ask = f'%%agent -m {model} --budget "8k tokens"\nWrite four notes.'
+    first = [notebook.run(ask), notebook.run('%agent resume raise "20k tokens"')]
+    assert all(cell.error is None for cell in first)
+    records = _records(notebook)
+    assert [r["kind"] for r in records] == ["run", "resume"]
+    assert records[0]["budget"] == "paused"
+    assert records[1]["decision"] == {
+        "decision": "raise",
+        "budget": "20,000 tokens",
+        "via": "%agent resume",
+    }
+
+    _fresh_kernel(notebook)
+    (notebook.folder / "notes.yaml").write_text("name: notes\nscript: []\n")  # asked: it fails
+    again = notebook.run(ask)
+    assert again.error is None, again.error
+    assert "paused at budget" in again.live_text and _calls(notebook) == 3
+    resumed = notebook.run('%agent resume raise "20k tokens"')
+    assert resumed.error is None, resumed.error
+    assert " · replayed" in resumed.live_text.splitlines()[0]
+    assert notebook.shell.user_ns["_agent"].final_text == "All written."
+    assert len(_records(notebook)) == 2  # the replay appended nothing
+
+    _fresh_kernel(notebook)
+    monkeypatch.setenv("JUPYTER_DEEPAGENT_REPLAY", "strict")
+    assert "paused at budget" in notebook.run(ask).live_text
+    refused = notebook.run("%agent resume stop")
+    assert isinstance(refused.error, ReplayMismatch)
+    assert "recorded 'raise' 20,000 tokens; now 'stop'" in str(refused.error)

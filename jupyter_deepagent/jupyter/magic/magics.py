@@ -366,12 +366,8 @@ class AgentMagics(Magics):
             if state.interrupts:
                 msg += " (it waits for approval: %agent resume approve, reject or edit)"
             raise ValueError(msg)
-        decision = budget_decision(command.decision, command.budget, via=via)
+        decision = budget_decision(command.decision, command.budget, via=via, pause=pauses[0])
         new = decision["budget"]
-        unit = pauses[0].get("unit")
-        if new is not None and ("tokens" in new) != (unit == "tokens"):
-            msg = f"the run's budget is {pauses[0].get('budget')}; raise it in the same unit"
-            raise ValueError(msg)
         if plan.recording is not None:
             plan.recording.answer_budget(decision)
         payload = budget_command(state.interrupts, decision)

@@ -48,11 +48,15 @@ def budget_pauses(interrupts: Sequence[Interrupt] | None) -> list[BudgetPause]:
     ]
 
 
-def budget_decision(action: str, budget: str | None, *, via: str) -> BudgetDecision:
-    """The decision a resume gives a budget pause (`budget`: a raise's new budget as written).
+def budget_decision(
+    action: str, budget: str | None, *, via: str, pause: Mapping[str, object] | None = None
+) -> BudgetDecision:
+    """The decision a resume gives a budget pause (`budget`: a raise's new budget as written;
+    `pause`: the pause it answers, whose unit a raise keeps).
 
     Raises:
-        ValueError: `action` is none of continue, raise, stop, or a raise has no valid budget.
+        ValueError: `action` is none of continue, raise, stop, or a raise has no valid budget,
+            or one in another unit than the pause's.
     """
     from jupyter_deepagent.harness.budget.limit import parse_budget
 
@@ -64,7 +68,11 @@ def budget_decision(action: str, budget: str | None, *, via: str) -> BudgetDecis
     if not budget:
         msg = 'raise needs the new budget, e.g. "$1" or "500k tokens"'
         raise ValueError(msg)
-    return {"decision": action, "budget": parse_budget(budget).text, "via": via}
+    new = parse_budget(budget)
+    if pause is not None and pause.get("unit") not in (None, new.unit):
+        msg = f"the run's budget is {pause.get('budget')}; raise it in the same unit, not {new}"
+        raise ValueError(msg)
+    return {"decision": action, "budget": new.text, "via": via}
 
 
 def budget_command(interrupts: Sequence[Interrupt], decision: BudgetDecision) -> Command:

@@ -75,6 +75,7 @@ def summary_html(snap: Snapshot) -> str:
         status_badge,
         f'<span class="jdi-model">{escape(str(run.get("model") or "model ?"))}</span>',
         f"<span>{figures_text(run, cached=f' ({cached})' if cached else '')}</span>",
+        *([badge(str(run["budget"]), "warn")] if run.get("budget") else []),
         f'<span class="jdi-mini">{gauge_svg(context, 90, 8, mini=True)} '
         f'<span class="jdi-muted">{used}</span></span>',
     ]

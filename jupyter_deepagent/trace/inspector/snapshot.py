@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from typing import Any, TypeAlias, TypedDict, cast
 
 from jupyter_deepagent.events import (
+    BUDGET_DECIDED,
+    BUDGET_REACHED,
     MODEL_CALL,
     PROMPT,
     RUN_FINISHED,
@@ -86,6 +88,9 @@ class RunSummary(TypedDict):
     """Calls of unknown price, left out of `cost`."""
     cost_by_part: dict[str, float]
     """`cost` by part: main, subagents, summarizer."""
+    budget: str | None
+    """What the budget did last: "paused at budget $0.50", "stopped at budget $0.50", "raised
+    to $1.00", "continued past $0.50"; None while it did nothing."""
 
 
 _TOTALS = (
@@ -131,6 +136,7 @@ class InspectorBuilder:
             "cost": 0.0,
             "cost_unpriced_calls": 0,
             "cost_by_part": {"main": 0.0, "subagents": 0.0, "summarizer": 0.0},
+            "budget": None,
         }
         self._call_events: list[ModelCallEvent] = []  # what the run's cost is summed from
         self._runs = 0  # runs seen: a run resumed after an approval continues the one before
@@ -193,6 +199,15 @@ class InspectorBuilder:
                 self.run["model"] = self.run["model"] or event.get("model")
         elif event["type"] == TOOL_CALL:
             self.run["tool_calls"] += 1
+        elif event["type"] == BUDGET_REACHED:
+            how = "paused" if event.get("paused") else "stopped"
+            self.run["budget"] = f"{how} at budget {event.get('budget')}"
+        elif event["type"] == BUDGET_DECIDED:
+            action, budget = event.get("action"), event.get("budget")
+            self.run["budget"] = {
+                "continue": f"continued past {budget}",
+                "raise": f"raised to {budget}",
+            }.get(str(action), f"stopped at budget {budget}")
         elif event["type"] == PROMPT and main:
             self._take_prompt(event)
         elif event["type"] == SKILL_LOADED:

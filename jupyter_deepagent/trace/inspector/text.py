@@ -38,6 +38,7 @@ def summary_text(snap: Snapshot) -> str:
         str(run.get("model") or "model ?"),
         str(run.get("status") or "running"),
         figures_text(run, cached=f" ({cached})" if cached else ""),
+        *([str(run["budget"])] if run.get("budget") else []),
     ]
     if context.get("window"):
         parts.append(
