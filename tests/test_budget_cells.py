@@ -67,7 +67,7 @@ def test_a_budget_pauses_the_cell_at_the_right_call_with_its_buttons(notebook: N
     text = "\n".join(cell.markdown)
     assert "Paused at the budget" in text and "8,000 tokens" in text
     assert "3,300 tokens (main 3,300 tokens / subagents 0 tokens / summarizer 0 tokens)" in text
-    assert "the next call (main agent, on scripted:notes)" in text
+    assert "the next call (main agent, on `scripted:notes`)" in text
     assert "%agent resume continue" in text
     labels = {b.description for b in prompt.widgets if hasattr(b, "on_click")}
     assert {"Continue", "Raise budget", "Stop"} <= labels

@@ -58,16 +58,17 @@ def spent_text(pause: Mapping[str, object]) -> str:
     return text
 
 
-def pause_text(pause: Mapping[str, object]) -> str:
+def pause_text(pause: Mapping[str, object], model: Callable[[str], str] = str) -> str:
     """One budget pause in a line: "Paused at budget $0.50: spent $0.4810 (main ... ); the next
-    call (main agent, on google_genai:gemini-2.5-flash) would cost about $0.0210"."""
+    call (main agent, on google_genai:gemini-2.5-flash) would cost about $0.0210" (`model`
+    writes the model's name: a code span in Markdown)."""
     unit = str(pause.get("unit", "usd"))
     agent = str(pause.get("agent") or "main")
     who = "main agent" if agent == "main" else f"subagent {agent}"
     verb = "use" if unit == "tokens" else "cost"
     return (
         f"Paused at budget {pause.get('budget')}: spent {spent_text(pause)}; the next call "
-        f"({who}, on {pause.get('model')}) would {verb} about "
+        f"({who}, on {model(str(pause.get('model')))}) would {verb} about "
         f"{_amount(pause.get('next_call'), unit)}"
     )
 
@@ -75,7 +76,7 @@ def pause_text(pause: Mapping[str, object]) -> str:
 def budget_markdown(pauses: Sequence[Mapping[str, object]], thread: str, *, buttons: bool) -> str:
     """The budget pauses as Markdown, with how to answer them."""
     lines = [f"**Paused at the budget** (thread {code_span(thread)}):", ""]
-    lines += [f"- {_escaped(pause_text(pause))}" for pause in pauses]
+    lines += [f"- {pause_text(pause, model=code_span)}" for pause in pauses]
     where = "Use the buttons, or continue" if buttons else "Continue"
     lines += [
         "",
@@ -102,11 +103,6 @@ def budget_stop(events: Iterable[Mapping[str, object]]) -> str | None:
         if event.get("type") == BUDGET_DECIDED and event.get("action") == "stop":
             return f"Stopped at budget {event.get('budget')}, as answered; the thread is kept."
     return None
-
-
-def _escaped(text: str) -> str:
-    """`text` with Markdown's special characters escaped ($ would open maths in Jupyter)."""
-    return "".join(f"\\{c}" if c in "\\`*_[]<>$|#" else c for c in text)
 
 
 class BudgetPrompt:
