@@ -30,13 +30,20 @@ def _script(**fields: Any) -> ScriptedChatModel:
     )
 
 
+_COST = r"replayed, \$0 \(would cost [^)]*\)|\$\d+\.\d+( \+ price unknown for \d+ calls?)?|price unknown"
+
+
 def _shown(run: Any) -> list[Any]:
-    """The cell's displays as a notebook saves them, with durations, the header's replay word and
-    the live inspector's widget id taken out (they are the only parts that may differ)."""
+    """The cell's displays as a notebook saves them, with durations, the header's replay word,
+    costs (a replay spends nothing: its calls cost $0; so the static inspector's tab ids, made from
+    what it shows, differ too) and the live inspector's widget id taken out (they are the only
+    parts that may differ)."""
     shown = []
     for display in run.displays:
         data = {k: re.sub(r"\d+(\.\d+)? (ms|s)\b", "T", str(v)) for k, v in display.data.items()}
         data = {k: re.sub(r" · (live|scripted|replayed|mixed)\n", "\n", v) for k, v in data.items()}
+        data = {k: re.sub(_COST, "C", v) for k, v in data.items()}
+        data = {k: re.sub(r"jdi-[0-9a-f]{8}", "jdi-ID", v) for k, v in data.items()}  # of the above
         data.pop("application/vnd.jupyter.widget-view+json", None)  # a new widget id each run
         metadata = json.loads(json.dumps(display.metadata))
         metadata.get("jupyter_deepagent", {}).pop("run", None)

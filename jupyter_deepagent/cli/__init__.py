@@ -7,7 +7,8 @@
     jupyter-deepagent serve-config [FOLDER] [--workspace PATH] [--output DIR] [--force]
 
 `run` exits 1 when a strict replay finds a request that differs from the log, 2 when a cell
-fails otherwise; `verify` exits 1 when the notebook has no log, the log's hash chain is broken,
+fails otherwise, 3 when a run stopped at its budget (headless, a run stops there instead of
+pausing; its cell says why); `verify` exits 1 when the notebook has no log, the log's hash chain is broken,
 an agent cell has no complete recording or its dry run (the notebook run with strict replay in
 a fresh state folder, see `dry_run`) finds a request the log would refuse, and 2 when the dry run
 stops at a cell error; `serve-config` exits 1 when it writes nothing (an invalid configuration,
@@ -38,6 +39,8 @@ exit codes:
   0  every cell ran
   1  strict replay found a model request that differs from the research log
   2  a cell failed otherwise (named on stderr as Lab shows it), or the notebook cannot be read
+  3  a run stopped at its budget (it would pause in Jupyter; here no one can answer, so it
+     stops, and its cell's output says why); 1 and 2 come first
 
 what it writes:
   The notebook file is left as it is: --output OUT.ipynb writes the executed notebook there
@@ -49,7 +52,8 @@ what it writes:
 """
 _LOG_EPILOG = """\
 exit codes:
-  0  the timeline was printed (damaged lines, if any, are named on stderr)
+  0  the timeline was printed, with each run's cost and the notebook's total (damaged lines,
+     if any, are named on stderr)
   1  the notebook has no research log (NOTEBOOK.agentlog.jsonl beside it)
 
 what it writes: nothing; the timeline goes to stdout.

@@ -1,6 +1,7 @@
 """`jupyter-deepagent log`: a research log as a readable timeline (text, Markdown or JSON).
 
-Each run names its cell as JupyterLab shows it in the saved notebook (`In [4]`, or `cell 7 of 12,
+Each run says what it cost (its record's `cost`, or for a record made before prices existed its
+recorded tokens at the shipped prices) and the timeline ends with the notebook's total. Each run names its cell as JupyterLab shows it in the saved notebook (`In [4]`, or `cell 7 of 12,
 not run`) when the notebook is given; `record N` is the run's place in the log."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any, cast
 
 from jupyter_deepagent.events import RUN_STARTED, TOOL_CALL
 from jupyter_deepagent.harness.models.label import answered_by
-from jupyter_deepagent.trace.figures import figures_text, token_count
+from jupyter_deepagent.trace.figures import cost_text, figures_text, token_count
+from jupyter_deepagent.trace.run_totals import run_cost
 
 __all__ = ["format_timeline", "timeline"]
 
@@ -58,11 +60,27 @@ def _args(args: object) -> str:
     return line if len(line) <= 70 else line[:69] + "…"
 
 
+def _cost(record: Mapping[str, Any]) -> tuple[float | None, int]:
+    """A record's cost in US dollars (None: no call had a known price) and its calls of unknown
+    price: as recorded, or from its events for a record made before prices existed."""
+    if "cost" in record:
+        usd, unpriced = record.get("cost"), record.get("cost_unpriced_calls")
+        return (
+            float(usd) if isinstance(usd, (int, float)) else None,
+            unpriced if isinstance(unpriced, int) else 0,
+        )
+    cost = run_cost(record.get("events") or [])
+    return cost.usd, cost.unpriced_calls
+
+
 def _decision(record: dict[str, Any]) -> str:
     """A resume's human decision in a line: "decision: reject python (via button): not now"."""
     if record.get("kind") != "resume":
         return ""
     decided = record.get("decision") or {}
+    if decided.get("decision") in ("continue", "raise", "stop") and not decided.get("tools"):
+        budget = f" to {decided['budget']}" if decided.get("budget") else ""
+        return f"budget: {decided.get('decision')}{budget} (via {decided.get('via')})"
     tools = ", ".join(str(t) for t in decided.get("tools") or [])
     line = f"decision: {decided.get('decision')} {tools} (via {decided.get('via')})"
     if decided.get("message"):
@@ -77,8 +95,10 @@ def timeline(
 ) -> list[dict[str, Any]]:
     """One entry per run: when, which cell, model, what answered it (replayed, scripted, live,
     mixed), calls, tokens in and out (and the input tokens read from and written to a provider's
-    prompt cache, None when not reported), its duration, status and its tool calls in order; a
-    run resumed after an approval starts with the human decision.
+    prompt cache, None when not reported), its cost (US dollars, None: price unknown; with its
+    calls of unknown price), its duration, status (and `budget` when the budget paused or stopped
+    it) and its tool calls in order; a run resumed after an approval or a budget pause starts
+    with the human decision.
 
     Args:
         records: The log's records, in order.
@@ -94,6 +114,7 @@ def timeline(
         decision = _decision(record)
         if decision:
             title = decision
+        usd, unpriced = _cost(record)
         entries.append(
             {
                 "number": number,
@@ -111,6 +132,9 @@ def timeline(
                 "tokens_in_cached": record.get("tokens_in_cached"),
                 "tokens_in_cache_write": record.get("tokens_in_cache_write"),
                 "seconds": record.get("seconds"),
+                "cost": usd,
+                "cost_unpriced_calls": unpriced,
+                "budget": record.get("budget"),
                 "decision": record.get("decision") if record.get("kind") == "resume" else None,
                 "tools": [
                     ("" if e.get("task_id") is None else f"[{e.get('agent')}] ")
@@ -121,6 +145,17 @@ def timeline(
             }
         )
     return entries
+
+
+def _total(entries: list[dict[str, Any]]) -> str:
+    """What the log's runs cost together: "$0.0150 over 3 runs", "+ price unknown for N calls"
+    when some had none."""
+    priced = [e["cost"] for e in entries if isinstance(e["cost"], (int, float))]
+    unpriced = sum(int(e["cost_unpriced_calls"] or 0) for e in entries)
+    runs = f" over {len(entries)} run{'s' if len(entries) != 1 else ''}"
+    if not priced:
+        return f"price unknown{runs}"
+    return cost_text(sum(priced), unpriced) + runs
 
 
 def _shown_as(record: dict[str, Any], cells: Mapping[str, str] | None) -> str:
@@ -150,7 +185,8 @@ def format_timeline(
     lines = ["# Research log", ""] if style == "markdown" else []
     for entry in entries:
         figures = figures_text({**entry, "model_calls": entry["calls"]}, cached=_cached(entry))
-        head = f"{entry['when']} · {entry['model']} · {entry['replay']} · {figures} · {entry['status']}"
+        status = entry["status"] + (f" ({entry['budget']} at budget)" if entry["budget"] else "")
+        head = f"{entry['when']} · {entry['model']} · {entry['replay']} · {figures} · {status}"
         cell = f"{entry['shown_as']} · " if entry["shown_as"] else ""
         if style == "markdown":
             title = f"{entry['shown_as']}: " if entry["shown_as"] else ""
@@ -162,4 +198,7 @@ def format_timeline(
             lines += [f"     · {tool}" for tool in entry["tools"]]
     if not entries:
         lines.append("The research log has no runs yet.")
+    else:
+        lines += ["", f"{'**' if style == 'markdown' else ''}Notebook total: {_total(entries)}"]
+        lines[-1] += "**" if style == "markdown" else ""
     return "\n".join(lines).rstrip() + "\n"

@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentMagics", "get_session"]
 
+_BUDGET_ANSWERS = ("continue", "raise", "stop")
+"""The `%agent resume` decisions that answer a budget pause."""
+
 _Run = Callable[[], None]
 """A run, planned and checked, that `_answer` starts once nothing in the line was wrong."""
 
@@ -276,8 +279,11 @@ class AgentMagics(Magics):
             ReplayMismatch: Under strict replay, the decision differs from the research log's.
         """
         from jupyter_deepagent.jupyter.session.approvals import decision_fields, still_waiting
+        from jupyter_deepagent.jupyter.session.budget_answers import budget_pauses
         from jupyter_deepagent.jupyter.session.thread_state import pending_requests, resume_command
 
+        if command.decision in _BUDGET_ANSWERS:
+            return self._resume_budget(command, via=via, cell=cell, shown=shown)
         session = self.session
         if via != "button":  # a click comes from the page, whatever request is current
             session.recorded_code.headless = _recorded_code_policy(self.shell)
@@ -290,6 +296,8 @@ class AgentMagics(Magics):
         session.recorded_code.note_thread(state.values.get("messages", []))
         if not pending:
             msg = f"nothing is waiting for approval on thread {plan.thread!r}"
+            if budget_pauses(state.interrupts):
+                msg += " (it waits at its budget: %agent resume continue, raise LIMIT or stop)"
             raise ValueError(msg)
         payload = resume_command(
             state.interrupts, command.decision, message=command.message, edits=command.edits
@@ -317,6 +325,59 @@ class AgentMagics(Magics):
             continued = prompt.inspector if prompt is not None and via == "button" else None
             view = self._view(
                 plan, notes=_log_damage(plan), action=action, decision=fields, inspector=continued
+            )
+            self._run(plan, payload, view)
+
+        return run
+
+    def _resume_budget(
+        self,
+        command: ResumeCommand,
+        *,
+        via: str,
+        cell: str | None,
+        shown: tuple[str, ...] | None,
+    ) -> _Run:
+        """Answer a run paused at its budget (continue, raise, stop), with the options of the run
+        that paused; the resumed run goes on with its ledger.
+
+        Raises:
+            ValueError: Nothing waits at its budget on the thread, or not what the buttons
+                showed, or the new budget is not one (or is in another unit).
+            ReplayMismatch: Under strict replay, the answer differs from the research log's.
+        """
+        from jupyter_deepagent.jupyter.session.approvals import still_waiting
+        from jupyter_deepagent.jupyter.session.budget_answers import (
+            budget_command,
+            budget_decision,
+            budget_pauses,
+        )
+
+        session = self.session
+        if via != "button":
+            session.recorded_code.headless = _recorded_code_policy(self.shell)
+        plan = self._plan(session.resume_options(command.thread), cell=cell, resume=True)
+        if shown is not None:
+            still_waiting(plan.agent, plan.config, shown)
+        state = plan.agent.get_state(plan.config)
+        pauses = budget_pauses(state.interrupts)
+        if not pauses:
+            msg = f"nothing is waiting at its budget on thread {plan.thread!r}"
+            if state.interrupts:
+                msg += " (it waits for approval: %agent resume approve, reject or edit)"
+            raise ValueError(msg)
+        decision = budget_decision(command.decision, command.budget, via=via, pause=pauses[0])
+        new = decision["budget"]
+        if plan.recording is not None:
+            plan.recording.answer_budget(decision)
+        payload = budget_command(state.interrupts, decision)
+
+        def run() -> None:
+            said = command.decision + (f" {new}" if new else "")
+            prompt = session.runs.answered(plan.thread, f"answered elsewhere: {said}")
+            continued = prompt.inspector if prompt is not None and via == "button" else None
+            view = self._view(
+                plan, notes=_log_damage(plan), action=f" · resume {said}", inspector=continued
             )
             self._run(plan, payload, view)
 

@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 from jupyter_deepagent._exceptions import InputError
 from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.project.names import check_thread_name, check_variable_name
+from jupyter_deepagent.project.settings.spending import budget_option
 
 __all__ = [
     "CELL_USAGE",
@@ -39,7 +40,7 @@ __all__ = [
 CELL_USAGE = """\
 usage: %%agent [-m MODEL] [-t NAME | --new] [--system TEXT] [--skills DIR]... [--memory FILE]...
                [--into VAR] [--context KEY=VALUE]... [--tools NAME[,NAME...]] [--python]
-               [--cells] [--replay auto|strict|off] [--quiet] [--help]
+               [--cells] [--budget LIMIT] [--replay auto|strict|off] [--quiet] [--help]
        <your request on the following lines; {name} inserts a variable, {{ and }} are braces>"""
 
 LINE_USAGE = """\
@@ -54,6 +55,8 @@ usage: %agent config [KEY=VALUE ...]     show or set this notebook's defaults
                                          for code from a research log, the id it shows)
        %agent resume reject [MESSAGE]    refuse it, telling the agent why
        %agent resume edit KEY=VALUE ...  change its arguments, then run it
+       %agent resume continue|stop       answer a budget pause: let the next call go, or stop
+       %agent resume raise LIMIT         answer a budget pause with a new budget ("$1")
        %agent help                       this help"""
 
 HELP = f"""\
@@ -74,6 +77,8 @@ Options of %%agent:
   --python               offer the python tool: code runs in this kernel, after your approval
   --cells                let the agent propose code and Markdown cells, inserted below this
                          cell and never run (a re-run replaces those you have not edited)
+  --budget LIMIT         this run's budget: "$0.50", 0.5 or "200k tokens" ("none": no limit);
+                         the run pauses before a model call that would pass it
   --replay MODE          auto (recorded answers from the notebook's research log, live calls
                          for what changed), strict (a change is an error) or off (always live)
   --quiet                show only the answer and the /outputs/ files, not the live steps
@@ -113,12 +118,15 @@ class ThreadCommand:
 
 @dataclass(frozen=True)
 class ResumeCommand:
-    """`%agent resume approve|reject [message]|edit key=value ...`."""
+    """`%agent resume approve|reject [message]|edit key=value ...`, or the answer to a budget
+    pause: `continue`, `raise LIMIT`, `stop`."""
 
     decision: str
     message: str = ""
     edits: Mapping[str, object] = field(default_factory=dict)
     thread: str | None = None
+    budget: str | None = None
+    """`raise LIMIT`: the new budget of a budget pause, as written."""
     code_id: str | None = None
     """`approve CODE_ID`: the id of the code from a research log being approved (see
     `recorded_code`), as the refusal showed it."""
@@ -159,6 +167,7 @@ def _cell_parser() -> _Parser:
     parser.add_argument("--tools", action="append", default=[])
     parser.add_argument("--python", action="store_true")
     parser.add_argument("--cells", action="store_true")
+    parser.add_argument("--budget")
     parser.add_argument("--replay", choices=("auto", "strict", "off"))
     parser.add_argument("-h", "--help", action="store_true")
     return parser
@@ -184,6 +193,8 @@ def parse_run_options(line: str) -> RunOptions:
         check_variable_name(namespace.into)
     if namespace.thread is not None:
         check_thread_name(namespace.thread)
+    if namespace.budget is not None:
+        budget_option(namespace.budget)  # checked now: a bad budget runs nothing
     return RunOptions(
         model=namespace.model,
         thread=namespace.thread,
@@ -199,6 +210,7 @@ def parse_run_options(line: str) -> RunOptions:
         python=namespace.python,
         cells=namespace.cells,
         replay=namespace.replay,
+        budget=namespace.budget,
     )
 
 
@@ -257,8 +269,22 @@ def _parse_resume(rest: str) -> ResumeCommand:
         thread = check_thread_name(name)
         decision, _, remainder = remainder.strip().partition(" ")
     if not decision:
-        msg = "%agent resume needs a decision: approve, reject [message] or edit KEY=VALUE ..."
+        msg = (
+            "%agent resume needs a decision: approve, reject [message] or edit KEY=VALUE ...; "
+            "at a budget pause: continue, raise LIMIT or stop"
+        )
         raise ValueError(msg)
+    if decision in ("continue", "stop"):
+        if remainder.strip():
+            msg = f"%agent resume {decision} takes nothing more, got {remainder.strip()!r}"
+            raise ValueError(msg)
+        return ResumeCommand(decision, thread=thread)
+    if decision == "raise":
+        text = remainder.strip().strip("'\"")
+        if not text or budget_option(text, "%agent resume raise") is None:
+            msg = '%agent resume raise needs the new budget, e.g. %agent resume raise "$1"'
+            raise ValueError(msg)
+        return ResumeCommand("raise", thread=thread, budget=text)
     if decision == "approve":
         code_id = remainder.strip() or None
         if code_id is not None and not re.fullmatch(r"[0-9a-f]{16}", code_id):
@@ -277,7 +303,10 @@ def _parse_resume(rest: str) -> ResumeCommand:
             raise ValueError(msg)
         edits = {key: _edit_value(value) for key, value in pairs.items()}
         return ResumeCommand("edit", edits=edits, thread=thread)
-    msg = f"%agent resume: unknown decision {decision!r}; use approve, reject or edit"
+    msg = (
+        f"%agent resume: unknown decision {decision!r}; use approve, reject or edit (at a "
+        "budget pause: continue, raise or stop)"
+    )
     raise ValueError(msg)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from jupyter_deepagent._exceptions import RecordedCodeNotApproved
 from jupyter_deepagent.events import SUBAGENT_FINISHED
 from jupyter_deepagent.jupyter.magic.options import ResumeCommand
+from jupyter_deepagent.jupyter.views.budget_prompt import budget_stop, budget_text
 from jupyter_deepagent.jupyter.views.notebook_words import boxed
 from jupyter_deepagent.jupyter.views.proposed_cells import show_proposals
 from jupyter_deepagent.jupyter.views.render import (
@@ -183,15 +184,19 @@ class RunView:
             return
         recorded_code = self.session.recorded_code
         pending = outcome.pending
+        pauses = outcome.budget_pauses
         into = outcome.plan.settings.into
         finished = outcome.trace.of_type(SUBAGENT_FINISHED)
         if finished:
             self._warn_if_overwriting(view, into)
         self._retitle(view)
-        view.end(
-            "waiting for approval" if pending else "done", todos=outcome.trace.state.get("todos")
-        )
-        view.answer("" if pending else outcome.trace.final_text, outcome.provenance)
+        status = "waiting for approval" if pending else "paused at budget" if pauses else "done"
+        view.end(status, todos=outcome.trace.state.get("todos"))
+        waiting = bool(pending or pauses)
+        view.answer("" if waiting else outcome.trace.final_text, outcome.provenance)
+        stopped = budget_stop(outcome.trace.events)
+        if stopped:  # headless, or stopped by its answer: the cell says why
+            view.note(stopped)
         show_files(
             output_displays(outcome.outputs),
             rich=view.rich,
@@ -215,6 +220,8 @@ class RunView:
             )
         if pending:
             self._ask(view, outcome, code_id)
+        if pauses:
+            self._ask_budget(view, outcome)
         if finished:
             frame = outcome.trace.results_frame()
             self.shell.user_ns[into] = frame
@@ -256,6 +263,29 @@ class RunView:
             runs.inspector.render()  # the last events, whatever the throttle held back
         if self.sidebar is not None:
             self.sidebar.run_finished()
+
+    def _ask_budget(self, view: CellView, outcome: RunOutcome) -> None:
+        """Show the budget pause: with Continue / Raise budget / Stop buttons in Jupyter, as text
+        naming the `%agent resume` commands in a terminal."""
+        thread = outcome.plan.thread
+        pauses = [dict(pause) for pause in outcome.budget_pauses]
+        if not view.rich:
+            view.below(budget_text(pauses, thread))
+            return
+        from jupyter_deepagent.jupyter.session.approvals import interrupt_ids
+        from jupyter_deepagent.jupyter.views.budget_prompt import BudgetPrompt
+
+        shown = interrupt_ids(outcome.trace.interrupts)
+        cell = outcome.plan.config.get("metadata", {}).get("cell_id")
+        decide = self._decide
+
+        def on_answer(action: str, budget: str | None) -> None:
+            decide(ResumeCommand(action, budget=budget, thread=thread), cell, shown)
+
+        prompt = BudgetPrompt(pauses, thread, on_answer)
+        prompt.inspector = self._inspector
+        self.session.runs.prompts[thread] = prompt
+        prompt.show(place=view.below)
 
     def _ask(self, view: CellView, outcome: RunOutcome, code_id: str | None = None) -> None:
         """Show the calls waiting for approval: with buttons in Jupyter, as text in a terminal

@@ -144,6 +144,8 @@ def execute(
             on_event=on_event,
             redact=plan.redact,
             trace=trace,
+            budget=plan.ledger,
+            prices=plan.prices,
         )
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
 
+    from jupyter_deepagent.jupyter.session.budget_answers import BudgetDecision
     from jupyter_deepagent.jupyter.session.runs import RunPlan
     from jupyter_deepagent.trace.research_log.log import ResearchLog
     from jupyter_deepagent.trace.research_log.recorded import RecordedCall, Recording
@@ -94,6 +95,9 @@ class RunRecording:
     """Which secret values `redact` hid when the run started (`Redactor.fingerprint`): when
     they are the same at its end, what the run masked as it went is not masked again."""
 
+    budget_answer: BudgetDecision | None = None
+    """This resume's answer to a budget pause (see `answer_budget`), kept as its decision."""
+
     @property
     def answered(self) -> str:
         """What answered the run's model calls: replayed, scripted, live, mixed or none (the word
@@ -125,6 +129,26 @@ class RunRecording:
         )
         raise ReplayMismatch(text, cell=self.ledger.cell, step=0)
 
+    def answer_budget(self, decision: BudgetDecision) -> None:
+        """This resume answers a budget pause with `decision`, which its record keeps (as an
+        approval's), so a replay pauses there and, answered the same way, resumes the same.
+
+        Raises:
+            ReplayMismatch: Under strict replay, the answer differs from the log's.
+        """
+        recorded = self.recorded_decision
+        if self.mode == "strict" and recorded is not None:
+            keys = ("decision", "budget")
+            if any(recorded.get(k) != decision.get(k) for k in keys):
+                text = (
+                    f"{self.ledger.cell}: the answer to the budget pause differs from the "
+                    f"research log (strict replay): recorded {recorded.get('decision')!r} "
+                    f"{recorded.get('budget') or ''}; now {decision['decision']!r} "
+                    f"{decision['budget'] or ''}.\n" + self.ledger.way_out
+                )
+                raise ReplayMismatch(text, cell=self.ledger.cell, step=0)
+        self.budget_answer = decision
+
     def finish(
         self, trace: RunTrace | None, thread: str, error: BaseException | None = None
     ) -> dict[str, Any]:
@@ -154,7 +178,9 @@ class RunRecording:
             and self.secrets_at_start == _secrets_now(self.redact),
         )
         record["params"] = self.params
-        if self.resume:
+        if self.resume and self.budget_answer is not None:
+            record.update(kind="resume", resume=self.resume, decision=dict(self.budget_answer))
+        elif self.resume:
             decided: dict[str, Any] = next(
                 (e for e in record["events"] if e.get("type") == APPROVAL_DECIDED), {}
             )
@@ -187,7 +213,7 @@ class RunRecording:
             if recording.record.get("resume") != self.resume:
                 return None
             before, now = recording.record.get("decision") or {}, record.get("decision") or {}
-            keys = ("decision", "tools", "message", "edits")
+            keys = ("decision", "tools", "message", "edits", "budget")
             if any(before.get(k) != now.get(k) for k in keys):
                 return None
         return recording

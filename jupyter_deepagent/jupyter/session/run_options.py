@@ -30,3 +30,5 @@ class RunOptions:
     python: bool = False
     cells: bool = False
     replay: str | None = None
+    budget: str | None = None
+    """`--budget`: this run's budget as written ("$0.50", "200k tokens", "none": no limit)."""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from jupyter_deepagent.jupyter.session.budget_answers import budget_pauses
 from jupyter_deepagent.jupyter.session.execution import after_failure, execute, new_request
 from jupyter_deepagent.jupyter.session.recording import CellRecordings
 from jupyter_deepagent.jupyter.session.run_options import RunOptions
@@ -23,18 +24,22 @@ from jupyter_deepagent.jupyter.session.thread_state import pending_requests, set
 from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY, rewind_to_turn
 from jupyter_deepagent.project.settings.agent_config import AgentConfig
 from jupyter_deepagent.project.settings.paths import virtual_path
+from jupyter_deepagent.project.settings.spending import budget_option
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.pregel import Pregel
     from langgraph.types import Command
 
-    from jupyter_deepagent.events import RunEvent
+    from jupyter_deepagent.events import BudgetPause, RunEvent
+    from jupyter_deepagent.harness.budget.ledger import BudgetLedger
+    from jupyter_deepagent.harness.pricing.table import PriceTable
     from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
     from jupyter_deepagent.jupyter.session.recording import RunRecording
     from jupyter_deepagent.jupyter.session.stop_button import StopButton
     from jupyter_deepagent.jupyter.session.thread_state import PendingCall
     from jupyter_deepagent.jupyter.views.approval_buttons import ApprovalPrompt
+    from jupyter_deepagent.jupyter.views.budget_prompt import BudgetPrompt
     from jupyter_deepagent.jupyter.views.inspector_widget import Inspector
     from jupyter_deepagent.project.storage import OwnedStorage
     from jupyter_deepagent.trace.run_trace import RunTrace
@@ -66,6 +71,10 @@ class RunPlan:
     """Masks secrets in the run's events and in the message of a failed model call."""
     recording: RunRecording | None = None
     """The cell's `RunRecording` (research log), or None when the run is not a cell's turn."""
+    ledger: BudgetLedger | None = None
+    """What the run spends against its budget (a resume's: the paused run's), or None."""
+    prices: PriceTable | None = None
+    """The prices its model calls are costed at (None: the shipped table)."""
 
 
 @dataclass
@@ -82,6 +91,11 @@ class RunOutcome:
     def pending(self) -> list[PendingCall]:
         """Tool calls waiting for approval: `{name, args, description, allowed}` each."""
         return pending_requests(self.trace.interrupts)
+
+    @property
+    def budget_pauses(self) -> list[BudgetPause]:
+        """The budget pauses the run waits on (the next model call would pass its budget)."""
+        return budget_pauses(self.trace.interrupts)
 
 
 class RunWatch(Protocol):
@@ -157,7 +171,7 @@ class CellRuns:
         last_trace: The `RunTrace` of the last run (partial if it was stopped or failed).
         last_thread: The thread of the last run.
         recordings: Which record of the research log each run is.
-        prompts: Thread -> its approval prompt still on screen.
+        prompts: Thread -> its approval (or budget pause) prompt still on screen.
         inspector: The live inspector of the last run shown with widgets, if any.
     """
 
@@ -166,7 +180,7 @@ class CellRuns:
         self.last_trace: RunTrace | None = None
         self.last_thread: str | None = None
         self.recordings = CellRecordings()
-        self.prompts: dict[str, ApprovalPrompt] = {}
+        self.prompts: dict[str, ApprovalPrompt | BudgetPrompt] = {}
         self.inspector: Inspector | None = None
 
     def run(self, plan: RunPlan, request: str | Command, watch: RunWatch) -> RunOutcome:
@@ -225,7 +239,7 @@ class CellRuns:
         self.last_trace = trace
         self.history.add(plan.thread, trace)
 
-    def answered(self, thread: str, text: str) -> ApprovalPrompt | None:
+    def answered(self, thread: str, text: str) -> ApprovalPrompt | BudgetPrompt | None:
         """The approval prompt still on screen for `thread`, if any, says `text` (unless one of
         its buttons answered it) and goes; returned, so a resume its button started continues
         the paused run's inspector (`ApprovalPrompt.inspector`)."""
@@ -249,4 +263,5 @@ def run_settings(config: AgentConfig, options: RunOptions) -> AgentConfig:
         tools=tuple(dict.fromkeys((*config.tools, *options.tools))),
         python=options.python or config.python,
         cells=options.cells or config.cells,
+        budget=budget_option(options.budget) if options.budget is not None else config.budget,
     )

@@ -43,6 +43,7 @@ from jupyter_deepagent.project.settings.agent_config import (
     model_secrets,
     resolve_config,
 )
+from jupyter_deepagent.project.settings.spending import price_table
 from jupyter_deepagent.project.storage import OwnedStorage, ThreadInfo, open_storage
 from jupyter_deepagent.project.storage.owners import ThreadOwner, current_user, project_name
 from jupyter_deepagent.project.storage.state_folder import state_folder_of
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from jupyter_deepagent.backends.composite import CompositeBackend
+    from jupyter_deepagent.harness.budget.ledger import BudgetLedger
     from jupyter_deepagent.jupyter.notebook_fs.output_capture import OutputCapture
     from jupyter_deepagent.jupyter.notebook_fs.outputs_backend import OutputsBackend
     from jupyter_deepagent.project.secrets.masked_text import AgentTexts
@@ -451,7 +453,24 @@ class Session:
             storage=storage,
             redact=redact,
             recording=recording,
+            ledger=self._ledger(settings, thread, resume=resume),
+            prices=price_table(settings.prices),
         )
+
+    def _ledger(self, settings: AgentConfig, thread: str, *, resume: bool) -> BudgetLedger | None:
+        """The budget ledger of a run on `thread`: a resume goes on with the paused run's (what
+        was spent before the pause still counts); else a new one for the run's budget, which
+        pauses the run, unless the headless runner runs the cell: no one could answer, so the
+        run stops at its budget."""
+        from jupyter_deepagent.harness.budget.ledger import BudgetLedger
+
+        if resume and self.runs.last_thread == thread and self.runs.last_trace is not None:
+            paused = self.runs.last_trace.ledger
+            if paused is not None:
+                return paused
+        if settings.budget is None:
+            return None
+        return BudgetLedger(settings.budget, pause=self.recorded_code.headless is None)
 
     def resume_options(self, thread: str | None = None) -> RunOptions:
         """The options of the last run planned on `thread` in this kernel (its model, tools,

@@ -22,7 +22,13 @@ from collections.abc import Iterable
 from html import escape
 from typing import TYPE_CHECKING
 
-from jupyter_deepagent.trace.figures import figures_text, token_count
+from jupyter_deepagent.trace.figures import (
+    call_cost_text,
+    cost_parts_text,
+    cost_text,
+    figures_text,
+    token_count,
+)
 from jupyter_deepagent.trace.inspector.svg import (
     MARK_COLORS,
     PART_COLORS,
@@ -69,6 +75,7 @@ def summary_html(snap: Snapshot) -> str:
         status_badge,
         f'<span class="jdi-model">{escape(str(run.get("model") or "model ?"))}</span>',
         f"<span>{figures_text(run, cached=f' ({cached})' if cached else '')}</span>",
+        *([badge(str(run["budget"]), "warn")] if run.get("budget") else []),
         f'<span class="jdi-mini">{gauge_svg(context, 90, 8, mini=True)} '
         f'<span class="jdi-muted">{used}</span></span>',
     ]
@@ -189,12 +196,15 @@ def _calls_list(snap: Snapshot) -> str:
         rows.append(
             f'<li><span class="jdi-muted">step {call.get("step")} · {who}{purpose}</span> '
             f"{estimated}{call['tokens_in']:,} tokens in · {call['tokens_out']:,} tokens out"
-            f"{f' · {note}' if note else ''}</li>"
+            f"{f' · {note}' if note else ''} · {escape(call_cost_text(call))}</li>"
         )
     more = f" (the last {_CALLS_SHOWN} shown)" if len(calls) > _CALLS_SHOWN else ""
+    cost = cost_text(run.get("cost"), run.get("cost_unpriced_calls"))
+    cost += f" ({cost_parts_text(run.get('cost_by_part'))})" if run.get("cost") else ""
     return (
         f'<details class="jdi-row jdi-calls"><summary>{len(calls)} model call'
-        f"{'s' if len(calls) != 1 else ''}{f' · {cached}' if cached else ''}{more}</summary>"
+        f"{'s' if len(calls) != 1 else ''}{f' · {cached}' if cached else ''} · "
+        f"{escape(cost)}{more}</summary>"
         f'<ul class="jdi-list">{"".join(rows)}</ul></details>'
     )
 

@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from typing import Any, TypeAlias, TypedDict, cast
 
 from jupyter_deepagent.events import (
+    BUDGET_DECIDED,
+    BUDGET_REACHED,
     MODEL_CALL,
     PROMPT,
     RUN_FINISHED,
@@ -47,6 +49,7 @@ from jupyter_deepagent.events import (
 from jupyter_deepagent.trace.inspector.context_tab import ContextTracker
 from jupyter_deepagent.trace.inspector.files_tab import FileTracker
 from jupyter_deepagent.trace.inspector.tasks_tab import TaskTracker
+from jupyter_deepagent.trace.run_totals import run_cost
 
 __all__ = ["SNAPSHOT_VERSION", "InspectorBuilder", "RunSummary", "Snapshot", "build_snapshot"]
 
@@ -78,6 +81,16 @@ class RunSummary(TypedDict):
     """Input tokens written to a prompt cache (Anthropic); None: no call reported it."""
     seconds: float | None
     steps: int
+    cost: float | None
+    """US dollars of the calls with a known price (served replies at 0); None when calls were
+    made and none had a known price."""
+    cost_unpriced_calls: int
+    """Calls of unknown price, left out of `cost`."""
+    cost_by_part: dict[str, float]
+    """`cost` by part: main, subagents, summarizer."""
+    budget: str | None
+    """What the budget did last: "paused at budget $0.50", "stopped at budget $0.50", "raised
+    to $1.00", "continued past $0.50"; None while it did nothing."""
 
 
 _TOTALS = (
@@ -120,7 +133,12 @@ class InspectorBuilder:
             "tokens_in_cache_write": None,
             "seconds": None,
             "steps": 0,
+            "cost": 0.0,
+            "cost_unpriced_calls": 0,
+            "cost_by_part": {"main": 0.0, "subagents": 0.0, "summarizer": 0.0},
+            "budget": None,
         }
+        self._call_events: list[ModelCallEvent] = []  # what the run's cost is summed from
         self._runs = 0  # runs seen: a run resumed after an approval continues the one before
         self._carried: dict[str, object] = {}  # the totals of the turn's runs before this one
         self.calls: list[_JSONDict] = []
@@ -181,6 +199,15 @@ class InspectorBuilder:
                 self.run["model"] = self.run["model"] or event.get("model")
         elif event["type"] == TOOL_CALL:
             self.run["tool_calls"] += 1
+        elif event["type"] == BUDGET_REACHED:
+            how = "paused" if event.get("paused") else "stopped"
+            self.run["budget"] = f"{how} at budget {event.get('budget')}"
+        elif event["type"] == BUDGET_DECIDED:
+            action, budget = event.get("action"), event.get("budget")
+            self.run["budget"] = {
+                "continue": f"continued past {budget}",
+                "raise": f"raised to {budget}",
+            }.get(str(action), f"stopped at budget {budget}")
         elif event["type"] == PROMPT and main:
             self._take_prompt(event)
         elif event["type"] == SKILL_LOADED:
@@ -211,8 +238,17 @@ class InspectorBuilder:
             run["tokens_in_cached"] = (run["tokens_in_cached"] or 0) + cached
         if written is not None:
             run["tokens_in_cache_write"] = (run["tokens_in_cache_write"] or 0) + written
+        self._call_events.append(event)
+        cost = run_cost(self._call_events)
+        run["cost"], run["cost_unpriced_calls"] = cost.usd, cost.unpriced_calls
+        run["cost_by_part"] = {part: round(value, 6) for part, value in cost.by_part.items()}
+        recorded = event.get("cost_recorded")
         self.calls.append(
             {
+                "cost": event.get("cost"),
+                "price": event.get("price"),
+                "served": "cost_recorded" in event,
+                "cost_recorded": recorded,
                 "agent": event.get("agent"),
                 "task_id": event.get("task_id"),
                 "step": event.get("step"),

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jupyter_deepagent.events import MODEL_CALL, RUN_FINISHED, RunEvent, RunFinishedEvent
-from jupyter_deepagent.trace.figures import figures_text, token_count
+from jupyter_deepagent.trace.figures import cost_parts_text, figures_text, token_count
 
 if TYPE_CHECKING:
     from jupyter_deepagent.trace.inspector.snapshot import Snapshot
@@ -38,6 +38,7 @@ def summary_text(snap: Snapshot) -> str:
         str(run.get("model") or "model ?"),
         str(run.get("status") or "running"),
         figures_text(run, cached=f" ({cached})" if cached else ""),
+        *([str(run["budget"])] if run.get("budget") else []),
     ]
     if context.get("window"):
         parts.append(
@@ -50,6 +51,9 @@ def summary_text(snap: Snapshot) -> str:
 def snapshot_text(snap: Snapshot) -> str:
     """The run in a few lines: summary, gauge, prompt sections, skills, files, subagents."""
     lines = [f"Run: {summary_text(snap)}"]
+    run = snap["run"]
+    if run.get("model_calls") and run.get("cost"):
+        lines.append(f"Cost: {cost_parts_text(run.get('cost_by_part'))}")
     context = snap["context"]
     if context.get("window"):
         width = 30
