@@ -143,3 +143,24 @@ def test_an_agent_cell_runs_through_the_openai_client_against_a_local_server(
     assert finished["tokens_in"] >= 900 and finished["tokens_in_cached"] >= 512
     everything = json.dumps(trace.events, default=str) + cell.stdout + cell.stderr
     assert LOCAL_KEY not in everything + json.dumps([o.data for o in cell.outputs], default=str)
+
+
+@LOOPBACK_ONLY
+def test_a_refusal_that_repeats_a_key_from_the_model_table_shows_it_masked(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from provider_server import provider_answering
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    key = "gw-" + "live-7f3a9c2e5b1d4a6f8e0c"  # a gateway's key: no known shape to mask
+    echoed = (401, {"error": {"message": f"Incorrect API key provided: {key}.",
+                              "type": "invalid_request_error", "param": None,
+                              "code": "invalid_api_key"}})
+    with provider_answering(echoed) as server:
+        _toml(notebook, f'[model]\nname = "openai:gpt-4.1-mini"\n'
+                        f'base_url = "{server.url}/v1"\napi_key = "{key}"\n')
+        cell = notebook.run("%%agent\nhello")
+    assert cell.error is not None and "API key" in str(cell.error)
+    shown = str(cell.error) + cell.stdout + cell.stderr + json.dumps(
+        [o.data for o in cell.outputs], default=str)
+    assert key not in shown and "***" in str(cell.error)

@@ -16,7 +16,11 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from jupyter_deepagent._exceptions import ModelCallFailed, ResearchAssistantError
+from jupyter_deepagent._exceptions import (
+    ModelCallFailed,
+    ProviderRefused,
+    ResearchAssistantError,
+)
 from jupyter_deepagent.jupyter.session.thread_state import keep_stopped_request, settle_thread
 
 if TYPE_CHECKING:
@@ -166,9 +170,28 @@ def after_failure(
     if not trace.state:  # complete a stopped run's trace with its state (its events are masked)
         trace.state = _state_values(plan)
     settle_thread(plan.agent, plan.config, interrupted=True)
+    if isinstance(exc, ProviderRefused):  # its words are ours, the provider's quoted in them
+        return _masked_refusal(exc, plan.redact)
     if isinstance(exc, Exception) and _from_model_call(exc):
         return _model_call_failed(plan.model_label, exc, plan.redact)
     return exc
+
+
+def _masked_refusal(exc: ProviderRefused, redact: Callable[[str], str]) -> ProviderRefused:
+    """`exc` with every secret the session knows masked in its message (a key given in the
+    model's keywords, which the provider's own words may repeat)."""
+    message = redact(str(exc))
+    if message == str(exc):
+        return exc
+    return ProviderRefused(
+        message,
+        model=exc.model,
+        error_type=exc.error_type,
+        reason=exc.reason,
+        setting=exc.setting,
+        retry_helps=exc.retry_helps,
+        status=exc.status,
+    )
 
 
 def _saved_at_exit(config: RunnableConfig) -> dict[str, Any]:
