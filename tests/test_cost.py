@@ -101,6 +101,16 @@ def test_a_long_prompt_is_priced_at_the_long_context_tier() -> None:
     assert price_usage(pro, CallUsage(300_000, 1_000)) == pytest.approx(0.75 + 0.015)
 
 
+def test_an_override_without_a_long_context_tier_prices_no_longer_prompt() -> None:
+    # the shipped entry prices prompts over 200k higher: a flat override would say too little
+    override = ModelPrice(Rates(input=1.0, output=10.0), source=".deepagent.toml")
+    table = DEFAULT_PRICES.with_overrides({"google_genai:gemini-2.5-pro": override})
+    _, pro = table.lookup("google_genai:gemini-2.5-pro") or ("", None)
+    assert pro is not None
+    assert price_usage(pro, CallUsage(100_000, 1_000)) == pytest.approx(0.1 + 0.01)
+    assert price_usage(pro, CallUsage(300_000, 1_000)) is None  # price unknown, not a guess
+
+
 def test_tokens_whose_price_is_not_listed_make_the_cost_unknown() -> None:
     _, lite = DEFAULT_PRICES.lookup("google_genai:gemini-2.5-flash-lite") or ("", None)
     assert lite is not None

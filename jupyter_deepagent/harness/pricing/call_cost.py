@@ -95,6 +95,8 @@ def usage_from_event(event: Mapping[str, object]) -> CallUsage:
 
 def price_usage(price: ModelPrice, usage: CallUsage) -> float | None:
     """US dollars for `usage` at `price`; None when a price it needs is not in the entry."""
+    if price.priced_up_to is not None and usage.tokens_in > price.priced_up_to:
+        return None
     rates = price.rates_for(usage.tokens_in)
     plain = max(usage.tokens_in - usage.cached - usage.cache_write - usage.cache_write_1h, 0)
     parts: list[tuple[int, float | None]] = [

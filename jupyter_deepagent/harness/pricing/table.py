@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["ModelPrice", "PriceTable", "Rates", "price_keys"]
 
@@ -53,6 +53,9 @@ class ModelPrice:
     """The date the prices were taken (ISO), or "" for an override from `.deepagent.toml`."""
     source: str = ""
     """Where they come from: the provider's pricing page, or the settings file of an override."""
+    priced_up_to: int | None = None
+    """A prompt over this many input tokens has no known price: an override that gives no
+    long-context tier for a model whose provider prices long prompts higher."""
 
     def rates_for(self, prompt_tokens: int) -> Rates:
         """The rates of a request with `prompt_tokens` input tokens in all."""
@@ -107,5 +110,13 @@ class PriceTable:
         return match
 
     def with_overrides(self, overrides: Mapping[str, ModelPrice]) -> PriceTable:
-        """A new table: this one with `overrides` added, each replacing any entry of its key."""
-        return PriceTable({**self._entries, **overrides})
+        """A new table: this one with `overrides` added, each replacing any entry of its key. An
+        override without a long-context tier, of an entry that has one, prices only prompts up
+        to the tier (a longer one costs more than it says, so its price is unknown)."""
+        entries = dict(self._entries)
+        for key, price in overrides.items():
+            shipped = entries.get(key)
+            if shipped is not None and shipped.long_context and price.long_context is None:
+                price = replace(price, priced_up_to=shipped.long_context_above)
+            entries[key] = price
+        return PriceTable(entries)

@@ -11,8 +11,9 @@ In `.deepagent.toml`:
     cached_input = 0.03
     output = 2.50
 
-An override replaces the shipped entry of its key (its long-context tier too) and is found by the
-same rules (a dated snapshot finds its undated entry); `cache_write` and `cache_write_1h` price
+An override replaces the shipped entry of its key and is found by the same rules (an override of
+an entry with a long-context tier prices only prompts up to the tier: a longer one is "price
+unknown") (a dated snapshot finds its undated entry); `cache_write` and `cache_write_1h` price
 prompt-cache writes (Anthropic). A key without a provider gets the default one, as a model string
 does.
 """
