@@ -324,3 +324,19 @@ def test_openais_answers_are_read_the_same_way(
     assert isinstance(refused, ProviderRefused)
     assert (refused.reason, refused.retry_helps) == (reason, False)
     assert server.requests == 1  # none of these is retried: each would fail again
+
+
+@LOOPBACK_ONLY
+def test_a_wrong_base_url_is_named_not_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an Ollama server asked without /v1 answers a bare 404, not OpenAI's error
+    pytest.importorskip("langchain_openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "FAKE-openai-4711")
+    with provider_answering((404, "404 page not found")) as server:  # type: ignore[arg-type]
+        policy = ModelCallPolicy(timeout=30, retries=0, first_wait=0.01)
+        model = resolve_model("openai:qwen2.5-coder", call_policy=policy, base_url=server.url)
+        refused = _run(model, model_retries=0)
+
+    assert isinstance(refused, ProviderRefused)
+    text = str(refused)
+    assert f"The server at {server.url}" in text and "`base_url`" in text and "/v1" in text
+    assert (refused.reason, refused.setting, refused.retry_helps) == ("model", "base_url", False)

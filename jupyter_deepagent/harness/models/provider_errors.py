@@ -123,6 +123,14 @@ def provider_refusal(exc: BaseException, model: object, attempts: int) -> Provid
             "again will not help."
         )
         setting, retry_helps = variable, False
+    elif reason == "model" and not answer.words and (base := _base_url(model)):
+        message = (
+            f"The server at {base} answered {answer.status or 'not found'} for the model {name}, "
+            f"and not with {who}'s own error: the address may be wrong. Check `base_url` (an "
+            "OpenAI-compatible server's usually ends in /v1) and the model name; running again "
+            "will not help."
+        )
+        setting, retry_helps = "base_url", False
     elif reason == "model":
         message = (
             f"{who} has no model {name!r} for this key ({detail}). Change `model` to a model "
@@ -255,6 +263,17 @@ def _said(message: str) -> str:
 
 def _secret_values() -> list[str]:
     return [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 4]
+
+
+def _base_url(model: object) -> str | None:
+    """The address a model was pointed at (`base_url`), when it was given one."""
+    inner = getattr(model, "inner", None) or model  # the research log's recording wrapper
+    inner = getattr(inner, "bound", inner)
+    for attribute in ("openai_api_base", "base_url", "anthropic_api_url"):
+        value = getattr(inner, attribute, None)
+        if isinstance(value, str) and value and "api.openai.com" not in value:
+            return value if "anthropic.com" not in value else None
+    return None
 
 
 def _key_in_use(model: object, provider: str) -> tuple[str, str]:
