@@ -243,6 +243,42 @@ def test_parallel_subagents_stay_within_one_call_each_of_the_budget() -> None:
     assert len(trace.of_type("subagent_finished")) == len(topics)
 
 
+def test_a_subagent_that_reaches_the_budget_pauses_the_run_and_a_resume_continues_it() -> None:
+    researcher = SubAgent(
+        name="researcher",
+        description="Researches one topic.",
+        system_prompt=RESEARCHER,
+        tools=[lookup],
+        model=ScriptedChatModel(
+            script=[
+                {"tool_calls": [{"name": "lookup", "args": {"topic": "ice"}}], "usage": usage()},
+                {"tool_calls": [{"name": "lookup", "args": {"topic": "sea"}}], "usage": usage()},
+                {"content": "Ice and sea: done.", "usage": usage()},
+            ],
+            profile={"max_input_tokens": 100_000},
+        ),
+    )
+    task = {"name": "task", "args": {"description": "Topic: ice.", "subagent_type": "researcher"}}
+    lead = ScriptedChatModel(
+        script=[{"tool_calls": [task], "usage": usage()}, {"content": "Done.", "usage": usage()}],
+        profile={"max_input_tokens": 100_000},
+    )
+    agent = create_research_agent(lead, subagents=[researcher], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "subagent-budget"}}
+    paused = trace_run(agent, ask("Research ice."), config=config, budget="7k tokens")
+
+    assert paused.status == "interrupted"  # it waits for an answer: it does not stop the run
+    (pause,) = [i.value for i in paused.interrupts]
+    assert pause["type"] == "budget_pause" and pause["spent_subagents"] > 0
+    resumed = trace_run(
+        agent, Command(resume={"action": "raise", "budget": "50k tokens"}), config=config,
+        budget=paused.ledger,
+    )
+    assert resumed.status == "ok", resumed.status
+    assert resumed.final_text == "Done."
+    assert [e["action"] for e in resumed.of_type("budget_decided")] == ["raise"]
+
+
 # -- headless -------------------------------------------------------------------------------------
 def test_a_headless_run_over_budget_exits_with_its_own_code() -> None:
     agent, config = agent_of(FIVE_STEPS)

@@ -141,6 +141,7 @@ def create_research_agent(
     model_timeout: float | None = 60.0,
     model_retries: int = 2,
     model_retry_wait: float = 2.0,
+    budget_pauses: bool | None = None,
 ) -> CompiledStateGraph:
     """Create a research agent: a compiled LangGraph graph (`invoke`, `stream`, `ainvoke`).
 
@@ -183,6 +184,9 @@ def create_research_agent(
             (network, timeout, rate limit, server error), each reported as a `model_retry`
             event; the provider client's own silent retries are turned off.
         model_retry_wait: seconds before the first retry; each later wait doubles.
+        budget_pauses: whether a run's budget (`trace_run(budget=...)`) pauses the run for an
+            answer (True) or stops it (False); None: pause when there is a checkpointer.
+            Subagents pause through their caller's.
 
     Returns:
         The compiled agent graph. Its custom stream (`stream_mode="custom"`) carries run events.
@@ -277,7 +281,7 @@ def create_research_agent(
         policy=policy,
         task=task,
         user_middleware=middleware,
-        can_pause=checkpointer is not None,
+        can_pause=checkpointer is not None if budget_pauses is None else budget_pauses,
     )
     # one call for every form of response_format, which LangChain's overloads take one at a time
     build_graph: Callable[..., CompiledStateGraph] = create_agent
@@ -381,5 +385,7 @@ def _build_subagent(spec: SubAgentSpec, defaults: _SubagentDefaults) -> Runnable
         profile=replace(defaults.profile, general_purpose_subagent=False),
         name=spec.name,
         response_format=spec.response_format,
+        # a nested graph pauses through its caller's checkpointer, as approvals inside it do
+        budget_pauses=defaults.checkpointer is not None,
         **defaults.options,
     )
