@@ -298,7 +298,7 @@ _names = st.sampled_from(["a", "b", "ab", ".a", ".b", "a.b", "*", "a.ab"])
 _file_paths = st.lists(_names, min_size=1, max_size=5).map("/".join)
 
 
-@pytest.mark.skipif(not HAVE_DEEPAGENTS, reason="deepagents not installed (the bench extra)")
+@pytest.mark.skipif(not HAVE_DEEPAGENTS, reason="deepagents not installed (the test extra has it)")
 @settings(max_examples=1500, deadline=None)
 @given(pattern=_patterns, path=_file_paths)
 def test_glob_matches_as_deepagents_does(pattern: str, path: str) -> None:

@@ -61,6 +61,7 @@ _PROMPT_NEUTRAL_ARGUMENTS = frozenset(
         "model_timeout",
         "model_retries",
         "model_retry_wait",
+        "budget_pauses",
     }
 )
 
