@@ -8,7 +8,8 @@ the tool returns as its state update. Outside any block a `StateBackend` keeps i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -300,11 +301,14 @@ class StateBackend(FileMapBackend):
         prefix = folder_prefix(path)
         binding = _BOUND.get()
         if binding is None:
-            return any(name.startswith(prefix) for name in self._own)
+            return _any_under(prefix, self._own)
         changes = binding.changes
         if any(name.startswith(prefix) and data is not None for name, data in changes.items()):
             return True
-        return any(name.startswith(prefix) and name not in changes for name in binding.base or {})
+        base = binding.base or {}
+        if not _any_under(prefix, base):  # the usual answer, found without a Python loop
+            return False
+        return any(name.startswith(prefix) and name not in changes for name in base)
 
     def _files_under(self, folder: str) -> dict[str, FileData]:
         binding = _BOUND.get()
@@ -314,3 +318,8 @@ class StateBackend(FileMapBackend):
             for path, data in current.items()
             if path != folder and is_within(path, folder)
         }
+
+
+def _any_under(prefix: str, names: Iterable[str]) -> bool:
+    """Whether any of `names` starts with `prefix` (a test on every file at each new path)."""
+    return any(map(str.startswith, names, itertools.repeat(prefix)))

@@ -20,6 +20,10 @@ the request first and the response last. So, outermost first:
    included; a `tool_result` with the tool's own text, before offloading.
 10. tool errors: innermost, a failing tool becomes an error message that every layer above sees
    as an ordinary result.
+
+Layers 4 to 10 run as one LangChain middleware, `ResearchHarness` (`ChainedMiddleware`), which
+chains their hooks in this order itself: LangChain's wrapper around each middleware's hooks cost
+more than most of these layers do.
 """
 
 from __future__ import annotations
@@ -36,7 +40,10 @@ if TYPE_CHECKING:
     from jupyter_deepagent.harness.models.call_policy import ModelCallPolicy
     from jupyter_deepagent.harness.prompt.assembly import AssemblyConfig
 
-__all__ = ["middleware_stack"]
+__all__ = ["HARNESS_LAYERS", "middleware_stack"]
+
+HARNESS_LAYERS = "ResearchHarness"
+"""The name of the one middleware running layers 4-10 (its graph node and LangSmith span)."""
 
 
 def middleware_stack(
@@ -66,6 +73,7 @@ def middleware_stack(
     from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
 
     from jupyter_deepagent.harness.budget.middleware import BudgetMiddleware
+    from jupyter_deepagent.harness.chained_middleware import ChainedMiddleware
     from jupyter_deepagent.harness.models.retry import ModelRetryMiddleware
     from jupyter_deepagent.harness.prompt.middleware import SystemPromptMiddleware
     from jupyter_deepagent.harness.run_events.middleware import RunEventsMiddleware
@@ -89,23 +97,27 @@ def middleware_stack(
         # pauses after the model replies and before any tool runs; the prompt section for it is
         # assembled by the prompt middleware, not written by LangChain's middleware
         stack.append(HumanInTheLoopMiddleware(interrupt_on=dict(assembly.interrupt_on)))
+    # the harness's own layers, run as one middleware (LangChain's wrapper of each costs more
+    # than most of them do)
+    layers: list[Middleware] = []
     # pauses (or stops) the run before a call that would pass its budget, before the step
     # spends anything; a no-op in a run without a budget
-    stack.append(BudgetMiddleware(can_pause=can_pause))
+    layers.append(BudgetMiddleware(can_pause=can_pause))
     # owns the system message: replaces it with the PromptAssembly built for this call
-    stack.append(SystemPromptMiddleware(assembly, plan.backend))
+    layers.append(SystemPromptMiddleware(assembly, plan.backend))
     # sees the final system prompt (to count it) and shrinks only the messages
-    stack.append(compression)
+    layers.append(compression)
     breakpoints = _anthropic_cache_breakpoints(model)
     if breakpoints is not None:
         # marks the request as compression leaves it: what the next request repeats is cached
-        stack.append(breakpoints)
+        layers.append(breakpoints)
     # sends a request again after a transient failure, a model_retry event each time
-    stack.append(ModelRetryMiddleware(policy))
+    layers.append(ModelRetryMiddleware(policy))
     # closest to the model and the tools: reports what was really sent and really returned
-    stack.append(RunEventsMiddleware())
+    layers.append(RunEventsMiddleware())
     # innermost for tools: an exception becomes an error ToolMessage before anything above sees it
-    stack.append(ToolErrorMiddleware(on_error=_tool_error_message))
+    layers.append(ToolErrorMiddleware(on_error=_tool_error_message))
+    stack.append(ChainedMiddleware(layers, name=HARNESS_LAYERS))
     return stack
 
 

@@ -94,8 +94,12 @@ _PER_TWO_BYTE, _PER_FOUR_BYTE = 0.5, 3.0
 _WHOLE_LIMIT: Final = 32_768  # characters counted whole; a longer text is counted on windows
 _WINDOWS: Final = 64  # many, so a text that mixes scripts in long stretches is counted as it is
 _WINDOW: Final = 256
-_LONG_COUNTS: dict[str, int] = {}  # the last long texts counted (offloading counts one twice)
-_LONG_COUNTS_SIZE: Final = 16
+_REMEMBERED_FROM: Final = 1_024  # characters: shorter texts are counted again, it costs less
+_COUNTS: dict[tuple[int, int], int] = {}
+"""(hash, length) of a long text -> its count. A tool result is counted when it arrives, when the
+request carrying it is built, and when it ages to a file; remembering by hash keeps no text alive
+(two texts alike in both would share a count: a one-in-2**64 miss of an estimate)."""
+_COUNTS_SIZE: Final = 8_192
 
 
 def _runs(data: bytes, table: bytes) -> tuple[int, int]:
@@ -148,14 +152,15 @@ def approx_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    if len(text) <= _WHOLE_LIMIT:
+    if len(text) < _REMEMBERED_FROM:
         return _count(text)
-    tokens = _LONG_COUNTS.get(text)
+    key = (hash(text), len(text))
+    tokens = _COUNTS.get(key)
     if tokens is None:
         tokens = _count(text)
-        if len(_LONG_COUNTS) >= _LONG_COUNTS_SIZE:
-            del _LONG_COUNTS[next(iter(_LONG_COUNTS))]
-        _LONG_COUNTS[text] = tokens
+        if len(_COUNTS) >= _COUNTS_SIZE:
+            _COUNTS.clear()
+        _COUNTS[key] = tokens
     return tokens
 
 

@@ -181,14 +181,17 @@ class ContextView:
         return whole
 
     # -- pointers ---------------------------------------------------------------------------------
-    def _pointer_entry(self, index: int, path: str, *, bare: bool) -> Entry:
+    def _pointer_entry(
+        self, index: int, path: str, *, bare: bool, offloaded: Offloaded | None = None
+    ) -> Entry:
         message = self.messages[index]
         key = message_key(message, index)
         cached = self.cache.stubs.get((key, path, bare))
         if cached is not None and cached.index == index:
             return cached
         text = _text(message) or ""
-        offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
+        if offloaded is None or offloaded.path != path:
+            offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
         if isinstance(message, ToolMessage):
             content = aged_pointer_text(
                 offloaded, message.name or "a tool", text, 0 if bare else AGED_PREVIEW
@@ -249,7 +252,7 @@ class ContextView:
                 tool=None,
                 tool_call_id=None,
             )
-        return self._pointer_entry(entry.index, offloaded.path, bare=False)
+        return self._pointer_entry(entry.index, offloaded.path, bare=False, offloaded=offloaded)
 
     def _make_bare(self, entry: Entry) -> Entry:
         key = message_key(self.messages[entry.index], entry.index)

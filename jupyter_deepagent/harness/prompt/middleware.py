@@ -76,6 +76,8 @@ class SystemPromptMiddleware(AgentMiddleware):
         self.backend = backend
         self._runs: OrderedDict[tuple[str, str], AssemblyResult] = OrderedDict()
         self._runs_lock = threading.Lock()
+        self._messages: OrderedDict[int, tuple[PromptAssembly, tuple[SystemMessage, str, int]]]
+        self._messages = OrderedDict()
 
     # -- run start: report memory and skill problems once per run --------------------------------
     def before_agent(self, state: AgentState, runtime: Runtime) -> dict[str, str]:
@@ -109,18 +111,40 @@ class SystemPromptMiddleware(AgentMiddleware):
         outer = request.system_message.text if request.system_message is not None else ""
         step = run_step(request.state["messages"]) + 1
         assembly = self._fitted(self._run_prompt(request.state, outer), step)
-        text = assembly.text
-        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        message, digest, tokens = self._system_message(assembly)
         emit_event(
             PROMPT,
             step=step,
             hash=digest,
-            tokens=approx_tokens(text),
+            tokens=tokens,
             assembly=assembly.as_dict() if prompt_changed(digest) else None,
         )
-        return request.override(
-            system_message=SystemMessage(content=text), tools=self._visible_tools(request.tools)
+        profile = self.config.profile
+        if not profile.excluded_tools and not profile.tool_description_overrides:
+            return request.override(system_message=message)
+        return request.override(system_message=message, tools=self._visible_tools(request.tools))
+
+    def _system_message(self, assembly: PromptAssembly) -> tuple[SystemMessage, str, int]:
+        """The system message of `assembly`, its hash and tokens: made once per assembly (a run
+        sends the same one at each call)."""
+        with self._runs_lock:
+            made = self._messages.get(id(assembly))
+        if made is not None and made[0] is assembly:
+            return made[1]
+        text = assembly.text
+        made = (
+            assembly,
+            (
+                SystemMessage(content=text),
+                hashlib.sha256(text.encode()).hexdigest()[:16],
+                approx_tokens(text),
+            ),
         )
+        with self._runs_lock:
+            self._messages[id(assembly)] = made
+            while len(self._messages) > _RUNS_KEPT:
+                self._messages.popitem(last=False)
+        return made[1]
 
     def _fitted(self, result: AssemblyResult, step: int) -> PromptAssembly:
         """The assembly (oversized memory files already cut), warning once per run about each."""
