@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import itertools
 import pstats
 import sys
 import time
@@ -44,6 +45,7 @@ SUMMARY = (
     "## Next steps\nRead the next source."
 )
 HARNESSES = ("floor", "ours", "deepagents")
+_RUN_NUMBERS = itertools.count(1)
 
 
 @dataclass
@@ -132,7 +134,9 @@ def run_once(
 ) -> Run:
     """Build `harness`'s agent and play the run once; the figures of that run."""
 
-    sources = [source_text(step) for step in range(steps)]
+    # each run's sources end differently, so no run finds another's texts counted already
+    run = next(_RUN_NUMBERS)
+    sources = [f"{source_text(step)}\n(fetched for run {run})" for step in range(steps)]
     clock = {"model": 0.0, "tools": 0.0, "binding": 0.0}
     counts = {"calls": 0, "summaries": 0, "tools_bound": 0}
 

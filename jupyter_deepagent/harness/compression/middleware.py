@@ -26,6 +26,7 @@ generator and driven by a sync and an async driver.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import replace
@@ -125,6 +126,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         self.window = resolve_context_window(model, settings.context_window)
         self.cache = ViewCache()
         self.tools = [compact_conversation_tool()] if settings.compaction_tool else []
+        self._last_overhead: tuple[tuple[object, ...], int] | None = None
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Warn when the window is a guess: once per run, not again for each subagent."""
@@ -295,7 +297,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
         window = self._window(record)
         view = ContextView(
             messages,
-            overhead=request_tokens(request.system_message, [], request.tools),
+            overhead=self._overhead(request),
             record=record,
             settings=self.settings,
             window=window,
@@ -309,6 +311,17 @@ class ContextCompressionMiddleware(AgentMiddleware):
         if view.total() > call.trigger or self._history_is_long(view, call):
             view.cut_old_arguments()  # the cheap step first, without a model call
         return call
+
+    def _overhead(self, request: ModelRequest) -> int:
+        """Tokens of the system message and the tool schemas: counted again only when they are
+        not the very objects of the last call (a run sends the same ones at each call)."""
+        sent = (request.system_message, *request.tools)
+        last = self._last_overhead
+        if last is not None and len(last[0]) == len(sent) and all(map(operator.is_, last[0], sent)):
+            return last[1]
+        tokens = request_tokens(request.system_message, [], request.tools)
+        self._last_overhead = (sent, tokens)
+        return tokens
 
     @staticmethod
     def _transcript(record: CompressionRecord) -> str:
@@ -367,7 +380,7 @@ class ContextCompressionMiddleware(AgentMiddleware):
             window_source=call.window.source,
             messages=len(view.entries),
             summaries=view.summary.get("count", 0) if view.summary else 0,
-            pointers=sum(e.form in ("pointer", "bare") for e in view.entries),
+            pointers=view.pointer_count(),
             attempt=call.attempt,
         )
         sent = view.sent

@@ -64,6 +64,7 @@ HUMAN_PREVIEW = 10
 """Lines of an offloaded human message shown in its pointer."""
 _WORTH_MOVING = 250  # tokens: a pointer with its preview costs about half of that
 _TOKENS = operator.attrgetter("tokens")
+_FORM = operator.attrgetter("form")
 
 
 def _text(message: BaseMessage) -> str | None:
@@ -322,6 +323,11 @@ class ContextView:
             entry = self.entries[position]
             if entry.form == "pointer" and self.total() > limit:
                 self.entries[position] = self._make_bare(entry)
+
+    def pointer_count(self) -> int:
+        """How many messages the request carries as pointers to their files."""
+        forms = list(map(_FORM, self.entries))
+        return forms.count("pointer") + forms.count("bare")
 
     def cache_marks(self) -> list[int]:
         """Positions in `sent` to mark as prompt-cache breakpoints (`cache_marks.mark_positions`)."""

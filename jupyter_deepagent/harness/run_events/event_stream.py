@@ -37,7 +37,10 @@ __all__ = [
 
 _MAX_ITEMS = 50  # list items (and dict keys) `summarize_args` keeps
 _MAX_DEPTH = 6
-_counted = threading.local()  # `run_step`'s last (messages, steps), per thread
+_Counted = tuple[Sequence[object], int, tuple[object, ...], int]
+_counted: list[_Counted] = [((), 0, (), 0)]
+"""`run_step`'s last answer: (the list, its length, its items, steps), shared by every thread (the
+tools run in another thread than the model), replaced whole."""
 
 _agent_scope: contextvars.ContextVar[tuple[str, str | None]] = contextvars.ContextVar(
     "jupyter_deepagent_agent_scope", default=("main", None)
@@ -159,11 +162,14 @@ def emit_event(event_type: str, step: int = 0, **fields: object) -> RunEvent:
 def run_step(messages: Sequence[object]) -> int:
     """Number of model replies since the last human message: the step of the current run.
 
-    Every middleware asks it at every model and tool call, so each thread remembers the last
-    answer and the messages it counted: a list that starts with the very same messages (one step
-    later, say) only has its new tail counted.
+    Every middleware asks it at every model and tool call, so the last answer is remembered with
+    the messages it counted: the same list again is answered at once, and a list that starts with
+    the very same messages (one step later, say) only has its new tail counted.
     """
-    seen, steps = getattr(_counted, "last", ((), 0))
+    last = _counted[0]
+    if last[0] is messages and last[1] == len(messages):
+        return last[3]  # the very list asked about last, unchanged: the layers of one call
+    seen, steps = last[2], last[3]
     known = len(seen)
     if not (known <= len(messages) and all(map(operator.is_, seen, messages))):
         known, steps = 0, 0
@@ -173,7 +179,7 @@ def run_step(messages: Sequence[object]) -> int:
             steps = 0
         elif kind == "ai":
             steps += 1
-    _counted.last = (tuple(messages), steps)
+    _counted[0] = (messages, len(messages), tuple(messages), steps)
     return steps
 
 
