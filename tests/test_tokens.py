@@ -109,3 +109,31 @@ def test_reported_usage_calibrates_the_gauge_upwards() -> None:
         None, model.requests[0].messages, model.requests[0].tools
     )
     assert second["tokens"] >= 1.8 * raw_second
+
+
+def _counted_one_byte_at_a_time(data: bytes) -> list[tuple[int, int]]:
+    """Letters, digits and punctuation of `data` (bytes and runs), the plain way."""
+    classes = [str.isalpha, str.isdigit, lambda c: not c.isalnum() and not c.isspace()]
+    found = []
+    for is_class in classes:
+        marks = [byte < 0x80 and is_class(chr(byte)) for byte in data]
+        runs = sum(mark and (i == 0 or not marks[i - 1]) for i, mark in enumerate(marks))
+        found.append((sum(marks), runs))
+    return found
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_long_text_is_counted_exactly_as_byte_by_byte(seed: int) -> None:
+    """Long texts are counted with integer bit operations, short ones with a pass per class;
+    both give the counts a byte-by-byte reading gives (a research log's pointer messages state
+    these counts, so they must not move with the method)."""
+    import random
+
+    from jupyter_deepagent.harness.compression.tokens import _class_counts
+
+    rng = random.Random(seed)
+    alphabet = "ab Z9 0.,;\n\t\x1c-_中文é😀"
+    for length in (0, 1, 2, 255, 256, 257, 1_000, 5_000):
+        text = "".join(rng.choice(alphabet) for _ in range(length))
+        data = text.encode()
+        assert list(_class_counts(data)) == _counted_one_byte_at_a_time(data), length

@@ -7,7 +7,7 @@ characters per token is fair for English and four times low for Chinese. `approx
 letters, words, digit groups, punctuation runs, line starts and each CJK, kana, hangul or other
 non-ASCII character with weights measured against cl100k on English prose, Chinese prose, Python,
 JSON and CSV (each kind within about 10% on the whole, a short text within 25%), in a few passes of
-`bytes.translate` and `bytes.count` over the text's UTF-8 (a long text is counted on evenly spread
+`bytes.translate`, `bytes.count` and integer bit counts over the text's UTF-8 (a long text is counted on evenly spread
 windows). No tokenizer is loaded: the count is the same in every install, so a research log
 replays anywhere (a pointer message states the tokens it replaced), and the model's own
 tokenizer is rarely cl100k anyway. When a provider reports real usage (`usage_metadata` on its last reply), the
@@ -66,8 +66,20 @@ def _ascii_table(test: Callable[[str], bool]) -> bytes:
 _LETTERS: Final = _ascii_table(str.isalpha)
 _DIGITS: Final = _ascii_table(str.isdigit)
 _PUNCT: Final = _ascii_table(lambda c: not c.isalnum() and not c.isspace())
-# in a 0/1 map, where each run of 1s starts (bar one at the very start)
-_RUN_START: Final = b"\x00\x01"
+# One map for the three classes, a bit each (letters 1, digits 2, punctuation 4): read as one
+# integer, a byte's bits say its classes and the bits the byte before lacks say where runs start.
+_CLASS_BITS: Final = bytes(
+    _LETTERS[byte] | _DIGITS[byte] << 1 | _PUNCT[byte] << 2 for byte in range(256)
+)
+_MOST_BYTES: Final = 4 * 32_768  # the UTF-8 of the longest text counted whole
+_ONES: Final = int.from_bytes(b"\x01" * _MOST_BYTES, "little")  # 0x0101...01
+
+
+def _ones(length: int) -> int:
+    """The integer whose `length` bytes are each 1."""
+    if length > _MOST_BYTES:
+        return int.from_bytes(b"\x01" * length, "little")
+    return _ONES >> (8 * (_MOST_BYTES - length))
 
 
 def _all_but(keep: Callable[[int], bool]) -> bytes:
@@ -91,7 +103,7 @@ _PER_NEWLINE, _PER_INDENT = 0.9, 1.0  # a line break, a run of spaces starting a
 _PER_HAN, _PER_HANGUL, _PER_OTHER_3 = 1.2, 1.3, 1.0
 _PER_TWO_BYTE, _PER_FOUR_BYTE = 0.5, 3.0
 
-_WHOLE_LIMIT: Final = 32_768  # characters counted whole; a longer text is counted on windows
+_WHOLE_LIMIT: Final = _MOST_BYTES // 4  # characters counted whole; longer: counted on windows
 _WINDOWS: Final = 64  # many, so a text that mixes scripts in long stretches is counted as it is
 _WINDOW: Final = 256
 _REMEMBERED_FROM: Final = 1_024  # characters: shorter texts are counted again, it costs less
@@ -102,17 +114,36 @@ request carrying it is built, and when it ages to a file; remembering by hash ke
 _COUNTS_SIZE: Final = 8_192
 
 
+_SHORT: Final = 256  # bytes: below, a pass per count costs less than the integer operations
+_RUN_START: Final = b"\x00\x01"  # in a 0/1 map, where each run of 1s starts (bar the first)
+
+_Counts = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
+
+
+def _class_counts(data: bytes) -> _Counts:
+    """(bytes, runs) of letters, of digits and of punctuation in `data`: a long text read as one
+    integer, a bit per class in each byte, so each count is one integer operation."""
+    if len(data) < _SHORT:
+        return _runs(data, _LETTERS), _runs(data, _DIGITS), _runs(data, _PUNCT)
+    marks = int.from_bytes(data.translate(_CLASS_BITS), "little")
+    starts = marks & ~(marks << 8)  # each class bit set where the byte before lacks it
+    ones = _ones(len(data))
+    letters, digits, punct = (
+        ((marks & (ones << bit)).bit_count(), (starts & (ones << bit)).bit_count())
+        for bit in range(3)
+    )
+    return letters, digits, punct
+
+
 def _runs(data: bytes, table: bytes) -> tuple[int, int]:
-    """How many bytes of a class `table` marks, and how many runs they form."""
+    """How many bytes of the class `table` marks, and how many runs they form (a short text)."""
     marks = data.translate(table)
     return marks.count(b"\x01"), marks.count(_RUN_START) + (marks[:1] == b"\x01")
 
 
 def _estimate(text: str) -> float:
     data = text.encode("utf-8", "surrogatepass")
-    letters, words = _runs(data, _LETTERS)
-    digits, numbers = _runs(data, _DIGITS)
-    punct, punct_runs = _runs(data, _PUNCT)
+    (letters, words), (digits, numbers), (punct, punct_runs) = _class_counts(data)
     total = (
         _PER_LETTER * letters
         + _PER_WORD * words
