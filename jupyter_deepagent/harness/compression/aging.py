@@ -10,7 +10,8 @@ results will age at the next call, which decides where a cache breakpoint is wor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+import operator
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -18,17 +19,77 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from jupyter_deepagent.harness.compression.state import CompressionSettings
 from jupyter_deepagent.harness.compression.tokens import ContextWindow
 
-__all__ = ["AgingPlan", "plan_aging"]
+__all__ = ["AgingPlan", "ConversationIndex", "RepliesAfter", "plan_aging"]
+
+
+class RepliesAfter:
+    """For each checkpoint message, how many model replies follow it (from the AI messages
+    counted before each position, so it costs nothing to make)."""
+
+    __slots__ = ("_before", "_total")
+
+    def __init__(self, ai_before: Sequence[int]) -> None:
+        self._before, self._total = ai_before, ai_before[-1]
+
+    def __getitem__(self, index: int) -> int:
+        return self._total - self._before[index + 1]
+
+    def __len__(self) -> int:
+        return len(self._before) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationIndex:
+    """What aging reads of a conversation, kept between model calls and extended by the new
+    messages only: the messages indexed, how many AI messages come before each position, and
+    the tool results not sent as pointers (in order)."""
+
+    messages: tuple[BaseMessage, ...]
+    ai_before: list[int]
+    """`ai_before[i]`: AI messages among `messages[:i]` (one more entry than messages)."""
+    whole: list[int]
+    """Indexes of the tool results whose key was not among the pointers."""
+    pointers_seen: int
+
+    @classmethod
+    def of(
+        cls,
+        messages: Sequence[BaseMessage],
+        pointers: Collection[str],
+        last: ConversationIndex | None = None,
+    ) -> ConversationIndex:
+        """The index of `messages`, from `last` when `messages` starts with its very messages
+        (and the pointers only grew, as they do within a conversation); else from scratch."""
+        known = 0
+        ai_before, whole = [0], []
+        if (
+            last is not None
+            and len(last.messages) <= len(messages)
+            and len(pointers) >= last.pointers_seen
+            and all(map(operator.is_, last.messages, messages))
+        ):
+            known, ai_before = len(last.messages), list(last.ai_before)
+            whole = [i for i in last.whole if _key(messages[i], i) not in pointers]
+        for index in range(known, len(messages)):
+            message = messages[index]
+            ai_before.append(ai_before[-1] + isinstance(message, AIMessage))
+            if isinstance(message, ToolMessage) and _key(message, index) not in pointers:
+                whole.append(index)
+        return cls(tuple(messages), ai_before, whole, len(pointers))
+
+
+def _key(message: BaseMessage, index: int) -> str:
+    return message.id or f"#{index}"
 
 
 @dataclass
 class AgingPlan:
     """What one call decided: the results due to age, the model replies after each message."""
 
+    replies_after: RepliesAfter
+    """For each checkpoint message, how many model replies follow it."""
     due: set[int] = field(default_factory=set)
     """Checkpoint indices of the whole results to send as pointers from this call on."""
-    replies_after: list[int] = field(default_factory=list)
-    """For each checkpoint message, how many model replies follow it."""
     newest_ages_next: bool = False
     """Whether the results at the end of the request, not replied to yet, age at the next call
     (a cache breakpoint after them would write what no later request reads)."""
@@ -37,50 +98,43 @@ class AgingPlan:
 def plan_aging(
     messages: Sequence[BaseMessage],
     start: int,
-    pointers: Container[str],
+    index: ConversationIndex,
     count: Callable[[BaseMessage], int],
     settings: CompressionSettings,
     window: ContextWindow,
 ) -> AgingPlan:
-    """One pass over `messages[start:]`, newest first (see the module docstring).
+    """One pass over the whole tool results of `messages[start:]`, newest first (see the module
+    docstring).
 
     Args:
         messages: the checkpoint's messages.
         start: the first one the request carries (after the summary).
-        pointers: keys (`id`, else `#index`) of messages already sent as pointers.
+        index: `messages` indexed (`ConversationIndex.of`, with the pointers of this call).
         count: tokens of a message.
         settings: the limits.
         window: the window the request must fit.
     """
-    plan = AgingPlan(replies_after=[0] * len(messages))
+    plan = AgingPlan(replies_after=RepliesAfter(index.ai_before))
     age_limit, keep = settings.age_limit(window), settings.keep_recent_turns
-    eligible: list[int] = []
-    replied: list[int] = []
-    eligible_tokens = replied_tokens = seen = 0
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        plan.replies_after[index] = seen
-        if isinstance(message, AIMessage):
-            seen += 1
-            continue
-        if (
-            age_limit is None
-            or index < start
-            or not seen
-            or not isinstance(message, ToolMessage)
-            or (message.id or f"#{index}") in pointers
-        ):
-            continue
-        tokens = count(message)
-        if tokens <= age_limit:
-            continue
-        replied.append(index)
-        replied_tokens += tokens
-        if seen >= keep:
-            eligible.append(index)
-            eligible_tokens += tokens
     if age_limit is None:
         return plan
+    eligible: list[int] = []
+    replied: list[int] = []
+    eligible_tokens = replied_tokens = 0
+    for position in reversed(index.whole):
+        if position < start:
+            break
+        seen = plan.replies_after[position]
+        if not seen:
+            continue
+        tokens = count(messages[position])
+        if tokens <= age_limit:
+            continue
+        replied.append(position)
+        replied_tokens += tokens
+        if seen >= keep:
+            eligible.append(position)
+            eligible_tokens += tokens
     budget = window.fraction(settings.recent_results_fraction)
     batch = settings.age_batch(window)
     if replied_tokens > budget:
@@ -91,8 +145,8 @@ def plan_aging(
         replied_tokens -= eligible_tokens
         eligible_tokens = 0
     unread = 0  # the results after the last model reply
-    for index in range(len(messages) - 1, start - 1, -1):
-        message = messages[index]
+    for position in range(len(messages) - 1, start - 1, -1):
+        message = messages[position]
         if not isinstance(message, ToolMessage):
             break
         if (tokens := count(message)) > age_limit:

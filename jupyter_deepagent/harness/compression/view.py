@@ -20,7 +20,11 @@ from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends.protocol import BackendProtocol
 from jupyter_deepagent.events import AGED, INPUT_OFFLOADED, SUMMARIZED, WARNING
 from jupyter_deepagent.harness.artifact_folders import HISTORY_FOLDER, LARGE_RESULTS_FOLDER
-from jupyter_deepagent.harness.compression.aging import plan_aging
+from jupyter_deepagent.harness.compression.aging import (
+    ConversationIndex,
+    RepliesAfter,
+    plan_aging,
+)
 from jupyter_deepagent.harness.compression.cache_marks import mark_positions
 from jupyter_deepagent.harness.compression.history import (
     append_transcript,
@@ -101,7 +105,7 @@ class ContextView:
         summary), so the cache marks know where the request stops repeating the last one."""
         self.due: set[int] = set()
         self.newest_ages_next = False
-        self.replies_after: list[int] = []
+        self.replies_after: RepliesAfter | list[int] = []
         self.entries = self._build()
 
     # -- building ---------------------------------------------------------------------------------
@@ -123,8 +127,12 @@ class ContextView:
         return self.summary["cutoff"] if self.summary else 0
 
     def _build(self) -> list[Entry]:
+        index = ConversationIndex.of(
+            self.messages, self.pointers, self.cache.indexes.get(self.transcript)
+        )
+        self.cache.keep_index(self.transcript, index)
         plan = plan_aging(
-            self.messages, self.start, self.pointers, self.cache.count, self.settings, self.window
+            self.messages, self.start, index, self.cache.count, self.settings, self.window
         )
         self.due, self.replies_after = plan.due, plan.replies_after
         self.newest_ages_next = plan.newest_ages_next

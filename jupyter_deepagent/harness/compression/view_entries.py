@@ -8,12 +8,16 @@ import operator
 import weakref
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from jupyter_deepagent.harness.compression.aging import ConversationIndex
 from jupyter_deepagent.harness.compression.tokens import message_tokens, messages_tokens
 
 __all__ = ["Build", "Entry", "SummaryJob", "ViewCache", "message_key"]
+
+_Kept = TypeVar("_Kept")
 
 _SUMMARY_PAYOFF = 10  # fold only what is at least a tenth of the tokens over the trigger
 _BUILDS_KEPT = 8
@@ -158,13 +162,15 @@ class ViewCache:
     whole: dict[str, tuple[weakref.ref[BaseMessage], int, str]] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
     builds: dict[str, Build] = field(default_factory=dict)
+    indexes: dict[str, ConversationIndex] = field(default_factory=dict)
 
     def keep(self, conversation: str, build: Build) -> None:
         """Remember `build` as the last one of `conversation` (the oldest others are dropped)."""
-        self.builds.pop(conversation, None)
-        for oldest in list(self.builds)[: max(0, len(self.builds) + 1 - _BUILDS_KEPT)]:
-            self.builds.pop(oldest, None)
-        self.builds[conversation] = build
+        _keep_newest(self.builds, conversation, build)
+
+    def keep_index(self, conversation: str, index: ConversationIndex) -> None:
+        """Remember `index` as the last one of `conversation` (the oldest others are dropped)."""
+        _keep_newest(self.indexes, conversation, index)
 
     def remember(self, message: BaseMessage, entry: Entry) -> None:
         """Remember a whole message's size and kind while the message itself lives."""
@@ -186,6 +192,13 @@ class ViewCache:
             self.tokens.clear()
         self.tokens[key] = (size, tokens)
         return tokens
+
+
+def _keep_newest(kept: dict[str, _Kept], conversation: str, value: _Kept) -> None:
+    kept.pop(conversation, None)
+    for oldest in list(kept)[: max(0, len(kept) + 1 - _BUILDS_KEPT)]:
+        kept.pop(oldest, None)
+    kept[conversation] = value
 
 
 @dataclass
