@@ -27,6 +27,7 @@ import cProfile
 import gc
 import itertools
 import pstats
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -188,19 +189,24 @@ def report(runs: list[Run], window: int, steps: int) -> str:
         f"{per_harness} interleaved runs in one process.",
         "",
         f"  {'harness':<12}{'tools':>6}{'model calls':>12}{'summaries':>10}{'ms per call':>12}"
-        f"{'x floor':>9}{'binding tools':>15}   all runs (ms)",
+        f"{'x floor':>9}{'median x':>10}{'binding tools':>15}   all runs (ms)",
     ]
+    floors = [r.ms_per_call for r in runs if r.harness == "floor"]
     for harness, run in best.items():
-        every = ", ".join(f"{r.ms_per_call:.2f}" for r in runs if r.harness == harness)
+        mine = [r.ms_per_call for r in runs if r.harness == harness]
+        rounds = statistics.median(m / f for m, f in zip(mine, floors, strict=True))
+        every = ", ".join(f"{ms:.2f}" for ms in mine)
         lines.append(
             f"  {harness:<12}{run.tools_bound:>6}{run.calls:>12,}{run.summaries:>10,}"
-            f"{run.ms_per_call:>12.2f}{run.ms_per_call / floor:>8.2f}x{run.binding_ms:>15.2f}"
-            f"   {every}"
+            f"{run.ms_per_call:>12.2f}{run.ms_per_call / floor:>8.2f}x{rounds:>9.2f}x"
+            f"{run.binding_ms:>15.2f}   {every}"
         )
     lines.append("")
     lines.append(
-        "  ms per call: process CPU minus the model's and the tools' own; binding tools: the part "
-        "of it spent converting the bound tool schemas, which grows with the number of tools."
+        "  ms per call: process CPU minus the model's and the tools' own; x floor: the fastest "
+        "run over the fastest floor; median x: the median, over the rounds, of each run over the "
+        "floor run of its round (this machine's speed drifts during a run); binding tools: the "
+        "part of it spent converting the bound tool schemas, which grows with the number of tools."
     )
     return "\n".join(lines)
 
