@@ -444,3 +444,46 @@ def test_one_huge_recent_file_write_is_moved_to_a_file_without_a_summarization_c
     ) <= 8_000
     assert trace.state["files"]["/survey.md"]["content"] == content
     assert trace.final_text == "done"
+
+
+def test_the_summarizer_is_sent_each_aged_result_as_one_line_with_its_path() -> None:
+    # results aged to pointers reach the summarizer as their path, size and first line, without
+    # the reading instructions meant for the agent; the transcript names each file
+    script = [*(fetches(f"p{i}") for i in range(45)), "done"]
+    model = model_for(script)
+    agent = create_research_agent(model, tools=[fetch], age_token_limit=500)
+    trace = trace_run(agent, ask(), config={"recursion_limit": 300})
+    aged = {event["path"] for event in trace.of_type("aged")}
+    event = trace.of_type("summarized")[0]
+    prompt = summary_requests(model)[0].last.text
+    named = [path for path in aged if f"(in {path}, " in prompt]
+    assert named and "read_file or grep it to see it again" not in prompt
+    assert "p0 line 000" in prompt  # the first line of the result, the file's own
+    transcript = trace.state["files"][event["transcript_path"]]["content"]
+    assert all(f"(full text in {path})" in transcript for path in named)
+
+
+@pytest.mark.parametrize("preview", [0, 1, 10])
+def test_summarizer_text_reads_both_kinds_of_pointer(preview: int) -> None:
+    from jupyter_deepagent.harness.compression.offload import (
+        Offloaded,
+        aged_pointer_text,
+        pointer_text,
+    )
+    from jupyter_deepagent.harness.compression.summarize import render_message, summarizer_text
+
+    text = chunk("q0", 200)
+    stored = Offloaded("/large_tool_results/fetch-c1.txt", 4_321, 200, len(text))
+    pointers = [
+        aged_pointer_text(stored, "fetch", text, preview),
+        "This result was too large for the conversation. "
+        + pointer_text(stored, "The full result of fetch", text, preview),
+    ]
+    for pointer in pointers:
+        message = ToolMessage(content=pointer, name="fetch", tool_call_id="c1")
+        line = summarizer_text(message)
+        assert line.startswith("[tool fetch c1] (in /large_tool_results/fetch-c1.txt, 4,321 tokens")
+        assert "\n" not in line and len(line) < len(render_message(message))
+        assert ("q0 line 000" in line) is (preview > 0)
+    plain = ToolMessage(content=text, name="fetch", tool_call_id="c2")
+    assert summarizer_text(plain) == render_message(plain)  # a whole result is sent whole
