@@ -254,7 +254,9 @@ def test_old_file_writes_keep_only_a_pointer_once_past_the_trigger() -> None:
 
     assert written(before) == body
     assert "already applied to /notes.md" in written(after) and len(written(after)) < 200
-    assert not trace.of_type("summarized")  # cutting the arguments was enough
+    # cutting the arguments was enough to come under the trigger (the older history, past its
+    # 2,000 tokens, may still be folded for its own size)
+    assert not [e for e in trace.of_type("summarized") if e["reason"] == "trigger"]
 
 
 def test_results_too_big_together_for_the_window_are_moved_out_even_if_recent() -> None:

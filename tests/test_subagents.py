@@ -622,8 +622,9 @@ def test_a_subagent_run_gets_offloading_and_summarization() -> None:
     [row] = trace.results_frame().itertuples()
     assert (row.status, row.result) == ("ok", "Crunched 8 pages.")
     [offloaded] = trace.of_type("offloaded")
-    [summarized] = trace.of_type("summarized")
-    assert offloaded["task_id"] == summarized["task_id"] == row.task_id
+    summarized = trace.of_type("summarized")  # its older history folded, once or more
+    assert summarized and {e["task_id"] for e in summarized} == {offloaded["task_id"]}
+    assert offloaded["task_id"] == row.task_id
     assert offloaded["path"].startswith("/large_tool_results/")
     assert offloaded["path"] in trace.state["files"]  # the lead can read what its subagent saved
     own = [r for r in model.requests if cruncher in r.system]

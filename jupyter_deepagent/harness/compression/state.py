@@ -86,8 +86,10 @@ class CompressionRecord(TypedDict, total=False):
     """A window learned from a provider's "request too long" error, smaller than configured."""
 
 
-_SMALLEST_HISTORY = 4_000
-"""Tokens of history below which it is never summarized for its size alone."""
+_SMALLEST_HISTORY = 2_000
+"""Tokens of history below which it is never summarized for its size alone: a summarizer
+request costs about the tokens it folds plus its prompt, and then a reply billed as output, so
+folding less than this saves about what it costs."""
 
 _MERGED_MAPS = ("pointers",)
 _MERGED_SETS = ("cut_args", "bare")
@@ -138,9 +140,12 @@ class CompressionSettings:
         keep_fraction: share of the window kept as recent messages when summarizing.
         history_fraction: share of the window the older part of the conversation (what a
             summary would fold: all but the most recent `keep_fraction`) may take, even below
-            the trigger (never less than 4,000 tokens; not when the window is a guess); past
-            it, it is summarized. On a small window, a long history of pointers and short
-            results would otherwise be sent, and billed, at every request.
+            the trigger (never less than 2,000 tokens; not when the window is a guess); past
+            it, it is summarized. That older part (mostly pointers to results already read,
+            and the calls that fetched them) is sent again, and billed at least at the cached
+            price, with every request until a summary folds it, while the summary costs about
+            the folded tokens once; so it is folded early, at a sixteenth of the window (as
+            `age_limit` and `age_batch` scale), not left to grow towards the trigger.
         human_token_limit: a human message over this (or half the window) goes to
             `/conversation_history/`.
         tool_args_char_limit: past the trigger, old `write_file`/`edit_file` arguments over this
@@ -160,7 +165,7 @@ class CompressionSettings:
     recent_results_fraction: float = 0.2
     trigger_fraction: float = 0.85
     keep_fraction: float = 0.10
-    history_fraction: float = 0.15
+    history_fraction: float = 1 / 16
     human_token_limit: int = 50_000
     tool_args_char_limit: int = 2_000
     fallback_keep_messages: int = 6
@@ -223,7 +228,7 @@ class CompressionSettings:
 
     def history_limit(self, window: ContextWindow) -> int | None:
         """Tokens the part of the conversation a summary would fold may take before it is
-        summarized below the trigger: never under 4,000 (a summary and its call would cost as
+        summarized below the trigger: never under 2,000 (a summary and its call would cost as
         much as they save); None when the window is a guess."""
         if window.source == "default":
             return None

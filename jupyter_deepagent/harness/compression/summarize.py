@@ -1,8 +1,9 @@
 """Summarization: asking a model (or a callable) for one structured summary of older messages.
 
-What the summarizer is sent is the messages as the model saw them, rendered as text and cut to a
-budget so the summarizer's own request fits its window (the full text is in the transcript, which
-the prompt names). The call goes straight to the model, not through the agent's middleware, and
+What the summarizer is sent is the messages as the model saw them, rendered as text (a result
+already moved to a file as one line: its path, size and first line) and cut to a budget so the
+summarizer's own request fits its window (the full text is in the transcript, which the prompt
+names). The call goes straight to the model, not through the agent's middleware, and
 is tagged `lc_source="summarization"` so a UI can hide its streamed tokens.
 
 A summary is never empty: a model that replies without text (a tool call, say) is asked once more
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import time
 from collections.abc import Callable, Generator, Sequence
 from functools import partial
@@ -35,6 +37,7 @@ __all__ = [
     "mechanical_summary",
     "render_message",
     "summarize",
+    "summarizer_text",
 ]
 
 Summarizer = Any
@@ -99,6 +102,41 @@ def render_message(message: BaseMessage) -> str:
     return "\n".join(part for part in parts if part)
 
 
+# The pointers compression leaves in place of a tool result (`offload.aged_pointer_text`, and the
+# one `offload.offload_tool_result` writes at tool time): the size, the path, the preview.
+_AGED_POINTER = re.compile(
+    r"\[Already read: the result of .+? \((?P<size>[\d,]+ tokens, [\d,]+ lines)\) is in "
+    r"(?P<path>\S+); read_file or grep it to see it again\.\](?:\n(?P<preview>.*))?\Z",
+    re.DOTALL,
+)
+_OFFLOADED_POINTER = re.compile(
+    r"This result was too large for the conversation\. The full result of .+? "
+    r"\((?P<size>[\d,]+ tokens, [\d,]+ lines)\) is saved in (?P<path>\S+)\. Read it with "
+    r"read_file\(.*?\) or search it with grep\.(?:\nFirst \d+ lines?:\n(?P<preview>.*))?\Z",
+    re.DOTALL,
+)
+
+
+def summarizer_text(message: BaseMessage) -> str:
+    """`message` as the summarizer is sent it: as `render_message`, but a tool result that is
+    only a pointer to its file is one line (the path, the size and the first line of the
+    preview), without the reading instructions meant for the agent.
+
+    The folded history of a long run is mostly such pointers, each sent again to every summary
+    that folds it; one line keeps what the summary's Artifacts need (the path and what the file
+    holds) at about half the tokens. The transcript keeps the message as it was sent.
+    """
+    if isinstance(message, ToolMessage) and isinstance(message.content, str):
+        text = message.content
+        found = _AGED_POINTER.match(text) or _OFFLOADED_POINTER.match(text)
+        if found:
+            head = render_message(message).split("\n", 1)[0]
+            first = (found["preview"] or "").split("\n", 1)[0][:_LISTED_LINE]
+            line = f"{head} (in {found['path']}, {found['size']})"
+            return f"{line}: {first}" if first.strip() else line
+    return render_message(message)
+
+
 def _text(message: BaseMessage) -> str:
     content = message.content
     if isinstance(content, str):
@@ -150,7 +188,7 @@ def _summary_prompt_messages(
     messages: Sequence[BaseMessage], budget_tokens: int, transcript: str
 ) -> list[BaseMessage]:
     """The summarizer's request: the prompt with `messages` rendered and cut to `budget_tokens`."""
-    rendered = [render_message(m) for m in messages]
+    rendered = [summarizer_text(m) for m in messages]
     overhead = len(_SUMMARY_PROMPT) + len(transcript) + 64
     budget_chars = max(2_000, int(budget_tokens * _chars_per_token(rendered)) - overhead)
     blocks = _fit(rendered, budget_chars, transcript)
