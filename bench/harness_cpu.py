@@ -7,8 +7,8 @@ in ONE process, through:
 - `ours`: `create_research_agent`;
 - `deepagents`: `deepagents.create_deep_agent`, when installed (`pip install -e '.[bench]'`).
 
-Harness CPU is the process's CPU time during `invoke` minus the model's and the tools' own, per
-model call (summarization requests included in the model's share). The scripted model's own work
+Harness CPU is the process's CPU time during `invoke` minus the model's and the tools' own (each
+timed on the thread it runs on), per model call (summarization requests included in the model's share). The scripted model's own work
 grows with what it is sent (it counts every request's tokens and keys each conversation), and the
 bare agent sends every result whole: all of that runs inside the model's `_generate`, which is
 timed as the model's share, so the floor is the bare agent's harness CPU, not its tokens. Each
@@ -88,7 +88,7 @@ def _bench_model(window: int, steps: int, clock: dict[str, float], counts: dict[
         def _generate(  # type: ignore[override]
             self, messages, stop=None, run_manager=None, **kwargs
         ):
-            started = time.process_time()
+            started = time.thread_time()
             tools = kwargs.get("tools") or []
             messages_tokens(messages) + tools_tokens(tools)  # the work long_run.py's model does
             if not tools:  # only summarization requests come without tools
@@ -98,13 +98,13 @@ def _bench_model(window: int, steps: int, clock: dict[str, float], counts: dict[
                 counts["calls"] += 1
                 result = super()._generate(messages, stop, run_manager, **kwargs)
                 self._requests.clear()
-            clock["model"] += time.process_time() - started
+            clock["model"] += time.thread_time() - started
             return result
 
         def bind_tools(self, tools, **kwargs):  # type: ignore[no-untyped-def]
-            started = time.process_time()
+            started = time.thread_time()
             bound = super().bind_tools(tools, **kwargs)
-            clock["binding"] += time.process_time() - started
+            clock["binding"] += time.thread_time() - started
             counts["tools_bound"] = len(tools)
             return bound
 
@@ -203,7 +203,7 @@ def report(runs: list[Run], window: int, steps: int) -> str:
         )
     lines.append("")
     lines.append(
-        "  ms per call: process CPU minus the model's and the tools' own; x floor: the fastest "
+        "  ms per call: process CPU minus the model's and the tools' own (each timed on its own thread); x floor: the fastest "
         "run over the fastest floor; median x: the median, over the rounds, of each run over the "
         "floor run of its round (this machine's speed drifts during a run); binding tools: the "
         "part of it spent converting the bound tool schemas, which grows with the number of tools."
