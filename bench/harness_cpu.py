@@ -8,12 +8,14 @@ in ONE process, through:
 - `deepagents`: `deepagents.create_deep_agent`, when installed (`pip install -e '.[bench]'`).
 
 Harness CPU is the process's CPU time during `invoke` minus the model's and the tools' own (each
-timed on the thread it runs on), per model call (summarization requests included in the model's share). The scripted model's own work
-grows with what it is sent (it counts every request's tokens and keys each conversation), and the
-bare agent sends every result whole: all of that runs inside the model's `_generate`, which is
-timed as the model's share, so the floor is the bare agent's harness CPU, not its tokens. Each
-harness runs `--repeat` times, interleaved (floor, ours, deepagents, floor, ...), and the fastest
-run of each is shown with its ratio to the fastest floor.
+timed on the thread it runs on), per model call (summarization requests included in the model's
+share). The scripted model's own work grows with what it is sent (it counts every request's tokens
+and keys each conversation), and the bare agent sends every result whole: all of that runs inside
+the model's `_generate`, which is timed as the model's share, so the floor is the bare agent's
+harness CPU, not its tokens. Each harness runs `--repeat` times, interleaved (floor, ours,
+deepagents, floor, ...): the fastest run of each is shown with its ratio to the fastest floor, and
+the median of each round's ratio to that round's floor run. Each run's texts end differently, so
+no run is measured with token counts another run left remembered.
 
     python bench/harness_cpu.py                    # 128k window, 5 runs each
     python bench/harness_cpu.py --window 1000000 --repeat 3
