@@ -71,18 +71,22 @@ def agent() -> Any:
     )
 
 
-def unchained(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Build agents with each layer of the chain in LangChain's stack on its own."""
+def unchained(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Build agents with each layer of the chain in LangChain's stack on its own; the list
+    returned counts the chains taken apart."""
     build = agent_stack.middleware_stack
+    taken_apart: list[int] = []
 
     def stack(*args: Any, **kwargs: Any) -> list[Any]:
         out: list[Any] = []
         for middleware in build(*args, **kwargs):
             is_chain = isinstance(middleware, ChainedMiddleware)
             out.extend(middleware.layers if is_chain else [middleware])
+            taken_apart.extend([len(middleware.layers)] if is_chain else [])
         return out
 
     monkeypatch.setattr(agent_stack, "middleware_stack", stack)
+    return taken_apart
 
 
 def comparable(value: Any) -> Any:
@@ -115,8 +119,9 @@ def test_a_chained_run_is_the_run_of_the_layers_one_by_one(
     asynchronous: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chained = run(asynchronous)
-    unchained(monkeypatch)
+    taken_apart = unchained(monkeypatch)
     alone = run(asynchronous)
+    assert len(taken_apart) >= 2 and min(taken_apart) >= 6  # the main agent's, each subagent's
     events = [e["type"] for e in chained[0]]
     for happened in ("offloaded", "aged", "summarized", "model_retry", "tool_result"):
         assert happened in events, f"the run was meant to show a {happened} event"
@@ -168,3 +173,61 @@ class _Counts(AgentMiddleware):
 def test_a_layer_with_a_hook_the_chain_does_not_run_is_refused() -> None:
     with pytest.raises(ValueError, match="after_model"):
         ChainedMiddleware([_Counts()], name="C")
+
+
+class _TriesTwice(AgentMiddleware):
+    """Calls the layers inside it again when they fail, then answers by itself."""
+
+    def wrap_model_call(self, request: ModelRequest, handler: Any) -> AIMessage:
+        handler(request)
+        try:
+            handler(request)
+        except RuntimeError:
+            return AIMessage("answered after a failed second try")
+        raise AssertionError("the second try was meant to fail")
+
+
+class _FailsSecondTime(AgentMiddleware):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def wrap_model_call(self, request: ModelRequest, handler: Any) -> ExtendedModelResponse:
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("the provider failed")
+        return ExtendedModelResponse(
+            model_response=ModelResponse(result=[AIMessage("first")]),
+            command=Command(update={"noted": True}),
+        )
+
+
+def test_an_attempt_that_failed_leaves_no_state_update() -> None:
+    chain = ChainedMiddleware([_TriesTwice(), _FailsSecondTime()], name="C")
+    result = chain.wrap_model_call(None, lambda request: None)  # type: ignore[arg-type]
+    assert isinstance(result, ModelResponse)  # the first attempt's update was dropped with it
+    assert result.result[0].content == "answered after a failed second try"
+
+
+class _Sets(AgentMiddleware):
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+        return {"x": 1}
+
+
+class _Reads(AgentMiddleware):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: Any = None
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+        self.seen = state.get("x")
+        return {"y": 2}
+
+
+def test_each_layer_starts_from_the_state_the_layers_before_it_left() -> None:
+    reads = _Reads()
+    chain = ChainedMiddleware([_Sets(), reads], name="C")
+    assert chain.before_agent({"messages": []}, None) == {"x": 1, "y": 2}
+    assert reads.seen == 1
+    with pytest.raises(RuntimeError, match="'x'"):
+        ChainedMiddleware([_Sets(), _Sets()], name="C").before_agent({}, None)

@@ -11,7 +11,12 @@ the same results as if each were in the stack:
   an `ExtendedModelResponse`'s command is kept aside, as LangChain does), so each layer sees what
   it would see in the stack;
 - the state schema is the union of the layers' schemas, the tools are theirs, and `before_agent`
-  runs each layer's in order, merging their updates.
+  runs each layer's in order, each seeing the updates of those before it.
+
+What it does not do, and refuses: layers with `before_model`, `after_model` or `after_agent` hooks
+(each needs a graph node of its own), a `before_agent` that may jump, a model-call command that
+jumps or resumes, and two layers updating the same state key in one call (LangChain would apply
+both through the key's reducer; the harness's layers never do, only compression updates state).
 
 LangSmith shows one span for the chain (`ResearchHarness.wrap_model_call`) instead of one per layer.
 """
@@ -22,7 +27,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast, get_type_hints
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+)
 from langchain.agents.middleware.types import ExtendedModelResponse, ToolCallRequest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
@@ -61,6 +71,10 @@ class ChainedMiddleware(AgentMiddleware):
                 if _defines(layer, hook):
                     msg = f"{layer.name} defines {hook}, which ChainedMiddleware does not run"
                     raise ValueError(msg)
+            for name in ("before_agent", "abefore_agent"):
+                if getattr(getattr(type(layer), name), "__can_jump_to__", None):
+                    msg = f"{layer.name}.{name} may jump, which ChainedMiddleware does not do"
+                    raise ValueError(msg)
         self.layers = tuple(layers)
         self._name = name
         self._model_layers = [m for m in self.layers if _defines(m, "wrap_model_call")]
@@ -82,16 +96,21 @@ class ChainedMiddleware(AgentMiddleware):
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         update: dict[str, Any] = {}
         for layer in self._starters:
-            update.update(layer.before_agent(state, runtime) or {})
+            if type(layer).before_agent is AgentMiddleware.before_agent:
+                msg = f"{layer.name} has only an async before_agent: run the agent with ainvoke"
+                raise NotImplementedError(msg)
+            seen = cast("AgentState", {**state, **update})  # with the updates before this layer
+            _merge_start(update, layer, layer.before_agent(seen, runtime))
         return update or None
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         update: dict[str, Any] = {}
         for layer in self._starters:
+            seen = cast("AgentState", {**state, **update})  # with the updates before this layer
             if type(layer).abefore_agent is AgentMiddleware.abefore_agent:  # a sync hook only
-                update.update(layer.before_agent(state, runtime) or {})
+                _merge_start(update, layer, layer.before_agent(seen, runtime))
             else:
-                update.update(await layer.abefore_agent(state, runtime) or {})
+                _merge_start(update, layer, await layer.abefore_agent(seen, runtime))
         return update or None
 
     # -- model calls ------------------------------------------------------------------------------
@@ -135,6 +154,20 @@ class ChainedMiddleware(AgentMiddleware):
         return cast("ToolMessage | Command", await call(request))
 
 
+def _merge_start(update: dict[str, Any], layer: AgentMiddleware, more: object) -> None:
+    """Add a layer's `before_agent` update to the chain's (a key two layers set is refused: the
+    state's reducers do not run between layers)."""
+    if more is None:
+        return
+    if not isinstance(more, dict):
+        msg = f"{layer.name}.before_agent returned {type(more).__name__}, not a state update"
+        raise TypeError(msg)
+    for key in more.keys() & update.keys():
+        msg = f"two layers of the chain set the state key {key!r} before the agent starts"
+        raise RuntimeError(msg)
+    update.update(more)
+
+
 @dataclass(slots=True)
 class _Composed:
     """What the layers inside one have returned: the response and their state updates."""
@@ -169,11 +202,15 @@ def _composed(result: object, inner: list[Command]) -> _Composed:
 
 
 def _update_of(command: Command) -> dict[str, Any]:
+    """A layer's command as state updates; a command that jumps or resumes is refused, as
+    LangChain refuses it from a model-call hook."""
+    if command.goto or command.resume is not None or command.graph is not None:
+        msg = "a model-call layer's command may only update the state (no goto, resume or graph)"
+        raise NotImplementedError(msg)
     update = command.update
-    if not isinstance(update, dict):
-        msg = "a layer of the chain returned a command whose update is not a dict"
-        raise TypeError(msg)
-    return update
+    if update is None:
+        return {}
+    return dict(update) if not isinstance(update, dict) else update
 
 
 def _model_layer(
@@ -187,6 +224,7 @@ def _model_layer(
         kept: list[Command] = []
 
         def handler(sent: ModelRequest) -> ModelResponse:
+            kept.clear()  # an attempt that fails leaves no update behind
             composed = inner(sent)
             kept[:] = composed.commands
             return composed.response
@@ -206,6 +244,7 @@ def _async_model_layer(
         kept: list[Command] = []
 
         async def handler(sent: ModelRequest) -> ModelResponse:
+            kept.clear()
             composed = await inner(sent)
             kept[:] = composed.commands
             return composed.response

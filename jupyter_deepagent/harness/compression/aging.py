@@ -32,6 +32,10 @@ class RepliesAfter:
         self._before, self._total = ai_before, ai_before[-1]
 
     def __getitem__(self, index: int) -> int:
+        if index < 0:  # from the end, as a list
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
         return self._total - self._before[index + 1]
 
     def __len__(self) -> int:

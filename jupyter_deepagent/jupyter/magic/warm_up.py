@@ -44,6 +44,7 @@ FIRST_RUN_MODULES: tuple[str, ...] = (
     "langchain.agents",
     "jupyter_deepagent.harness.agent",
     "jupyter_deepagent.harness.agent_stack",
+    "jupyter_deepagent.harness.chained_middleware",
     "jupyter_deepagent.harness.budget.middleware",
     "jupyter_deepagent.harness.compression.middleware",
     "jupyter_deepagent.harness.compression.state",
