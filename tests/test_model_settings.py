@@ -164,3 +164,4 @@ def test_a_refusal_that_repeats_a_key_from_the_model_table_shows_it_masked(
     shown = str(cell.error) + cell.stdout + cell.stderr + json.dumps(
         [o.data for o in cell.outputs], default=str)
     assert key not in shown and "***" in str(cell.error)
+    assert "read from the model settings ([model] api_key)" in str(cell.error)  # where to fix it

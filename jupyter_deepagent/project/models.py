@@ -105,15 +105,21 @@ class ModelCache:
                 msg = str(exc) + self.keys.unreadable_note(exc.variables, env_file)
                 raise MissingAPIKey(msg, variables=exc.variables) from None
         model = self._models[key]
-        self._mark_key_origins(model, env_file)
+        self._mark_key_origins(model, env_file, settings_key="api_key" in given)
         return model
 
-    def _mark_key_origins(self, model: BaseChatModel, env_file: str) -> None:
-        """Put into `model.metadata` which variables the env file set (see `KEY_ORIGINS`)."""
-        from jupyter_deepagent.harness.models.provider_errors import KEY_ORIGINS
+    def _mark_key_origins(
+        self, model: BaseChatModel, env_file: str, *, settings_key: bool = False
+    ) -> None:
+        """Put into `model.metadata` which variables the env file set (see `KEY_ORIGINS`), and
+        whether the key came from the model settings (`[model] api_key`)."""
+        from jupyter_deepagent.harness.models.provider_errors import KEY_ORIGINS, SETTINGS_KEY
 
         metadata = dict(model.metadata or {})
-        if metadata.get(KEY_ORIGINS) != (origins := self.keys.origins(env_file)):
+        origins = self.keys.origins(env_file)
+        if settings_key:
+            origins = {**origins, SETTINGS_KEY: "the model settings ([model] api_key)"}
+        if metadata.get(KEY_ORIGINS) != origins:
             metadata[KEY_ORIGINS] = origins
             model.metadata = metadata
 

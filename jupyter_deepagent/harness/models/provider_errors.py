@@ -28,11 +28,14 @@ from typing import cast
 from jupyter_deepagent._exceptions import ProviderRefused, ResearchAssistantError
 from jupyter_deepagent.harness.models.label import model_label
 
-__all__ = ["KEY_ORIGINS", "key_variables", "provider_refusal"]
+__all__ = ["KEY_ORIGINS", "SETTINGS_KEY", "key_variables", "provider_refusal"]
 
 KEY_ORIGINS = "jupyter_deepagent_key_origins"
 """Key of a chat model's `metadata`: {variable: where it was read from}, e.g.
 `{"GOOGLE_API_KEY": ".env beside the notebook"}`."""
+
+SETTINGS_KEY = "api_key"
+"""The entry of `KEY_ORIGINS` saying where a key given as the model's `api_key` came from."""
 
 _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
     "google_genai": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
@@ -298,5 +301,6 @@ def _key_in_use(model: object, provider: str) -> tuple[str, str]:
             origin = origins.get(variable) if isinstance(origins, dict) else None
             return variable, str(origin or "the environment")
     if given is not None:
-        return "the api_key argument", "the code that made the model"
+        origin = origins.get(SETTINGS_KEY) if isinstance(origins, dict) else None
+        return "the api_key argument", str(origin or "the code that made the model")
     return (variables[0] if variables else "its API key variable"), "the environment"
