@@ -1,9 +1,9 @@
 """`ChainedMiddleware`: several middleware run by LangChain as one.
 
 `create_agent` wraps every `wrap_model_call` and `wrap_tool_call` a middleware defines in a
-LangSmith span and a layer of its own composition, whether tracing is on or not: about 80
-microseconds a call for each middleware in a running graph, which is most of what six thin layers
-cost. The harness's own layers (budget, prompt, compression, cache breakpoints, retries, events,
+LangSmith span and a layer of its own composition, whether tracing is on or not: tens of
+microseconds a call for each middleware in a running graph, more than several of these layers cost
+themselves. The harness's own layers (budget, prompt, compression, cache breakpoints, retries, events,
 tool errors) are run as one middleware that chains their hooks itself, in the same order and with
 the same results as if each were in the stack:
 
@@ -61,7 +61,8 @@ class ChainedMiddleware(AgentMiddleware):
         name: the middleware's name (its graph node and LangSmith span).
 
     Raises:
-        ValueError: a layer defines a hook the chain does not run.
+        ValueError: a layer defines a hook the chain does not run, or a `before_agent` that
+            may jump.
     """
 
     def __init__(self, layers: Sequence[AgentMiddleware], *, name: str) -> None:
