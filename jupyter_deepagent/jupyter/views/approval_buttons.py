@@ -20,7 +20,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from jupyter_deepagent.jupyter.views.code_display import shown_code
 from jupyter_deepagent.jupyter.views.safe_display import code_span, markdown
@@ -29,7 +29,7 @@ from jupyter_deepagent.trace.safe_html import clean_html
 if TYPE_CHECKING:
     import ipywidgets
 
-__all__ = ["ApprovalPrompt", "OutputWidgetSink", "approval_markdown"]
+__all__ = ["ApprovalPrompt", "ButtonPrompt", "OutputWidgetSink", "approval_markdown"]
 
 Decide = Callable[[str, str, Mapping[str, object]], None]
 """Called with (decision, reason, edited arguments) when a button is clicked."""
@@ -82,7 +82,82 @@ def approval_markdown(
     return "\n".join(lines)
 
 
-class ApprovalPrompt:
+class ButtonPrompt:
+    """What the buttons of a paused run share: a status line, an Output widget the resumed run
+    writes to, one answer only (a second click is ignored), the text shown where widgets cannot
+    run, and the answer given elsewhere (`%agent resume`).
+
+    A subclass builds its buttons, sets `widget`, and defines `_disable`.
+    """
+
+    placeholder: ClassVar[str] = "[buttons: they need the running kernel]"
+    """The `text/plain` shown where widgets cannot run."""
+    kind: ClassVar[str] = "buttons"
+    """The output's `jupyter_deepagent.kind` metadata."""
+
+    def __init__(self) -> None:
+        import ipywidgets as widgets
+
+        self.inspector: object = None
+        """The inspector of the run that paused, shown in the cell: a run resumed by a button
+        continues in it, so the cell shows one inspector for the whole turn."""
+        self._busy = threading.Lock()
+        self.done = False
+        self.status = widgets.HTML("")
+        self.output = widgets.Output()
+        self.widget: ipywidgets.VBox | None = None
+
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, object], dict[str, object]]:
+        assert self.widget is not None, "a ButtonPrompt subclass sets its widget"
+        data = self.widget._repr_mimebundle_()
+        data = dict(data[0] if isinstance(data, tuple) else data)
+        data["text/plain"] = self.placeholder
+        return data, {"jupyter_deepagent": {"kind": self.kind}}
+
+    def answered(self, text: str) -> None:
+        """Show that the pause was answered elsewhere (`%agent resume`) and disable the buttons."""
+        if self.done:
+            return
+        self.done = True
+        self._disable()
+        self._say(f"<i>{html.escape(text)}</i>")
+
+    def _say(self, html_text: str) -> None:
+        """Show a status line beside the buttons (its texts escaped; cleaned all the same)."""
+        self.status.value = clean_html(html_text)
+
+    def _disable(self) -> None:
+        raise NotImplementedError
+
+    def _answering(self) -> None:
+        """Called once the buttons are disabled for an answer (nothing to do by default)."""
+
+    def _answer_with(self, said: str, detail: str, resume: Callable[[], None]) -> None:
+        """Answer the pause once: disable the buttons, say `said` (and the escaped `detail`),
+        and run `resume` with what it displays in the Output widget; a refusal it raises is
+        shown beside the buttons."""
+        from jupyter_deepagent.jupyter.tools.output_routing import route_output
+
+        if self.done or not self._busy.acquire(blocking=False):
+            return  # answered already, or a second click while the first one runs
+        self.done = True
+        self._disable()
+        self._answering()
+        self._say(f"✔ <b>{said}</b>{detail}; the run continues below")
+        try:
+            with route_output(OutputWidgetSink(self.output)):
+                resume()
+        except BaseException as exc:
+            if isinstance(exc, SystemExit):
+                raise
+            lines = getattr(exc, "_render_traceback_", None)
+            text = lines()[0] if callable(lines) else f"{type(exc).__name__}: {exc}"
+            self._say(f"✘ <b>{said}</b>, but: {html.escape(text)}")
+
+
+class ApprovalPrompt(ButtonPrompt):
     """The buttons for one pause of a thread; `decide` runs when one is clicked.
 
     Args:
@@ -94,6 +169,9 @@ class ApprovalPrompt:
             `%agent resume approve CODE_ID`, the only command that approves it).
     """
 
+    placeholder = "[Approve / Edit / Reject buttons: they need the running kernel]"
+    kind = "approval-buttons"
+
     def __init__(
         self,
         pending: Sequence[Mapping[str, Any]],
@@ -103,15 +181,11 @@ class ApprovalPrompt:
     ) -> None:
         import ipywidgets as widgets
 
+        super().__init__()
         self.pending = list(pending)
         self.thread = thread
         self.code_id = code_id
-        self.inspector: object = None
-        """The inspector of the run that paused, shown in the cell: a run resumed by a button
-        continues in it, so the cell shows one inspector for the whole turn."""
         self._decide = decide
-        self._busy = threading.Lock()
-        self.done = False
         allowed = (
             set.intersection(*(set(r.get("allowed", [])) for r in self.pending))
             if (self.pending)
@@ -132,8 +206,6 @@ class ApprovalPrompt:
         self.editing = widgets.VBox(
             [self.editor, edit_buttons], layout=widgets.Layout(display="none")
         )
-        self.status = widgets.HTML("")
-        self.output = widgets.Output()
         self.approve.disabled = "approve" not in allowed
         self.reject.disabled = "reject" not in allowed
         self.edit.disabled = "edit" not in allowed or len(self.pending) != 1
@@ -158,27 +230,7 @@ class ApprovalPrompt:
         place(markdown(text, {"jupyter_deepagent": {"kind": "approval"}}))
         place(self)
 
-    def _repr_mimebundle_(
-        self, include: object = None, exclude: object = None
-    ) -> tuple[dict[str, object], dict[str, object]]:
-        data = self.widget._repr_mimebundle_()
-        data = dict(data[0] if isinstance(data, tuple) else data)
-        data["text/plain"] = "[Approve / Edit / Reject buttons: they need the running kernel]"
-        return data, {"jupyter_deepagent": {"kind": "approval-buttons"}}
-
     # -- answering -------------------------------------------------------------------------------
-    def answered(self, text: str) -> None:
-        """Show that the pause was answered elsewhere (`%agent resume`) and disable the buttons."""
-        if self.done:
-            return
-        self.done = True
-        self._disable()
-        self._say(f"<i>{html.escape(text)}</i>")
-
-    def _say(self, html_text: str) -> None:
-        """Show a status line beside the buttons (its texts escaped; cleaned all the same)."""
-        self.status.value = clean_html(html_text)
-
     def _editable(self) -> str:
         if len(self.pending) != 1:
             return ""
@@ -213,28 +265,18 @@ class ApprovalPrompt:
         self.reason.disabled = True
         self.editor.disabled = True
 
+    def _answering(self) -> None:
+        self._show_editor(False)
+
     def _answer(
         self, decision: str, *, message: str = "", edits: Mapping[str, object] | None = None
     ) -> None:
-        from jupyter_deepagent.jupyter.tools.output_routing import route_output
-
-        if self.done or not self._busy.acquire(blocking=False):
-            return  # answered already, or a second click while the first one runs
-        self.done = True
-        self._disable()
-        self._show_editor(False)
-        said = _LABELS.get(decision, decision)
         why = f": {html.escape(message)}" if message else ""
-        self._say(f"✔ <b>{said}</b>{why}; the run continues below")
-        try:
-            with route_output(OutputWidgetSink(self.output)):
-                self._decide(decision, message, edits or {})
-        except BaseException as exc:
-            if isinstance(exc, SystemExit):
-                raise
-            lines = getattr(exc, "_render_traceback_", None)
-            text = lines()[0] if callable(lines) else f"{type(exc).__name__}: {exc}"
-            self._say(f"✘ <b>{said}</b>, but: {html.escape(text)}")
+        self._answer_with(
+            _LABELS.get(decision, decision),
+            why,
+            lambda: self._decide(decision, message, edits or {}),
+        )
 
 
 class OutputWidgetSink:

@@ -12,13 +12,11 @@ cannot run (a terminal, a reopened notebook).
 from __future__ import annotations
 
 import html
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from jupyter_deepagent.events import BUDGET_DECIDED, BUDGET_REACHED
-from jupyter_deepagent.jupyter.views.approval_buttons import OutputWidgetSink
+from jupyter_deepagent.jupyter.views.approval_buttons import ButtonPrompt
 from jupyter_deepagent.jupyter.views.safe_display import code_span, markdown
-from jupyter_deepagent.trace.safe_html import clean_html
 
 __all__ = [
     "BudgetPrompt",
@@ -105,7 +103,7 @@ def budget_stop(events: Iterable[Mapping[str, object]]) -> str | None:
     return None
 
 
-class BudgetPrompt:
+class BudgetPrompt(ButtonPrompt):
     """The buttons for one budget pause of a thread; `answer` runs when one is clicked.
 
     Args:
@@ -115,16 +113,16 @@ class BudgetPrompt:
             Output widget. It raises to report a refusal (shown beside the buttons).
     """
 
+    placeholder = "[Continue / Raise budget / Stop buttons: they need the running kernel]"
+    kind = "budget-buttons"
+
     def __init__(self, pauses: Sequence[Mapping[str, object]], thread: str, answer: Answer) -> None:
         import ipywidgets as widgets
 
+        super().__init__()
         self.pauses = list(pauses)
         self.thread = thread
-        self.inspector: object = None
-        """The inspector of the run that paused: a run resumed by a button continues in it."""
-        self._answer_with = answer
-        self._busy = threading.Lock()
-        self.done = False
+        self._resume = answer
         self.go_on = widgets.Button(description="Continue", button_style="success", icon="play")
         self.raise_ = widgets.Button(description="Raise budget", icon="arrow-up")
         self.stop = widgets.Button(description="Stop", button_style="danger", icon="stop")
@@ -132,8 +130,6 @@ class BudgetPrompt:
         self.budget = widgets.Text(
             placeholder=f"new budget (now {budget})", layout=widgets.Layout(width="16em")
         )
-        self.status = widgets.HTML("")
-        self.output = widgets.Output()
         self.go_on.on_click(lambda _: self._answer("continue"))
         self.raise_.on_click(lambda _: self._answer_raise())
         self.stop.on_click(lambda _: self._answer("stop"))
@@ -149,27 +145,6 @@ class BudgetPrompt:
         place(markdown(text, {"jupyter_deepagent": {"kind": "budget-pause"}}))
         place(self)
 
-    def _repr_mimebundle_(
-        self, include: object = None, exclude: object = None
-    ) -> tuple[dict[str, object], dict[str, object]]:
-        data = self.widget._repr_mimebundle_()
-        data = dict(data[0] if isinstance(data, tuple) else data)
-        data["text/plain"] = (
-            "[Continue / Raise budget / Stop buttons: they need the running kernel]"
-        )
-        return data, {"jupyter_deepagent": {"kind": "budget-buttons"}}
-
-    def answered(self, text: str) -> None:
-        """Show that the pause was answered elsewhere (`%agent resume`) and disable the buttons."""
-        if self.done:
-            return
-        self.done = True
-        self._disable()
-        self._say(f"<i>{html.escape(text)}</i>")
-
-    def _say(self, html_text: str) -> None:
-        self.status.value = clean_html(html_text)
-
     def _disable(self) -> None:
         for control in (self.go_on, self.raise_, self.stop, self.budget):
             control.disabled = True
@@ -182,21 +157,5 @@ class BudgetPrompt:
         self._answer("raise", text)
 
     def _answer(self, action: str, budget: str | None = None) -> None:
-        from jupyter_deepagent.jupyter.tools.output_routing import route_output
-
-        if self.done or not self._busy.acquire(blocking=False):
-            return  # answered already, or a second click while the first one runs
-        self.done = True
-        self._disable()
-        said = _LABELS.get(action, action)
         to = f" to {html.escape(budget)}" if budget else ""
-        self._say(f"✔ <b>{said}</b>{to}; the run continues below")
-        try:
-            with route_output(OutputWidgetSink(self.output)):
-                self._answer_with(action, budget)
-        except BaseException as exc:
-            if isinstance(exc, SystemExit):
-                raise
-            lines = getattr(exc, "_render_traceback_", None)
-            text = lines()[0] if callable(lines) else f"{type(exc).__name__}: {exc}"
-            self._say(f"✘ <b>{said}</b>, but: {html.escape(text)}")
+        self._answer_with(_LABELS.get(action, action), to, lambda: self._resume(action, budget))
