@@ -229,7 +229,6 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
             assert [(_source(c), bool(c["outputs"])) for c in ran] == [(CODE, True)]
             assert len(cells) == 8
             expect(note).to_contain_text("2 earlier proposals you edited or ran were kept")
-            page.screenshot(path=str(ARTIFACTS / "proposed-cells-ran-kept.png"))
         except BaseException:
             if page is not None:
                 page.screenshot(path=str(ARTIFACTS / "proposed-cells-failed.png"))
