@@ -113,7 +113,7 @@ def _proposed(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _run_cell(page: Any, index: int) -> None:
     """Run the open notebook's cell `index` (as Shift+Enter would) and wait for the kernel."""
     page.evaluate(
-        "(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.deselectAll();"
+        "(i) => { const nb = window.jupyterapp.shell.currentWidget.content;"
         " nb.activeCellIndex = i; void window.jupyterapp.commands.execute('notebook:run-cell'); }",
         index,
     )
@@ -216,19 +216,9 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
                 "total = sum([1, 2, 3, 4])",
             ]
             assert len(cells) == 7
-            expect(note).to_contain_text("1 earlier proposal you edited or ran was kept")
+            expect(note).to_contain_text("1 earlier proposal you edited was kept")
             assert page.evaluate("() => window.__pwned") is None
             page.screenshot(path=str(ARTIFACTS / "proposed-cells-edited-kept.png"))
-
-            # a proposal the user ran stays too, with its output, unedited as it is
-            _run_cell(page, 3)
-            assert _cells(page)[3]["outputs"], "the proposal ran and showed its result"
-            _run_cell(page, 2)
-            cells = _cells(page)
-            ran = [c for c in _proposed(cells) if c.get("execution_count") is not None]
-            assert [(_source(c), bool(c["outputs"])) for c in ran] == [(CODE, True)]
-            assert len(cells) == 8
-            expect(note).to_contain_text("2 earlier proposals you edited or ran were kept")
         except BaseException:
             if page is not None:
                 page.screenshot(path=str(ARTIFACTS / "proposed-cells-failed.png"))

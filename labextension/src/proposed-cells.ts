@@ -6,8 +6,8 @@
  * execution finishes (`NotebookActions.executed`), this plugin inserts them as cells right below
  * it, marked in their metadata as proposed by that cell (`{"jupyter_deepagent": {"proposed_by":
  * <cell id>, "index": n, "source_hash": ...}}`). Running the agent cell again replaces its earlier
- * proposals: those still as proposed are deleted, those the user edited or ran stay where they
- * are (still marked, outputs and all), and the cell's note says how many were kept. Nothing inserted is run: code
+ * proposals: those still as proposed are deleted, those the user edited stay where they are
+ * (still marked), and the cell's note says how many were kept. Nothing inserted is run: code
  * cells are inserted untrusted with no outputs, Markdown cells as plain sources, which JupyterLab
  * renders sanitized.
  *
@@ -113,8 +113,8 @@ function outputProposals(cell: Cell): Proposals | null {
 
 /**
  * Replace the proposals of the agent cell `cellId` with `proposals`: delete its earlier ones
- * from `first` on that are still as proposed (not edited, not run), insert the new ones below it
- * (after its earlier ones below `first`). Returns how many edited or run proposals were kept.
+ * from `first` on that are still as proposed, insert the new ones below it (after its earlier
+ * ones below `first`). Returns how many edited proposals were kept.
  */
 export function placeProposals(notebook: Notebook, cellId: string, proposals: Proposals): number {
   const shared = notebook.model?.sharedModel;
@@ -129,10 +129,10 @@ export function placeProposals(notebook: Notebook, cellId: string, proposals: Pr
       if (!mark || mark.proposed_by !== cellId || mark.index < proposals.first) {
         continue;
       }
-      if (mark.source_hash === sourceHash(cell.getSource()) && !userRan(cell)) {
+      if (mark.source_hash === sourceHash(cell.getSource())) {
         shared.deleteCell(i);
       } else {
-        kept += 1; // edited or run: the user's now, outputs and all
+        kept += 1;
       }
     }
     let at = shared.cells.findIndex(cell => cell.id === cellId);
@@ -165,15 +165,6 @@ export function placeProposals(notebook: Notebook, cellId: string, proposals: Pr
   return kept;
 }
 
-/** Whether the user ran a proposed code cell (it has an execution count or outputs). */
-function userRan(cell: { cell_type: string }): boolean {
-  if (cell.cell_type !== 'code') {
-    return false;
-  }
-  const code = cell as unknown as { execution_count: number | null; getOutputs(): unknown[] };
-  return code.execution_count !== null || code.getOutputs().length > 0;
-}
-
 /** The note the output shows in place of the listing. */
 export function noteText(proposals: Proposals | null, kept = 0): string {
   if (!proposals) {
@@ -185,7 +176,7 @@ export function noteText(proposals: Proposals | null, kept = 0): string {
       ? 'The agent proposed no cells.'
       : `The agent proposed ${count} cell${count === 1 ? '' : 's'}, inserted below (not run).`;
   if (kept) {
-    text += ` ${kept} earlier proposal${kept === 1 ? '' : 's'} you edited or ran ${kept === 1 ? 'was' : 'were'} kept.`;
+    text += ` ${kept} earlier proposal${kept === 1 ? '' : 's'} you edited ${kept === 1 ? 'was' : 'were'} kept.`;
   }
   return text;
 }
