@@ -231,3 +231,11 @@ def test_each_layer_starts_from_the_state_the_layers_before_it_left() -> None:
     assert reads.seen == 1
     with pytest.raises(RuntimeError, match="'x'"):
         ChainedMiddleware([_Sets(), _Sets()], name="C").before_agent({}, None)
+
+
+def test_the_chain_keeps_its_name_in_the_graph_and_the_traces() -> None:
+    """LangSmith names the chain's spans, and the graph its node, after the chain's name."""
+    chain = ChainedMiddleware([_Sets(), _Reads()], name="ResearchHarness")
+    assert chain.name == "ResearchHarness"
+    nodes = set(agent().get_graph().nodes)
+    assert f"{agent_stack.HARNESS_LAYERS}.before_agent" in nodes

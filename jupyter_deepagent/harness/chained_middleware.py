@@ -72,9 +72,9 @@ class ChainedMiddleware(AgentMiddleware):
                 if _defines(layer, hook):
                     msg = f"{layer.name} defines {hook}, which ChainedMiddleware does not run"
                     raise ValueError(msg)
-            for name in ("before_agent", "abefore_agent"):
-                if getattr(getattr(type(layer), name), "__can_jump_to__", None):
-                    msg = f"{layer.name}.{name} may jump, which ChainedMiddleware does not do"
+            for hook in ("before_agent", "abefore_agent"):
+                if getattr(getattr(type(layer), hook), "__can_jump_to__", None):
+                    msg = f"{layer.name}.{hook} may jump, which ChainedMiddleware does not do"
                     raise ValueError(msg)
         self.layers = tuple(layers)
         self._name = name
