@@ -12,7 +12,12 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from jupyter_deepagent import ScriptedChatModel, StateBackend, create_research_agent, trace_run
 from jupyter_deepagent.harness.compression.middleware import ContextCompressionMiddleware
-from jupyter_deepagent.harness.compression.offload import safe_name, short_id, sniff_extension
+from jupyter_deepagent.harness.compression.offload import (
+    line_count,
+    safe_name,
+    short_id,
+    sniff_extension,
+)
 
 SUMMARY_RULE = {"when": "<conversation_to_summarize>", "reply": "## Session intent\nx",
                 "repeat": True}
@@ -98,6 +103,30 @@ def test_offloaded_file_extension_comes_from_the_content(content: str, ext: str)
 )
 def test_sniff_extension(text: str, ext: str) -> None:
     assert sniff_extension(text) == ext
+
+
+@pytest.mark.parametrize(
+    ("text", "ext"),
+    [
+        ("# Notes\nglacier melt " * 40, "txt"),  # one heading in prose is one mark
+        ("# Notes\n\n- a finding\nmore prose", "md"),
+        ("# Notes\n\n\n  \u0663. an Arabic-Indic numbered item", "md"),
+        ("intro\n> a quote\n```\ncode\n```", "md"),
+        ("| a | b |\n|---|---|", "md"),
+        ("| a table row with **bold** in it |", "txt"),  # one mark: the row takes the bold in
+        ("prose\n\n\t\n- item after blank lines\n#not a heading\n", "txt"),
+    ],
+)
+def test_markdown_is_told_by_two_marks_at_line_starts_or_inline(text: str, ext: str) -> None:
+    assert sniff_extension(text) == ext
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "one", "one\n", "a\nb", "a\r\nb\r\n", "a\rb", "a\x0cb\n", "é\u2028b", "\n\n", "x\n" * 500],
+)
+def test_a_pointer_counts_the_lines_as_read_file_pages_them(text: str) -> None:
+    assert line_count(text) == len(text.splitlines())
 
 
 def test_unsafe_long_and_empty_ids_become_safe_distinct_names() -> None:

@@ -132,3 +132,13 @@ def test_an_older_log_that_said_live_for_a_scripted_model_reads_scripted() -> No
     record = {"kind": "run", "replay": "live", "model": "scripted:x", "events": [], "calls": []}
     [entry] = timeline([record])
     assert entry["replay"] == "scripted"
+
+
+def test_a_model_renamed_between_runs_is_labelled_by_its_new_name() -> None:
+    from jupyter_deepagent import ScriptedChatModel
+    from jupyter_deepagent.harness.models.label import model_label
+
+    model = ScriptedChatModel(script=["ok"], name="first")
+    assert model_label(model) == model_label(model.bind_tools([])) == "scripted:first"
+    model.name = "second"  # the label is remembered per model, but not past a rename
+    assert model_label(model) == "scripted:second"

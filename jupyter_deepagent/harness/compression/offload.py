@@ -25,8 +25,8 @@ import json
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from itertools import islice
-from typing import Any
+from itertools import chain, islice
+from typing import Any, Final
 
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
@@ -45,6 +45,7 @@ __all__ = [
     "Offloaded",
     "aged_pointer_text",
     "cut_file_arguments",
+    "line_count",
     "long_file_writes",
     "offload_tool_result",
     "persist_text",
@@ -63,6 +64,7 @@ _MARKDOWN = re.compile(
     r"^(#{1,6} |\s*[-*+] |\s*\d+\. |```|>\s|\|.*\|\s*$)|\[[^\]]+\]\([^)]+\)|\*\*[^*]+\*\*",
     re.MULTILINE,
 )
+_MARK_LINE = re.compile(r"\n(?=[#*+`>|\-\s\d])")  # a line whose start may be a mark of `_MARKDOWN`
 
 
 def sniff_extension(text: str) -> str:
@@ -81,9 +83,28 @@ def sniff_extension(text: str) -> str:
     lines = head.splitlines()[:21]
     if _looks_like_csv(lines[:20] if len(lines) > 20 or whole else lines[:-1]):
         return "csv"
-    if len(list(islice(_MARKDOWN.finditer(head), 2))) == 2:
+    if _markdown_marks(head) == 2:
         return "md"
     return "txt"
+
+
+def _markdown_marks(head: str) -> int:
+    """How many of `_MARKDOWN`'s marks `head` has, up to two (as `finditer` finds them).
+
+    Without a `[` or a `**`, a mark can only start a line, with one of a few characters: those
+    line starts alone are tried, which spares running the pattern at every character."""
+    if "[" in head or "**" in head:
+        return len(list(islice(_MARKDOWN.finditer(head), 2)))
+    found, free_from = 0, 0
+    for start in chain((0,), (line.end() for line in _MARK_LINE.finditer(head))):
+        if start < free_from:
+            continue
+        mark = _MARKDOWN.match(head, start)
+        if mark is not None:
+            found, free_from = found + 1, mark.end()
+            if found == 2:
+                break
+    return found
 
 
 def _looks_like_csv(first: list[str]) -> bool:
@@ -170,12 +191,33 @@ def persist_text(backend: BackendProtocol, folder: str, stem: str, text: str) ->
     if not present:
         backend.write(path, text)
         first_in_run(("offload", path), otherwise=False)  # this run's own: not to be reused
-    return Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
+    return Offloaded(path, approx_tokens(text), line_count(text), len(text))
+
+
+_OTHER_BREAKS: Final = "\r\x0b\x0c\x1c\x1d\x1e"
+"""What `str.splitlines` breaks an ASCII text at, besides a newline."""
+
+
+def line_count(text: str) -> int:
+    """`len(text.splitlines())`, without making the lines of the usual text (ASCII, `\n` breaks)."""
+    if not text.isascii() or any(mark in text for mark in _OTHER_BREAKS):
+        return len(text.splitlines())
+    return text.count("\n") + (bool(text) and not text.endswith("\n"))
+
+
+def _first_lines(text: str, count: int) -> list[str]:
+    """`text.splitlines()[:count]`, splitting only as much of `text` as those lines take."""
+    size = 4_096
+    while True:
+        lines = text[:size].splitlines()
+        if len(lines) > count or size >= len(text):  # the first `count` lines are whole
+            return lines[:count]
+        size *= 8
 
 
 def _preview_lines(text: str, count: int, width: int = _PREVIEW_WIDTH) -> str:
     """The first `count` lines of `text`, each cut to `width` characters."""
-    lines = text.splitlines()[:count]
+    lines = _first_lines(text, count)
     return "\n".join(line if len(line) <= width else f"{line[:width]}…" for line in lines)
 
 

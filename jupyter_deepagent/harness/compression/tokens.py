@@ -73,13 +73,9 @@ _CLASS_BITS: Final = bytes(
 )
 _MOST_BYTES: Final = 4 * 32_768  # the UTF-8 of the longest text counted whole
 _ONES: Final = int.from_bytes(b"\x01" * _MOST_BYTES, "little")  # 0x0101...01
-
-
-def _ones(length: int) -> int:
-    """The integer whose `length` bytes are each 1."""
-    if length > _MOST_BYTES:
-        return int.from_bytes(b"\x01" * length, "little")
-    return _ONES >> (8 * (_MOST_BYTES - length))
+_CLASS_MASKS: Final = tuple(_ONES << bit for bit in range(3))
+"""Each class's bit in every byte of the longest text counted whole: `marks & mask` costs the
+length of `marks` only."""
 
 
 def _all_but(keep: Callable[[int], bool]) -> bytes:
@@ -125,12 +121,13 @@ def _class_counts(data: bytes) -> _Counts:
     integer, a bit per class in each byte, so each count is one integer operation."""
     if len(data) < _SHORT:
         return _runs(data, _LETTERS), _runs(data, _DIGITS), _runs(data, _PUNCT)
+    if len(data) > _MOST_BYTES:
+        msg = f"{len(data):,} bytes is more than the {_MOST_BYTES:,} counted whole"
+        raise ValueError(msg)
     marks = int.from_bytes(data.translate(_CLASS_BITS), "little")
-    starts = marks & ~(marks << 8)  # each class bit set where the byte before lacks it
-    ones = _ones(len(data))
+    starts = (marks ^ (marks << 8)) & marks  # each class bit set where the byte before lacks it
     letters, digits, punct = (
-        ((marks & (ones << bit)).bit_count(), (starts & (ones << bit)).bit_count())
-        for bit in range(3)
+        ((marks & mask).bit_count(), (starts & mask).bit_count()) for mask in _CLASS_MASKS
     )
     return letters, digits, punct
 

@@ -36,6 +36,7 @@ from jupyter_deepagent.harness.compression.offload import (
     Offloaded,
     aged_pointer_text,
     cut_file_arguments,
+    line_count,
     long_file_writes,
     persist_text,
     pointer_text,
@@ -200,7 +201,7 @@ class ContextView:
             return cached
         text = _text(message) or ""
         if offloaded is None or offloaded.path != path:
-            offloaded = Offloaded(path, approx_tokens(text), len(text.splitlines()), len(text))
+            offloaded = Offloaded(path, approx_tokens(text), line_count(text), len(text))
         if isinstance(message, ToolMessage):
             content = aged_pointer_text(
                 offloaded, message.name or "a tool", text, 0 if bare else AGED_PREVIEW

@@ -31,7 +31,23 @@ def model_label(model: object) -> str:
 
         return f"{DEFAULT_PROVIDER}:{model}"
     model = getattr(model, "bound", model)  # a RunnableBinding from bind_tools
-    model = cast("BaseChatModel", model)  # or what looks like one: each lookup below may fail
+    fields = getattr(model, "__dict__", {})
+    names = tuple(fields.get(attribute) for attribute in _NAME_FIELDS)
+    last = _last_label[0]
+    if last[0] is model and last[1] == names:  # the model of the last call, its names unchanged
+        return last[2]
+    label = _label(cast("BaseChatModel", model))
+    _last_label[0] = (model, names, label)
+    return label
+
+
+_NAME_FIELDS = ("model_name", "model", "name")
+_last_label: list[tuple[object, tuple[object, ...], str]] = [(None, (), "")]
+"""The last model labelled, the values of its name fields then, and its label: every model call
+asks again for the same model, and a provider's parameters cost microseconds to read."""
+
+
+def _label(model: BaseChatModel) -> str:
     try:
         params = dict(model._get_ls_params())
     except Exception:
@@ -40,7 +56,7 @@ def model_label(model: object) -> str:
     if not provider or provider == type(model).__name__.lower():  # LangChain's class-name guess
         provider = getattr(model, "_llm_type", None) or type(model).__name__
     name = params.get("ls_model_name")
-    for attribute in ("model_name", "model", "name"):
+    for attribute in _NAME_FIELDS:
         if name:
             break
         value = getattr(model, attribute, None)
