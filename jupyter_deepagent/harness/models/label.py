@@ -32,7 +32,7 @@ def model_label(model: object) -> str:
         return f"{DEFAULT_PROVIDER}:{model}"
     model = getattr(model, "bound", model)  # a RunnableBinding from bind_tools
     fields = getattr(model, "__dict__", {})
-    names = tuple(fields.get(attribute) for attribute in _NAME_FIELDS)
+    names = tuple(fields.get(attribute) for attribute in _WATCHED_FIELDS)
     last = _last_label[0]
     if last[0] is model and last[1] == names:  # the model of the last call, its names unchanged
         return last[2]
@@ -42,6 +42,7 @@ def model_label(model: object) -> str:
 
 
 _NAME_FIELDS = ("model_name", "model", "name")
+_WATCHED_FIELDS = (*_NAME_FIELDS, "label")  # and the research log replay model's own label
 _last_label: list[tuple[object, tuple[object, ...], str]] = [(None, (), "")]
 """The last model labelled, the values of its name fields then, and its label: every model call
 asks again for the same model, and a provider's parameters cost microseconds to read."""
