@@ -142,3 +142,15 @@ def test_a_model_renamed_between_runs_is_labelled_by_its_new_name() -> None:
     assert model_label(model) == model_label(model.bind_tools([])) == "scripted:first"
     model.name = "second"  # the label is remembered per model, but not past a rename
     assert model_label(model) == "scripted:second"
+
+    class Deployed:  # a label from a field that is not a name (as Azure's deployment is)
+        def __init__(self, deployment: str) -> None:
+            self.deployment = deployment
+
+        def _get_ls_params(self) -> dict[str, str]:
+            return {"ls_provider": "azure", "ls_model_name": self.deployment}
+
+    deployed = Deployed("dep-a")
+    assert model_label(deployed) == "azure:dep-a"
+    deployed.deployment = "dep-b"
+    assert model_label(deployed) == "azure:dep-b"

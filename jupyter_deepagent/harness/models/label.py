@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from operator import is_
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
@@ -30,25 +31,28 @@ def model_label(model: object) -> str:
         from jupyter_deepagent.harness.models.resolution import DEFAULT_PROVIDER
 
         return f"{DEFAULT_PROVIDER}:{model}"
-    model = getattr(model, "bound", model)  # a RunnableBinding from bind_tools
-    fields = getattr(model, "__dict__", {})
-    names = tuple(fields.get(attribute) for attribute in _WATCHED_FIELDS)
+    fields = getattr(model, "__dict__", None)
+    if fields is None:  # no fields to watch for a change: worked out each time
+        return _label(cast("BaseChatModel", model))
+    if "bound" in fields:  # a RunnableBinding from bind_tools (a field: no getattr miss to pay)
+        return model_label(fields["bound"])
+    values = tuple(fields.values())
     last = _last_label[0]
-    if last[0] is model and last[1] == names:  # the model of the last call, its names unchanged
-        return last[2]
+    if last[0] is model and len(last[1]) == len(values) and all(map(is_, last[1], values)):
+        return last[2]  # the model of the last call, none of its fields set since
     label = _label(cast("BaseChatModel", model))
-    _last_label[0] = (model, names, label)
+    _last_label[0] = (model, values, label)
     return label
 
 
 _NAME_FIELDS = ("model_name", "model", "name")
-_WATCHED_FIELDS = (*_NAME_FIELDS, "label")  # and the research log replay model's own label
 _last_label: list[tuple[object, tuple[object, ...], str]] = [(None, (), "")]
-"""The last model labelled, the values of its name fields then, and its label: every model call
-asks again for the same model, and a provider's parameters cost microseconds to read."""
+"""The last model labelled, its field values then, and its label: every model call asks again
+for the same model, and a provider's parameters cost microseconds to read."""
 
 
 def _label(model: BaseChatModel) -> str:
+    model = getattr(model, "bound", model)  # a binding that is not a pydantic model
     try:
         params = dict(model._get_ls_params())
     except Exception:
