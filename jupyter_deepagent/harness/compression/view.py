@@ -107,7 +107,21 @@ class ContextView:
         self.due: set[int] = set()
         self.newest_ages_next = False
         self.replies_after: RepliesAfter | list[int] = []
+        self._raw_total: int | None = None
         self.entries = self._build()
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The request's messages as entries, in order (set whole or through `_replace`, so the
+        request's size is summed again only after a change)."""
+        return self._entries
+
+    @entries.setter
+    def entries(self, entries: list[Entry]) -> None:
+        self._entries, self._raw_total = entries, None
+
+    def _replace(self, position: int, entry: Entry) -> None:
+        self._entries[position], self._raw_total = entry, None
 
     # -- building ---------------------------------------------------------------------------------
     def _valid_summary(self, summary: object) -> SummaryRecord | None:
@@ -156,10 +170,17 @@ class ContextView:
 
     def _summary_entry(self, content: str) -> Entry:
         count = self.summary["count"] if self.summary else 0
+        made = self.cache.summaries.get((count, content))
+        if made is not None:
+            return made
         message = HumanMessage(
             content=content, additional_kwargs={"lc_source": "summarization"}, id=f"summary-{count}"
         )
-        return Entry(-1, message, message_tokens(message), "summary", "summary")
+        entry = Entry(-1, message, message_tokens(message), "summary", "summary")
+        if len(self.cache.summaries) >= 64:
+            self.cache.summaries.clear()
+        self.cache.summaries[(count, content)] = entry
+        return entry
 
     def _entry(self, index: int) -> Entry:
         message = self.messages[index]
@@ -302,7 +323,7 @@ class ContextView:
                 )
             if found:
                 self.changed.add(entry.index)
-                self.entries[position] = self._cut_entry(entry)
+                self._replace(position, self._cut_entry(entry))
 
     # -- size -------------------------------------------------------------------------------------
     def total(self) -> int:
@@ -311,7 +332,9 @@ class ContextView:
 
     def raw_total(self) -> int:
         """Tokens of the request as the plain approximation counts them."""
-        return self.overhead + sum(map(_TOKENS, self.entries))
+        if self._raw_total is None:
+            self._raw_total = sum(map(_TOKENS, self._entries))
+        return self.overhead + self._raw_total
 
     def shrink(self, limit: int) -> None:
         """Emergency: move the largest remaining messages to files, then cut every file-writing
@@ -324,14 +347,14 @@ class ContextView:
             if entry.tokens <= _WORTH_MOVING:
                 break
             if entry.form == "whole" and entry.kind in ("tool", "human"):
-                self.entries[position] = self._to_pointer(entry, "window") or entry
+                self._replace(position, self._to_pointer(entry, "window") or entry)
                 if self.total() <= limit:
                     return
         self.cut_old_arguments(everything=True)
         for position in order:
             entry = self.entries[position]
             if entry.form == "pointer" and self.total() > limit:
-                self.entries[position] = self._make_bare(entry)
+                self._replace(position, self._make_bare(entry))
 
     def pointer_count(self) -> int:
         """How many messages the request carries as pointers to their files."""
@@ -352,9 +375,10 @@ class ContextView:
         """What to fold to keep the recent part within `keep_fraction` of the window (or the last
         `fallback_keep_messages` with no known window); None when nothing can be folded."""
         kinds = ["human" if e.kind == "summary" else e.kind for e in self.entries]
+        sizes = list(map(_TOKENS, self.entries))
         cut = find_cutoff(
             kinds,
-            [e.tokens for e in self.entries],
+            sizes,
             self.settings.keep_tokens(self.window),
             self.settings.fallback_keep_messages,
         )
@@ -362,9 +386,8 @@ class ContextView:
         if cut <= (1 if has_summary else 0) or cut >= len(self.entries):
             return None
         first, cutoff = self.start, self.entries[cut].index
-        return SummaryJob(
-            cut, first, cutoff, [e.message for e in self.entries[:cut]], self.messages[first:cutoff]
-        )
+        folded = [e.message for e in self.entries[:cut]]
+        return SummaryJob(cut, first, cutoff, folded, self.messages[first:cutoff], sizes[:cut])
 
     def apply_summary(
         self, job: SummaryJob, text: str, *, reason: str, todos: Any, summarizer_tokens: int

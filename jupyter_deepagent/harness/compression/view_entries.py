@@ -13,7 +13,7 @@ from typing import TypeVar
 from langchain_core.messages import AIMessage, BaseMessage
 
 from jupyter_deepagent.harness.compression.aging import ConversationIndex
-from jupyter_deepagent.harness.compression.tokens import message_tokens, messages_tokens
+from jupyter_deepagent.harness.compression.tokens import message_tokens
 
 __all__ = ["Build", "Entry", "SummaryJob", "ViewCache", "message_key"]
 
@@ -154,11 +154,12 @@ class Build:
 
 @dataclass
 class ViewCache:
-    """Kept by the middleware between calls: token counts and pointer messages already built,
-    and the last build of each conversation (by its transcript path)."""
+    """Kept by the middleware between calls: token counts, pointer and summary messages already
+    built, and the last build of each conversation (by its transcript path)."""
 
     tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
     stubs: dict[tuple[str, str, bool], Entry] = field(default_factory=dict)
+    summaries: dict[tuple[int, str], Entry] = field(default_factory=dict)
     whole: dict[str, tuple[weakref.ref[BaseMessage], int, str]] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
     builds: dict[str, Build] = field(default_factory=dict)
@@ -210,21 +211,29 @@ class SummaryJob:
     cutoff: int
     folded: list[BaseMessage]
     originals: list[BaseMessage]
+    sizes: list[int] | None = None
+    """Tokens of each folded message as sent (the view's entries know them); None: count them."""
 
     def tokens(self, *, besides_summary: bool = False) -> int:
         """Tokens of what the summary folds, as sent (`besides_summary`: not counting the
         previous summary, folded in too)."""
+        sizes = self._sizes()
         folded = self.folded
         if (
             besides_summary
             and folded
             and folded[0].additional_kwargs.get("lc_source") == ("summarization")
         ):
-            folded = folded[1:]
-        return messages_tokens(folded)
+            sizes = sizes[1:]
+        return sum(sizes)
 
     def worth_it(self, excess: int) -> bool:
         """Whether folding helps: not when what it would fold is tiny next to the `excess` tokens
         (one huge recent message, say), which the emergency step moves to a file without a
         model call."""
-        return messages_tokens(self.folded) * _SUMMARY_PAYOFF >= excess
+        return sum(self._sizes()) * _SUMMARY_PAYOFF >= excess
+
+    def _sizes(self) -> list[int]:
+        if self.sizes is None:
+            self.sizes = [message_tokens(message) for message in self.folded]
+        return self.sizes
