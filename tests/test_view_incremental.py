@@ -298,3 +298,19 @@ def test_a_kept_view_follows_every_kind_of_change_to_the_record_and_the_messages
     check(messages, window=8_000)  # summarized up to message 5
     record = {**record, "pointers": {}, "bare": []}
     check(messages, window=8_000)  # another record altogether
+
+
+def test_an_edited_reply_keeping_its_id_and_empty_text_is_counted_again() -> None:
+    """Editing a thread (a fork, `update_state`) can give a reply new tool calls under its id and
+    its empty text: the request's size, and the summary decided from it, follow the new calls."""
+    from langchain_core.messages import AIMessage
+
+    from jupyter_deepagent.harness.compression.tokens import message_tokens
+
+    def reply(content: str) -> AIMessage:
+        call = {"name": "write_file", "args": {"file_path": "/a.md", "content": content}, "id": "c"}
+        return AIMessage("", id="reply-1", tool_calls=[call])
+
+    cache = ViewCache()
+    short, long = reply("x"), reply(lines("note", 40))
+    assert cache.count(short) < cache.count(long) == message_tokens(long)

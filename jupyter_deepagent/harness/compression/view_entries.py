@@ -180,9 +180,15 @@ class ViewCache:
         self.whole[str(message.id)] = (weakref.ref(message), entry.tokens, entry.kind)
 
     def count(self, message: BaseMessage) -> int:
-        """Tokens of a checkpointed message, remembered by its id."""
+        """Tokens of a checkpointed message, remembered by its id and its text's length (a
+        message with tool calls is counted each time: an edit can change its calls and not its
+        text, which is often empty)."""
         content = message.content
-        if message.id is None or not isinstance(content, str):
+        if (
+            message.id is None
+            or not isinstance(content, str)
+            or getattr(message, "tool_calls", None)
+        ):
             return message_tokens(message)
         key, size = message.id, len(content)
         hit = self.tokens.get(key)
