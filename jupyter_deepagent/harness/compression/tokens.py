@@ -222,10 +222,19 @@ def _content_text(content: Any) -> str:
     return str(content)
 
 
+def _tool_calls(message: Any) -> Any:
+    """A message's tool calls (None for a kind without them): read from its fields, since asking
+    a pydantic message for a field its kind lacks costs microseconds (an exception inside)."""
+    fields = getattr(message, "__dict__", None)
+    if fields is not None and "content" in fields:  # a LangChain message: its fields are here
+        return fields.get("tool_calls")
+    return getattr(message, "tool_calls", None)
+
+
 def message_tokens(message: Any) -> int:
     """Approximate tokens of one LangChain message: its text, its tool calls' arguments, overhead."""
     total = approx_tokens(_content_text(getattr(message, "content", message)))
-    for call in getattr(message, "tool_calls", None) or ():
+    for call in _tool_calls(message) or ():
         total += approx_tokens(call.get("name", "")) + approx_tokens(
             json.dumps(call.get("args", {}), ensure_ascii=False, default=str)
         )

@@ -187,7 +187,7 @@ class ViewCache:
         if (
             message.id is None
             or not isinstance(content, str)
-            or getattr(message, "tool_calls", None)
+            or (isinstance(message, AIMessage) and message.tool_calls)
         ):
             return message_tokens(message)
         key, size = message.id, len(content)
