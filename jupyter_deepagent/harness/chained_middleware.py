@@ -156,15 +156,20 @@ class ChainedMiddleware(AgentMiddleware):
 
 
 def _merge_start(update: dict[str, Any], layer: AgentMiddleware, more: object) -> None:
-    """Add a layer's `before_agent` update to the chain's (a key two layers set is refused: the
-    state's reducers do not run between layers)."""
+    """Add a layer's `before_agent` update to the chain's."""
     if more is None:
         return
     if not isinstance(more, dict):
         msg = f"{layer.name}.before_agent returned {type(more).__name__}, not a state update"
         raise TypeError(msg)
-    for key in more.keys() & update.keys():
-        msg = f"two layers of the chain set the state key {key!r} before the agent starts"
+    _add_update(update, more, "before the agent starts")
+
+
+def _add_update(update: dict[str, Any], more: dict[str, Any], when: str) -> None:
+    """Add one layer's state update to the chain's; a key another layer set already is refused
+    (the state's reducers do not run between layers)."""
+    if twice := sorted(more.keys() & update.keys()):
+        msg = f"two layers of the chain set the state key {twice[0]!r} {when}"
         raise RuntimeError(msg)
     update.update(more)
 
@@ -182,11 +187,7 @@ class _Composed:
             return self.response
         update: dict[str, Any] = {}
         for command in self.commands:
-            for key, value in _update_of(command).items():
-                if key in update:
-                    msg = f"two layers of the chain updated the state key {key!r} in one call"
-                    raise RuntimeError(msg)
-                update[key] = value
+            _add_update(update, _update_of(command), "in one call")
         return ExtendedModelResponse(model_response=self.response, command=Command(update=update))
 
 
