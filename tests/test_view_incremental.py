@@ -314,3 +314,21 @@ def test_an_edited_reply_keeping_its_id_and_empty_text_is_counted_again() -> Non
     cache = ViewCache()
     short, long = reply("x"), reply(lines("note", 40))
     assert cache.count(short) < cache.count(long) == message_tokens(long)
+
+
+def test_a_result_edited_to_another_text_of_its_length_is_counted_again() -> None:
+    """A tool result edited under its id (a fork, `update_state`) to a text of the very same
+    length, here prose become Chinese of as many characters, gets the new text's count, not
+    the one remembered for the old text."""
+    from langchain_core.messages import ToolMessage
+
+    from jupyter_deepagent.harness.compression.tokens import message_tokens
+
+    english = "word " * 400
+    chinese = "冰川研究的资料" * (len(english) // 7) + "冰" * (len(english) % 7)
+    assert len(chinese) == len(english)
+    before = ToolMessage(english, id="result-1", tool_call_id="c", name="fetch")
+    after = ToolMessage(chinese, id="result-1", tool_call_id="c", name="fetch")
+    cache = ViewCache()
+    assert cache.count(before) == message_tokens(before)
+    assert cache.count(after) == message_tokens(after) > 2 * message_tokens(before)

@@ -157,7 +157,7 @@ class ViewCache:
     """Kept by the middleware between calls: token counts, pointer and summary messages already
     built, and the last build of each conversation (by its transcript path)."""
 
-    tokens: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tokens: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     stubs: dict[tuple[str, str, bool], Entry] = field(default_factory=dict)
     summaries: dict[tuple[int, str], Entry] = field(default_factory=dict)
     whole: dict[str, tuple[weakref.ref[BaseMessage], int, str]] = field(default_factory=dict)
@@ -180,9 +180,10 @@ class ViewCache:
         self.whole[str(message.id)] = (weakref.ref(message), entry.tokens, entry.kind)
 
     def count(self, message: BaseMessage) -> int:
-        """Tokens of a checkpointed message, remembered by its id and its text's length (a
-        message with tool calls is counted each time: an edit can change its calls and not its
-        text, which is often empty)."""
+        """Tokens of a checkpointed message, remembered by its id and its text (its length and
+        hash: a `str` keeps its hash, so asking again costs nothing). A message with tool calls
+        is counted each time: an edit can change its calls and not its text, which is often
+        empty."""
         content = message.content
         if (
             message.id is None
@@ -190,14 +191,14 @@ class ViewCache:
             or (isinstance(message, AIMessage) and message.tool_calls)
         ):
             return message_tokens(message)
-        key, size = message.id, len(content)
+        key, size, digest = message.id, len(content), hash(content)
         hit = self.tokens.get(key)
-        if hit is not None and hit[0] == size:
-            return hit[1]
+        if hit is not None and hit[0] == size and hit[1] == digest:
+            return hit[2]
         tokens = message_tokens(message)
         if len(self.tokens) > 50_000:
             self.tokens.clear()
-        self.tokens[key] = (size, tokens)
+        self.tokens[key] = (size, digest, tokens)
         return tokens
 
 
