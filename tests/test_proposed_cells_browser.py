@@ -1,7 +1,8 @@
 """`%%agent --cells` as a user sees it in JupyterLab: the agent cell leaves two proposed cells
 below itself, not run; running it again leaves two, not four; the saved notebook holds them with
 their mark; a strict replay of the research log after a restart proposes the same cells; a
-proposal the user edited is kept when the cell runs again; and Markdown the model wrote (an
+proposal the user edited or ran is kept when the cell runs again, and Run All, which runs the old
+proposals along with the agent cell, does not pile them up; and Markdown the model wrote (an
 `<img onerror>`) runs no script.
 
 A real JupyterLab on localhost with the built extension (`make labextension`) and Debian's
@@ -114,7 +115,8 @@ def _run_cell(page: Any, index: int) -> None:
     """Run the open notebook's cell `index` (as Shift+Enter would) and wait for the kernel."""
     page.evaluate(
         "(i) => { const nb = window.jupyterapp.shell.currentWidget.content;"
-        " nb.activeCellIndex = i; void window.jupyterapp.commands.execute('notebook:run-cell'); }",
+        " nb.deselectAll(); nb.activeCellIndex = i;"
+        " void window.jupyterapp.commands.execute('notebook:run-cell'); }",
         index,
     )
     page.wait_for_timeout(1000)
@@ -216,9 +218,41 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
                 "total = sum([1, 2, 3, 4])",
             ]
             assert len(cells) == 7
-            expect(note).to_contain_text("1 earlier proposal you edited was kept")
+            expect(note).to_contain_text("1 earlier proposal you edited or ran was kept")
             assert page.evaluate("() => window.__pwned") is None
             page.screenshot(path=str(ARTIFACTS / "proposed-cells-edited-kept.png"))
+
+            # a proposal the user ran (Shift+Enter on it) stays too, with its output
+            _run_cell(page, 3)
+            _run_cell(page, 2)
+            cells = _cells(page)
+            assert [_source(c) for c in _proposed(cells)] == [
+                CODE,
+                SHOWN_NOTE,
+                CODE,
+                "total = sum([1, 2, 3, 4])",
+            ]
+            ran = _proposed(cells)[2]
+            assert ran["metadata"]["jupyter_deepagent"]["user_ran"] is True
+            assert ran["outputs"][0]["data"]["text/plain"] == "6"
+            expect(note).to_contain_text("2 earlier proposals you edited or ran were kept")
+
+            # Run All runs the old proposals along with the agent cell: they are replaced, not
+            # kept as run, so two more Run Alls leave the same cells
+            for _ in range(2):
+                run_all_cells(page, 120)
+                wait_for(lambda: kernel_idle(page), 60, "Run All")
+                page.wait_for_timeout(500)
+                cells = _cells(page)
+                assert [_source(c) for c in _proposed(cells)] == [
+                    CODE,
+                    SHOWN_NOTE,
+                    CODE,
+                    "total = sum([1, 2, 3, 4])",
+                ], [_source(c)[:30] for c in cells]
+                assert [c["id"] for c in cells[:3]] == ["load", "config", "agent"]
+                assert cells[-1]["id"] == "after" and len(cells) == 8
+            page.screenshot(path=str(ARTIFACTS / "proposed-cells-ran-kept.png"))
         except BaseException:
             if page is not None:
                 page.screenshot(path=str(ARTIFACTS / "proposed-cells-failed.png"))
