@@ -4,6 +4,9 @@ The long scripted research of `bench/long_run.py` (200 tool steps, ~6 MB of tool
 in ONE process, through:
 
 - `floor`: `langchain.agents.create_agent` with the same model class and tool, no middleware;
+- `middleware`: the floor with one middleware that only passes each model and tool call on:
+  what LangChain's own machinery costs any agent with a middleware (the span it opens around
+  each hook, the request copies), before the middleware does anything;
 - `ours`: `create_research_agent`;
 - `deepagents`: `deepagents.create_deep_agent`, when installed (`pip install -e '.[bench]'`).
 
@@ -47,7 +50,7 @@ SUMMARY = (
     "## Session intent\nSurvey the sources.\n## Done and found\nRead sources so far.\n"
     "## Next steps\nRead the next source."
 )
-HARNESSES = ("floor", "ours", "deepagents")
+HARNESSES = ("floor", "middleware", "ours", "deepagents")
 _RUN_NUMBERS = itertools.count(1)
 
 
@@ -119,10 +122,11 @@ def _bench_model(window: int, steps: int, clock: dict[str, float], counts: dict[
 
 
 def _agent(harness: str, model: Any, tool: Any) -> Any:
-    if harness == "floor":
+    if harness in ("floor", "middleware"):
         from langchain.agents import create_agent
 
-        return create_agent(model, tools=[tool], system_prompt=PROMPT)
+        middleware = [_passing_middleware()] if harness == "middleware" else []
+        return create_agent(model, tools=[tool], system_prompt=PROMPT, middleware=middleware)
     if harness == "ours":
         from jupyter_deepagent import create_research_agent
 
@@ -130,6 +134,20 @@ def _agent(harness: str, model: Any, tool: Any) -> Any:
     from deepagents import create_deep_agent
 
     return create_deep_agent(model=model, tools=[tool], system_prompt=PROMPT)
+
+
+def _passing_middleware() -> Any:
+    """A middleware whose model and tool hooks only pass the call on."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    class PassingMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+        def wrap_model_call(self, request, handler):  # type: ignore[no-untyped-def]
+            return handler(request)
+
+        def wrap_tool_call(self, request, handler):  # type: ignore[no-untyped-def]
+            return handler(request)
+
+    return PassingMiddleware()
 
 
 def run_once(
@@ -208,7 +226,9 @@ def report(runs: list[Run], window: int, steps: int) -> str:
         "  ms per call: process CPU minus the model's and the tools' own (each timed on its own thread); x floor: the fastest "
         "run over the fastest floor; median x: the median, over the rounds, of each run over the "
         "floor run of its round (this machine's speed drifts during a run); binding tools: the "
-        "part of it spent converting the bound tool schemas, which grows with the number of tools."
+        "part of it spent converting the bound tool schemas, which grows with the number of tools; "
+        "middleware: the floor with one middleware that only passes each call on (LangChain's "
+        "cost of any middleware)."
     )
     return "\n".join(lines)
 
