@@ -13,6 +13,8 @@ from typing import Any
 
 import nbformat
 import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from test_cli import LOOPBACK_ONLY, _cli
 from test_replay import _fresh_kernel
@@ -266,6 +268,68 @@ def test_headless_replay_refuses_recorded_code_unless_approve_recorded_which_pri
     assert marker.read_text() == "owned"
     assert _evil(marker) in approved.stderr
     assert "code from the research log" in approved.stderr
+
+
+class _LikeJupyterLab(NotebookClient):
+    """Sends each cell's metadata in the request that runs it, as JupyterLab does."""
+
+    cell_metadata: dict[str, object] = {}
+
+    def _send(self, code: str, **options: object) -> str:
+        content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                   "allow_stdin": False, "stop_on_error": True}
+        message = self.kc.session.msg("execute_request", content, metadata=self.cell_metadata)
+        self.kc.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
+
+    async def async_execute_cell(self, cell: Any, cell_index: int, **kw: Any) -> Any:
+        vars(self.kc)["execute"] = self._send
+        self.cell_metadata = {**cell.metadata, "cellId": cell.get("id")}
+        return await super().async_execute_cell(cell, cell_index, **kw)
+
+
+@LOOPBACK_ONLY
+def test_a_cells_own_metadata_cannot_approve_recorded_code(tmp_path: Path) -> None:
+    """JupyterLab copies a cell's metadata into the request that runs it: a shared notebook whose
+    agent cell carries the headless runner's approval (even with a token of its own) runs no
+    code from a rewritten log, since the runner's token is made for the kernel it starts."""
+    import asyncio
+    import os
+
+    from jupyter_deepagent.jupyter.session.recorded_code import headless_metadata
+
+    (tmp_path / "sums.yaml").write_text(SUMS)
+    path = tmp_path / "sums.ipynb"
+    marker = tmp_path / "owned.txt"
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(s) for s in (
+        "%load_ext jupyter_deepagent", "%%agent -m scripted:sums.yaml --python\nadd up",
+        RESUME, "print(total)")]
+    nbformat.write(book, path)
+    recorded = _cli(tmp_path, "run", str(path), "--no-progress")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    _rewrite_code(path, _evil(marker))
+
+    book = nbformat.read(path, as_version=4)
+    for cell in book.cells:
+        cell.metadata.update(headless_metadata("approve", "a-token-the-notebook-made"))
+    env = {**os.environ, "JPY_SESSION_NAME": str(path), "JUPYTER_DEEPAGENT_REPLAY": "strict"}
+    client = _LikeJupyterLab(book, timeout=120, kernel_name="python3",
+                             resources={"metadata": {"path": str(tmp_path)}})
+
+    async def run_all() -> None:
+        async with client.async_setup_kernel(env=env):
+            for index, cell in enumerate(book.cells):
+                try:
+                    await client.async_execute_cell(cell, index)
+                except CellExecutionError:
+                    break
+
+    asyncio.run(run_all())
+    assert not marker.exists(), "code from the rewritten log ran"
+    shown = "".join(str(o.get("text", "")) + str(o.get("evalue", "")) for c in book.cells
+                    for o in c.get("outputs", []))
+    assert "RecordedCodeNotApproved" in shown or "Approve" in shown, shown[-2000:]
 
 
 def test_the_code_running_check_keys_on_the_tool_name_and_a_runs_code_mark() -> None:

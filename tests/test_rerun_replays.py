@@ -22,7 +22,7 @@ import pytest
 from nbclient import NotebookClient
 from nbformat import NotebookNode
 
-from jupyter_deepagent.jupyter.session.recorded_code import HEADLESS_METADATA_KEY
+from jupyter_deepagent.jupyter.session.recorded_code import RUNNER_TOKEN_ENV, headless_metadata
 from jupyter_deepagent.trace.research_log.log import log_path_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.allow_hosts(["127.0.0.1"])]
@@ -60,6 +60,9 @@ def _agent_outputs(cell: NotebookNode) -> list[object]:
     return seen
 
 
+_TOKEN = "token-of-this-test-kernel"
+
+
 class _Passes(NotebookClient):
     """A client whose execute requests carry the running cell's id, as JupyterLab sends it, and
     that approves code the research log serves (a user clicking Approve)."""
@@ -75,7 +78,7 @@ class _Passes(NotebookClient):
             "allow_stdin": False,
             "stop_on_error": True,
         }
-        metadata: dict[str, object] = {HEADLESS_METADATA_KEY: "approve"}
+        metadata: dict[str, object] = {**headless_metadata("approve", _TOKEN)}
         if self.current:
             metadata["cellId"] = self.current
         message = self.kc.session.msg("execute_request", content, metadata=metadata)
@@ -103,7 +106,12 @@ class _Passes(NotebookClient):
 
 async def _three_passes(path: Path) -> list[tuple[dict[str, list[object]], list[str]]]:
     notebook = nbformat.read(path, as_version=4)
-    env = {**os.environ, "JPY_SESSION_NAME": str(path), "JUPYTER_DEEPAGENT_REPLAY": "auto"}
+    env = {
+        **os.environ,
+        "JPY_SESSION_NAME": str(path),
+        "JUPYTER_DEEPAGENT_REPLAY": "auto",
+        RUNNER_TOKEN_ENV: _TOKEN,  # the kernel honours the approval its requests carry
+    }
     env.pop("GOOGLE_API_KEY", None)
     client = _Passes(
         notebook,

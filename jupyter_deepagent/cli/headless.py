@@ -30,6 +30,7 @@ the environment (`verify`'s dry run).
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -103,11 +104,12 @@ class RunReport:
 
 
 def _execute_with_cell_id(
-    kc: KernelClient, current: Callable[[], str | None], recorded_code: str = "refuse"
+    kc: KernelClient, current: Callable[[], str | None], recorded_code: str, token: str
 ) -> Callable[..., str]:
     """`kc.execute`, but the request's metadata carries the running cell's id and what to do
-    with code from the research log ("approve" or "refuse")."""
-    from jupyter_deepagent.jupyter.session.recorded_code import HEADLESS_METADATA_KEY
+    with code from the research log ("approve" or "refuse"), with the `token` the kernel was
+    started with (so the kernel knows the request comes from this runner)."""
+    from jupyter_deepagent.jupyter.session.recorded_code import headless_metadata
 
     def execute(
         code: str,
@@ -126,7 +128,7 @@ def _execute_with_cell_id(
             "stop_on_error": stop_on_error,
         }
         cell_id = current()
-        metadata = {HEADLESS_METADATA_KEY: recorded_code}
+        metadata = headless_metadata(recorded_code, token)
         if cell_id:
             metadata["cellId"] = cell_id
         message = kc.session.msg("execute_request", content, metadata=metadata)
@@ -219,7 +221,7 @@ def run_notebook(
     from jupyter_deepagent.cli.recordings import agent_cells
     from jupyter_deepagent.cli.terminal import one_line
     from jupyter_deepagent.jupyter.session.notebook_file import NOTEBOOK_ENV
-    from jupyter_deepagent.jupyter.session.recorded_code import PRINTED_HEADER
+    from jupyter_deepagent.jupyter.session.recorded_code import PRINTED_HEADER, RUNNER_TOKEN_ENV
     from jupyter_deepagent.jupyter.session.recording import REPLAY_ENV
     from jupyter_deepagent.project.settings.agent_config import STATE_DIR_VARIABLE
     from jupyter_deepagent.project.storage.database_url import DATABASE_URL_VARIABLE
@@ -297,7 +299,7 @@ def run_notebook(
             kc = await super().async_start_new_kernel_client()
             # the client's own execute, replaced for this client alone: every request says which
             # cell runs and what to do with code from the research log
-            vars(kc)["execute"] = _execute_with_cell_id(kc, lambda: state["cell_id"], policy)
+            vars(kc)["execute"] = _execute_with_cell_id(kc, lambda: state["cell_id"], policy, token)
             return kc
 
         def output(
@@ -313,10 +315,12 @@ def run_notebook(
                 show_recorded_code(text)
             return super().output(outs, msg, display_id, cell_index)
 
+    token = secrets.token_urlsafe(24)  # this kernel's: a notebook cannot carry it
     env = {
         **os.environ,
         "JPY_SESSION_NAME": str(path),
         REPLAY_ENV: replay,
+        RUNNER_TOKEN_ENV: token,
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
     env.pop(NOTEBOOK_ENV, None)  # the kernel is told its notebook: another name cannot outrank it

@@ -76,11 +76,12 @@ def cell_id(shell: object) -> str | None:
 
 def _recorded_code_policy(shell: object) -> str | None:
     """What the headless runner says about code from the research log ("approve" with
-    `--approve-recorded`, else "refuse"); None from any other frontend (JupyterLab...)."""
-    from jupyter_deepagent.jupyter.session.recorded_code import HEADLESS_METADATA_KEY
+    `--approve-recorded`, else "refuse"); None from any other frontend (JupyterLab...), and for
+    a request claiming the runner's policy without its token (a cell's own metadata)."""
+    from jupyter_deepagent.jupyter.session.recorded_code import headless_policy
 
-    policy = _parent(shell).get("metadata", {}).get(HEADLESS_METADATA_KEY)
-    return policy if policy in ("approve", "refuse") else None
+    metadata = _parent(shell).get("metadata", {})
+    return headless_policy(metadata) if isinstance(metadata, dict) else None
 
 
 def _log_damage(plan: RunPlan) -> list[str]:

@@ -22,7 +22,9 @@ serves from the log runs only once the user approved that exact code in this ker
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -41,9 +43,13 @@ __all__ = [
     "CODE_RUNNING_TOOLS",
     "FROM_LOG_DESCRIPTION",
     "HEADLESS_METADATA_KEY",
+    "HEADLESS_TOKEN_KEY",
     "PRINTED_HEADER",
+    "RUNNER_TOKEN_ENV",
     "RecordedCode",
     "gated_tools",
+    "headless_metadata",
+    "headless_policy",
     "recorded_code_id",
     "refusal_text",
     "runs_code",
@@ -53,7 +59,34 @@ CODE_RUNNING_TOOLS: Final = frozenset({"python"})
 """Tools that run code by their name alone."""
 HEADLESS_METADATA_KEY: Final = "jupyter_deepagent_recorded_code"
 """Execute-request metadata the headless runner sends: "approve" (`--approve-recorded`) or
-"refuse". JupyterLab sends neither, so only the runner's own flag approves without a person."""
+"refuse", honoured only with the runner's token (`HEADLESS_TOKEN_KEY`)."""
+HEADLESS_TOKEN_KEY: Final = "jupyter_deepagent_runner_token"
+"""Execute-request metadata: the token the headless runner started its kernel with. JupyterLab
+copies a cell's metadata into the requests that run it, so a notebook's cell could carry
+`HEADLESS_METADATA_KEY` itself; it cannot carry a token made for one kernel."""
+RUNNER_TOKEN_ENV: Final = "JUPYTER_DEEPAGENT_RUNNER_TOKEN"
+"""The environment variable holding the runner's token in the kernel it starts (taken out of the
+environment when this module loads, so the kernel's code and subprocesses do not inherit it)."""
+_RUNNER_TOKEN: Final = os.environ.pop(RUNNER_TOKEN_ENV, "")
+
+
+def headless_metadata(policy: str, token: str) -> dict[str, str]:
+    """The execute-request metadata by which the headless runner, holding `token`, says what to
+    do with code from the research log (`policy`: "approve" or "refuse")."""
+    return {HEADLESS_METADATA_KEY: policy, HEADLESS_TOKEN_KEY: token}
+
+
+def headless_policy(metadata: Mapping[str, object]) -> str | None:
+    """What an execute request's metadata says about code from the research log: "approve" or
+    "refuse" when the headless runner that started this kernel sent it (its token matches),
+    else None, as from any frontend (the user approves each block)."""
+    policy = metadata.get(HEADLESS_METADATA_KEY)
+    token = metadata.get(HEADLESS_TOKEN_KEY)
+    if policy not in ("approve", "refuse") or not _RUNNER_TOKEN or not isinstance(token, str):
+        return None
+    return str(policy) if hmac.compare_digest(token.encode(), _RUNNER_TOKEN.encode()) else None
+
+
 PRINTED_HEADER: Final = "code from the research log, run because of --approve-recorded"
 """The first line of each code block printed under `--approve-recorded` (the runner finds it)."""
 
