@@ -15,8 +15,8 @@ timed on the thread it runs on), per model call (summarization requests included
 share). The scripted model's own work grows with what it is sent (it counts every request's tokens
 and keys each conversation), and the bare agent sends every result whole: all of that runs inside
 the model's `_generate`, which is timed as the model's share, so the floor is the bare agent's
-harness CPU, not its tokens. Each harness runs `--repeat` times, interleaved (floor, ours,
-deepagents, floor, ...): the fastest run of each is shown with its ratio to the fastest floor, and
+harness CPU, not its tokens. Each harness runs `--repeat` times, interleaved (floor, middleware,
+ours, deepagents, floor, ...): the fastest run of each is shown with its ratio to the fastest floor, and
 the median of each round's ratio to that round's floor run. Each run's texts end differently, so
 no run is measured with token counts another run left remembered.
 

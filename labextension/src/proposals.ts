@@ -90,8 +90,10 @@ export function readMark(value: PartialJSONValue | undefined): ProposalMark | nu
 
 /**
  * Tells a proposal the user ran by itself from one a run of many cells ran along with its agent
- * cell. JupyterLab schedules every cell of one run (Run All, Run All Below, a selection) in the
- * same task, so the cells scheduled before the next microtask are one batch.
+ * cell. JupyterLab's cell executor schedules every cell of one run (Run All, Run All Below, a
+ * selection) in the same task, before it awaits anything when a kernel is there, so the cells
+ * scheduled before the next microtask are one batch (an executor that awaited before scheduling
+ * each cell would make every cell a batch of its own).
  */
 export class BatchWatch {
   private batch = new Set<string>();

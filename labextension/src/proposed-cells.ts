@@ -7,10 +7,10 @@
  * it, marked in their metadata as proposed by that cell (`{"jupyter_deepagent": {"proposed_by":
  * <cell id>, "index": n, "source_hash": ...}}`). Running the agent cell again replaces its earlier
  * proposals: those still as proposed are deleted, those the user edited or ran stay where they
- * are (still marked, outputs and all), and the cell's note says how many were kept. A proposal
- * counts as run by the user when it was run without its agent cell (Shift+Enter on it, a
- * selection below the agent cell): Run All also runs the old proposals below the agent cell it
- * re-runs, and those are replaced, not kept. Nothing inserted is run: code cells are inserted
+ * are (still marked, outputs and all), and the cell's note says how many were kept. A code
+ * proposal counts as run by the user when it was scheduled to run, with a kernel, without its
+ * agent cell (Shift+Enter on it, a selection below the agent cell): Run All also runs the old
+ * proposals below the agent cell it re-runs, and those are replaced, not kept. Nothing inserted is run: code cells are inserted
  * untrusted with no outputs, Markdown cells as plain sources, which JupyterLab renders sanitized.
  *
  * Before it runs an agent cell, the plugin opens a comm on `CELLS_TARGET` to the notebook's kernel
@@ -24,6 +24,7 @@ import type { Cell, ICodeCellModel } from '@jupyterlab/cells';
 import { INotebookTracker, Notebook, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel } from '@jupyterlab/services';
+import type { PartialJSONObject } from '@lumino/coreutils';
 import { Widget } from '@lumino/widgets';
 
 import {
@@ -113,11 +114,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const batches = new BatchWatch();
     NotebookActions.executionScheduled.connect((_, { notebook, cell }) => {
       const shared = cell.model.sharedModel;
-      const mark = readMark(shared.getMetadata(METADATA_KEY));
-      if (batches.scheduled(cell.model.id, mark?.proposed_by ?? null) && mark && !mark.user_ran) {
-        shared.setMetadata(METADATA_KEY, { ...mark, user_ran: true });
-      }
+      const raw = shared.getMetadata(METADATA_KEY);
+      const mark = readMark(raw);
       const kernel = panelOf(notebook)?.sessionContext.session?.kernel;
+      const alone = batches.scheduled(cell.model.id, mark?.proposed_by ?? null);
+      // without a kernel the cell does not run (JupyterLab clears it), so it is not marked
+      if (alone && kernel && mark && !mark.user_ran) {
+        shared.setMetadata(METADATA_KEY, { ...(raw as PartialJSONObject), user_ran: true });
+      }
       if (kernel && AGENT_CELL.test(shared.getSource())) {
         announce(kernel, comms);
       }
