@@ -15,6 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from jupyter_deepagent.jupyter.session.recorded_code import RUNNER_TOKEN_ENV
 from jupyter_deepagent.trace.research_log.log import log_path_for
 
 EXAMPLE = Path(__file__).parents[1] / "notebooks" / "01_first_research_run.ipynb"
@@ -115,7 +116,8 @@ def _conversation_after_each_pass(tmp_path: Path, with_ids: bool) -> list[Any]:
     notebook_path = _copy(tmp_path)
     notebook = nbformat.read(notebook_path, as_version=4)
     env = {**_env(tmp_path), "JPY_SESSION_NAME": str(notebook_path),
-           "JUPYTER_DEEPAGENT_REPLAY": "off", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+           "JUPYTER_DEEPAGENT_REPLAY": "off", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+           RUNNER_TOKEN_ENV: "token-of-this-kernel"}
     client = NotebookClient(notebook, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(notebook_path.parent)}})
     passes = []
@@ -125,7 +127,9 @@ def _conversation_after_each_pass(tmp_path: Path, with_ids: bool) -> list[Any]:
 
             current: dict[str, Any] = {}
             client.on_cell_start = lambda cell, cell_index: current.update(id=cell.id)
-            client.kc.execute = _execute_with_cell_id(client.kc, lambda: current.get("id"))
+            client.kc.execute = _execute_with_cell_id(
+                client.kc, lambda: current.get("id"), "refuse", "token-of-this-kernel"
+            )
         check = nbformat.v4.new_code_cell(
             # the turns; tool results are recomputed (a grep of /notebook/outputs/ names the
             # output files by execution count, which goes on growing in one kernel)

@@ -49,6 +49,9 @@ SCRIPT = {
         "Two cells are below: the total, and a note on it.",
     ],
 }
+RAN_AND_EDITED_KEPT = [CODE, SHOWN_NOTE, CODE, "total = sum([1, 2, 3, 4])"]
+"""The proposals once the user ran one and edited another, and the agent cell ran again: the two
+new ones, then the one run (with its output) and the one edited."""
 SILENT = {"name": "scripted-cells", "profile": {"max_input_tokens": 64000}, "script": []}
 """The same model with nothing to say: a strict replay must not ask it."""
 
@@ -226,12 +229,7 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
             _run_cell(page, 3)
             _run_cell(page, 2)
             cells = _cells(page)
-            assert [_source(c) for c in _proposed(cells)] == [
-                CODE,
-                SHOWN_NOTE,
-                CODE,
-                "total = sum([1, 2, 3, 4])",
-            ]
+            assert [_source(c) for c in _proposed(cells)] == RAN_AND_EDITED_KEPT
             ran = _proposed(cells)[2]
             assert ran["metadata"]["jupyter_deepagent"]["user_ran"] is True
             assert ran["outputs"][0]["data"]["text/plain"] == "6"
@@ -244,12 +242,9 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
                 wait_for(lambda: kernel_idle(page), 60, "Run All")
                 page.wait_for_timeout(500)
                 cells = _cells(page)
-                assert [_source(c) for c in _proposed(cells)] == [
-                    CODE,
-                    SHOWN_NOTE,
-                    CODE,
-                    "total = sum([1, 2, 3, 4])",
-                ], [_source(c)[:30] for c in cells]
+                assert [_source(c) for c in _proposed(cells)] == RAN_AND_EDITED_KEPT, [
+                    _source(c)[:30] for c in cells
+                ]
                 assert [c["id"] for c in cells[:3]] == ["load", "config", "agent"]
                 assert cells[-1]["id"] == "after" and len(cells) == 8
             page.screenshot(path=str(ARTIFACTS / "proposed-cells-ran-kept.png"))

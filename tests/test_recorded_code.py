@@ -234,18 +234,24 @@ script:
 """
 
 
-@LOOPBACK_ONLY
-def test_headless_replay_refuses_recorded_code_unless_approve_recorded_which_prints_it(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "sums.yaml").write_text(SUMS)
-    path = tmp_path / "sums.ipynb"
-    marker = tmp_path / "owned.txt"
+def _sums_notebook(folder: Path) -> tuple[Path, Path]:
+    """A notebook whose agent cell runs python once, its script beside it; and the path of the
+    marker the attack's code would leave."""
+    (folder / "sums.yaml").write_text(SUMS)
+    path = folder / "sums.ipynb"
     book = nbformat.v4.new_notebook()
     book.cells = [nbformat.v4.new_code_cell(s) for s in (
         "%load_ext jupyter_deepagent", "%%agent -m scripted:sums.yaml --python\nadd up",
         RESUME, "print(total)")]
     nbformat.write(book, path)
+    return path, folder / "owned.txt"
+
+
+@LOOPBACK_ONLY
+def test_headless_replay_refuses_recorded_code_unless_approve_recorded_which_prints_it(
+    tmp_path: Path,
+) -> None:
+    path, marker = _sums_notebook(tmp_path)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         shutil.rmtree(tmp_path / ".deepagent", ignore_errors=True)  # a fresh clone
@@ -298,14 +304,7 @@ def test_a_cells_own_metadata_cannot_approve_recorded_code(tmp_path: Path) -> No
 
     from jupyter_deepagent.jupyter.session.recorded_code import headless_metadata
 
-    (tmp_path / "sums.yaml").write_text(SUMS)
-    path = tmp_path / "sums.ipynb"
-    marker = tmp_path / "owned.txt"
-    book = nbformat.v4.new_notebook()
-    book.cells = [nbformat.v4.new_code_cell(s) for s in (
-        "%load_ext jupyter_deepagent", "%%agent -m scripted:sums.yaml --python\nadd up",
-        RESUME, "print(total)")]
-    nbformat.write(book, path)
+    path, marker = _sums_notebook(tmp_path)
     recorded = _cli(tmp_path, "run", str(path), "--no-progress")
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     _rewrite_code(path, _evil(marker))
