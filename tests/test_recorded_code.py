@@ -279,7 +279,7 @@ def test_headless_replay_refuses_recorded_code_unless_approve_recorded_which_pri
 class _LikeJupyterLab(NotebookClient):
     """Sends each cell's metadata in the request that runs it, as JupyterLab does."""
 
-    cell_metadata: dict[str, object] = {}
+    cell_metadata: dict[str, object]  # set before each cell runs
 
     def _send(self, code: str, **options: object) -> str:
         content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
