@@ -7,6 +7,7 @@
 
 import type { Notebook } from '@jupyterlab/notebook';
 import type { PartialJSONValue } from '@lumino/coreutils';
+
 /** The mimetype of the proposals' JSON in the agent cell's output. */
 export const PROPOSALS_MIME = 'application/vnd.jupyter-deepagent.proposed-cells+json';
 /** The cell metadata key of a proposed cell's mark. */

@@ -10,8 +10,9 @@
  * are (still marked, outputs and all), and the cell's note says how many were kept. A code
  * proposal counts as run by the user when it was scheduled to run, with a kernel, without its
  * agent cell (Shift+Enter on it, a selection below the agent cell): Run All also runs the old
- * proposals below the agent cell it re-runs, and those are replaced, not kept. Nothing inserted is run: code cells are inserted
- * untrusted with no outputs, Markdown cells as plain sources, which JupyterLab renders sanitized.
+ * proposals below the agent cell it re-runs, and those are replaced, not kept. Nothing inserted
+ * is run: code cells are inserted untrusted with no outputs, Markdown cells as plain sources,
+ * which JupyterLab renders sanitized.
  *
  * Before it runs an agent cell, the plugin opens a comm on `CELLS_TARGET` to the notebook's kernel
  * (closing the one it opened before): while one is open, the kernel sends no next-input payload,
