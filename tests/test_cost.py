@@ -21,11 +21,13 @@ from jupyter_deepagent.harness.pricing.table import ModelPrice, PriceTable, Rate
 from jupyter_deepagent.harness.run_events.model_call_event import SERVED_FROM_LOG_KEY
 from jupyter_deepagent.project.settings.agent_config import file_layers, resolve_config
 from jupyter_deepagent.project.settings.spending import price_table
+from jupyter_deepagent.trace.figures import figures_text
 from jupyter_deepagent.trace.research_log.replay import (
     SERVED_FROM_LOG,
     CallLedger,
     ReplayChatModel,
 )
+from jupyter_deepagent.trace.run_totals import RunCost
 from jupyter_deepagent.trace.run_trace import RunTrace
 
 ASK = {"messages": [{"role": "user", "content": "Write the notes."}]}
@@ -224,6 +226,16 @@ def test_replay_spends_nothing_and_keeps_what_the_call_cost_when_recorded() -> N
     assert [c["cost_recorded"] for c in replayed.of_type("model_call")] == paid
     assert replayed.cost.usd == 0.0
     assert replayed.cost.replayed_recorded == pytest.approx(sum(paid))
+    assert replayed.cost.text == "$0"  # nothing paid, not a rounded-away "$0.0000"
+
+
+@pytest.mark.parametrize(
+    ("usd", "shown"),
+    [(0.0, "$0"), (0.00002, "<$0.0001"), (0.00005, "$0.0001"), (0.0123, "$0.0123")],
+)
+def test_a_cost_too_small_for_four_places_is_not_shown_as_nothing(usd: float, shown: str) -> None:
+    assert RunCost(usd, 0, 1).text == shown
+    assert figures_text({"model_calls": 1, "cost": usd}).endswith(f" · {shown}")
 
 
 # -- overrides -----------------------------------------------------------------------------------

@@ -38,11 +38,13 @@ def duration(seconds: float) -> str:
 
 
 def cost_text(usd: object, unpriced_calls: object = 0) -> str:
-    """A cost as every view writes it (as `RunCost.text`): "$0.0123", "$0.0123 + price unknown
-    for 2 calls", or "price unknown" (`usd` None: no call had a known price)."""
+    """A cost as every view writes it: "$0.0123", "$0" (nothing paid: a free or scripted model,
+    replies the research log served), "<$0.0001" (paid, but less than shown to four places),
+    "$0.0123 + price unknown for 2 calls", or "price unknown" (`usd` None: no call had a known
+    price)."""
     if not isinstance(usd, (int, float)) or isinstance(usd, bool):
         return "price unknown"
-    text = f"${usd:.4f}"
+    text = "$0" if usd == 0 else "<$0.0001" if 0 < usd < 0.00005 else f"${usd:.4f}"
     unpriced = _count(unpriced_calls)
     if unpriced:
         text += f" + price unknown for {unpriced} call{'' if unpriced == 1 else 's'}"
@@ -60,7 +62,7 @@ def call_cost_text(call: Mapping[str, object]) -> str:
 
 
 def cost_parts_text(by_part: object) -> str:
-    """A run's cost by part: "main $0.0120 / subagents $0.0030 / summarizer $0.0000"."""
+    """A run's cost by part: "main $0.0120 / subagents $0.0030 / summarizer $0"."""
     parts = by_part if isinstance(by_part, Mapping) else {}
     return " / ".join(
         f"{part} {cost_text(parts.get(part, 0.0))}" for part in ("main", "subagents", "summarizer")

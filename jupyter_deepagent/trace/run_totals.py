@@ -23,6 +23,7 @@ from jupyter_deepagent.harness.budget.ledger import Part, part_of
 from jupyter_deepagent.harness.pricing.call_cost import event_cost
 from jupyter_deepagent.harness.pricing.defaults import DEFAULT_PRICES
 from jupyter_deepagent.harness.pricing.table import PriceTable
+from jupyter_deepagent.trace.figures import cost_text
 
 __all__ = ["RunCost", "budget_outcome", "finished_totals", "run_cost"]
 
@@ -46,15 +47,9 @@ class RunCost:
 
     @property
     def text(self) -> str:
-        """The cost as a view writes it: "$0.0123", "$0.0123 + price unknown for 2 calls",
-        "price unknown"."""
-        if self.usd is None:
-            return "price unknown"
-        text = f"${self.usd:.4f}"
-        if self.unpriced_calls:
-            calls = "call" if self.unpriced_calls == 1 else "calls"
-            text += f" + price unknown for {self.unpriced_calls} {calls}"
-        return text
+        """The cost as a view writes it (`figures.cost_text`): "$0.0123", "$0", "$0.0123 +
+        price unknown for 2 calls", "price unknown"."""
+        return cost_text(self.usd, self.unpriced_calls)
 
 
 def run_cost(events: Iterable[Mapping[str, object]], table: PriceTable | None = None) -> RunCost:
