@@ -15,6 +15,7 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from jupyter_deepagent import ScriptedChatModel, ScriptError
+from jupyter_deepagent.harness.compression.tokens import approx_tokens, messages_tokens
 from jupyter_deepagent.harness.models.scripted_model import ScriptedRequest
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
@@ -213,10 +214,23 @@ def test_usage_metadata_is_plausible() -> None:
 
     usage = reply.usage_metadata
     assert usage is not None
-    assert usage["output_tokens"] == 10
+    assert usage["output_tokens"] == approx_tokens("x" * 40)  # the text alone, no overhead
     assert usage["input_tokens"] > 100  # 400 chars of message plus the tool schema
     assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
     assert reply.response_metadata["model_name"] == "my-script"
+
+
+def test_usage_of_a_chinese_conversation_is_counted_as_the_gauge_counts_it() -> None:
+    question = "请总结冻土升温的区域差异，并给出每个地区的站点数量。" * 20  # 500 characters
+    model = ScriptedChatModel(script=["加拿大升温最快。"])
+
+    reply = model.invoke(question)
+
+    usage = reply.usage_metadata
+    assert usage is not None
+    assert usage["input_tokens"] == messages_tokens([HumanMessage(question)])
+    assert usage["input_tokens"] > len(question) / 2  # characters / 4 would say 125
+    assert usage["output_tokens"] == approx_tokens("加拿大升温最快。")
 
 
 def test_profile_carries_the_context_window() -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "request_tokens",
     "resolve_context_window",
     "tools_tokens",
+    "written_tokens",
 ]
 
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -233,12 +234,18 @@ def _tool_calls(message: Any) -> Any:
 
 def message_tokens(message: Any) -> int:
     """Approximate tokens of one LangChain message: its text, its tool calls' arguments, overhead."""
+    return written_tokens(message) + _MESSAGE_OVERHEAD
+
+
+def written_tokens(message: Any) -> int:
+    """Approximate tokens of a message's text and tool calls alone: what a model writes for a
+    reply (its output tokens), without the overhead the message adds to a request."""
     total = approx_tokens(_content_text(getattr(message, "content", message)))
     for call in _tool_calls(message) or ():
         total += approx_tokens(call.get("name", "")) + approx_tokens(
             json.dumps(call.get("args", {}), ensure_ascii=False, default=str)
         )
-    return total + _MESSAGE_OVERHEAD
+    return total
 
 
 def messages_tokens(messages: Iterable[Any]) -> int:

@@ -4,16 +4,15 @@
 conversation first, and records every request it was sent in `.requests`, so a test can assert on
 exactly what the model saw. A conversation it has answered before (with the same tools bound)
 gets the same answer again, so a notebook re-run from a rewound thread (Run All twice, a restart)
-plays the same steps. It binds tools, streams word by word, reports approximate token usage and
-its settings (temperature, max tokens, stop sequences, which end a text reply), and can raise a
-provider's context-overflow error on cue.
+plays the same steps. It binds tools, streams word by word, reports token usage (counted as the
+context gauge counts them) and its settings (temperature, max tokens, stop sequences, which end a
+text reply), and can raise a provider's context-overflow error on cue.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
-import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,6 +38,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
 from jupyter_deepagent._exceptions import ScriptError
+from jupyter_deepagent.harness.compression.tokens import (
+    messages_tokens,
+    tools_tokens,
+    written_tokens,
+)
 from jupyter_deepagent.harness.models._script_format import (
     Draw,
     Rule,
@@ -135,14 +139,6 @@ def _task(messages: Sequence[BaseMessage]) -> str:
         if message.type == "human":
             return " ".join(str(message.text).split())
     return ""
-
-
-def _chars(message: BaseMessage) -> int:
-    content = message.content
-    size = len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
-    for call in getattr(message, "tool_calls", None) or []:
-        size += len(call["name"]) + len(json.dumps(call["args"], default=str))
-    return size
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -310,10 +306,12 @@ class ScriptedChatModel(BaseChatModel):
                 self._answered[key] = reply.model_copy(deep=True)
         if isinstance(reply.content, str):
             reply.content = text_before_stop(reply.content, settings.get("stop"))
-        sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
         given: Mapping[str, Any] = reply.usage_metadata or {}  # the step's, over the estimate
-        tokens_in = int(given.get("input_tokens", math.ceil(sent / 4)))
-        tokens_out = int(given.get("output_tokens", math.ceil(_chars(reply) / 4)))
+        if "input_tokens" in given:
+            tokens_in = int(given["input_tokens"])
+        else:  # counted as the context gauge counts (script-aware: Chinese is not 4x low)
+            tokens_in = max(1, messages_tokens(messages) + tools_tokens(request.tools))
+        tokens_out = int(given.get("output_tokens", written_tokens(reply)))
         reply.usage_metadata = UsageMetadata(
             input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out
         )
