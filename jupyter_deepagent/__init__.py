@@ -108,6 +108,9 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext jupyter_deepagent`: register the `%%agent` and `%agent` magics."""
+    from jupyter_deepagent.project.module_shadowing import watch_missed_imports
+
+    watch_missed_imports()  # first: the imports below and the first run's are watched
     from jupyter_deepagent.jupyter import load_ipython_extension as load
 
     load(ipython)

@@ -114,6 +114,27 @@ def test_a_module_of_a_namespace_package_or_an_optional_dependency_cannot_be_pla
     assert not (notebook.folder / "numexpr.py").exists()
 
 
+def test_a_module_this_kernel_tried_to_import_and_did_not_find_cannot_be_planted(
+    notebook: Notebook,
+) -> None:
+    # packages try optional modules on their first import (requests: `simplejson`, urllib3:
+    # `brotli`, `socks`): missing, a file of that name in the notebook's folder is what the next
+    # kernel's first run imports; no list kept by hand has them all, so a miss is remembered
+    optional = "optional_speedups_jda_test"
+    tried = notebook.run(f"try:\n    import {optional}\nexcept ImportError:\n    pass")
+    assert tried.error is None
+    attempts = [write(f"/workspace/{optional}.py"), write(f"/workspace/{optional}/__init__.py")]
+    model = attacker(*attempts)
+    notebook.session.configure(model=model)
+    cell = notebook.run("%%agent\nSave a helper.")
+    assert cell.error is None
+    results = tool_results(model)
+    assert len(results) == len(attempts)
+    assert all(f"instead of the module '{optional}'" in m.text for m in results)
+    assert not (notebook.folder / f"{optional}.py").exists()
+    assert not (notebook.folder / optional).exists()
+
+
 def test_a_model_providers_package_that_is_not_installed_cannot_be_planted(
     notebook: Notebook,
 ) -> None:

@@ -7,9 +7,11 @@ what `%load_ext jupyter_deepagent` imports. `ShadowedModules` names the module s
 stand in for, so the workspace guard refuses to let the agent write, edit or delete it.
 
 The names come from the `protected_modules` setting: module names, name patterns (`langchain_*`:
-every module whose name starts so), and `<importable>`, which
-stands for every top-level module Python finds outside the workspace (the standard library and
-installed packages). A module file is one ending in a suffix import loads (`.py`, `.pyc`, `.so`,
+every module whose name starts so), and `<importable>`, which stands for every top-level module
+Python finds outside the workspace (the standard library and installed packages) and every one
+this process tried to import and did not find (`watch_missed_imports`): the optional modules
+that pandas, requests or LangChain try (`simplejson`, `brotli`, `socks`, ...) would run from the
+notebook's folder at the next kernel's first run, and a list of names kept by hand goes stale. A module file is one ending in a suffix import loads (`.py`, `.pyc`, `.so`,
 ...), at the top of a folder where a kernel starts (the workspace's top and the notebook's
 folder); a package is `<name>/__init__.py` there, and once that exists, every module file under
 `<name>/`. Names are compared without regard to case, like the rest of the guard.
@@ -23,11 +25,41 @@ import sys
 from collections.abc import Iterable, Sequence
 from importlib.machinery import PathFinder, all_suffixes
 
-__all__ = ["IMPORTABLE", "ShadowedModules"]
+__all__ = ["IMPORTABLE", "ShadowedModules", "missed_imports", "watch_missed_imports"]
 
 IMPORTABLE = "<importable>"
 """In `protected_modules`: every top-level module Python finds outside the workspace (the
 standard library and installed packages)."""
+
+_MISSED: set[str] = set()
+"""Top-level modules this process tried to import and found nowhere (folded to lower case)."""
+
+
+class _MissedImports:
+    """A finder last on `sys.meta_path`: asked only when every finder before it found nothing,
+    it finds nothing either, and remembers the name of a top-level module that was missed."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> None:
+        if path is None and "." not in name:
+            _MISSED.add(name.casefold())
+
+    @staticmethod
+    def invalidate_caches() -> None:
+        """Nothing cached (`importlib.invalidate_caches` asks every finder)."""
+
+
+def watch_missed_imports() -> None:
+    """Start remembering the top-level imports that fail in this process (once; `%load_ext`
+    does it before importing anything else, so the first run's optional imports are seen)."""
+    if not any(isinstance(finder, _MissedImports) for finder in sys.meta_path):
+        sys.meta_path.append(_MissedImports())
+
+
+def missed_imports() -> frozenset[str]:
+    """The top-level modules this process has tried to import and not found (lower case)."""
+    return frozenset(_MISSED)
+
 
 _SUFFIXES = tuple(sorted({suffix.casefold() for suffix in all_suffixes()}, key=len, reverse=True))
 
@@ -101,6 +133,8 @@ class ShadowedModules:
             name[:-1].casefold() for name in self.names if name.endswith("*") and name[:-1]
         )
         self._importable = IMPORTABLE in self.names
+        if self._importable:
+            watch_missed_imports()
         self._folders = tuple(
             tuple(part.casefold() for part in folder.split("/") if part) for folder in folders
         )
@@ -110,7 +144,7 @@ class ShadowedModules:
         folded = name.casefold()
         if folded in self._listed or folded.startswith(self._prefixes):
             return True
-        return self._importable and _found_outside(name, self.root)
+        return self._importable and (folded in _MISSED or _found_outside(name, self.root))
 
     def shadowed(self, parts: Sequence[str]) -> str | None:
         """The module a file at `parts` (names from the workspace's top) would shadow, or None."""

@@ -196,6 +196,14 @@ class GuardedFolder(AsyncBackendMixin):
                 "setting)."
             )
             return PermissionDenied(msg, path=virtual)
+        environment = self._environment_above(parts)
+        if environment is not None:
+            msg = (
+                f"Cannot change {virtual}: it is inside a Python environment (the folder "
+                f"{environment}/ holds pyvenv.cfg or conda-meta), whose packages and activation scripts run "
+                "as code whenever it is used. You may read it; ask the user to change it."
+            )
+            return PermissionDenied(msg, path=virtual)
         module = self._modules.shadowed(parts)
         if module is not None:
             msg = (
@@ -206,6 +214,19 @@ class GuardedFolder(AsyncBackendMixin):
                 "change the protected_modules setting."
             )
             return PermissionDenied(msg, path=virtual)
+        return None
+
+    def _environment_above(self, parts: tuple[str, ...]) -> str | None:
+        """The folder above `parts` (names from the top) that is a Python environment, a
+        virtualenv of any name (`pyvenv.cfg`) or a conda one (`conda-meta/`), as a path from the
+        top (`env`); None when there is none."""
+        folder = self.root
+        for depth, name in enumerate(parts[:-1], start=1):
+            folder = os.path.join(folder, name)
+            if os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(
+                os.path.join(folder, "conda-meta")
+            ):
+                return "/".join(parts[:depth])
         return None
 
     def _check(self, path: str, *, change: bool = False) -> str:

@@ -138,9 +138,23 @@ DEFAULT_PROTECTED_PATHS = (
     ".direnv",
     ".bashrc",
     ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
     ".profile",
     ".zshrc",
     ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    # Python tools that run what a file in the current folder says: pdb and IPython's debugger
+    # run each line of ./.pdbrc as Python at %debug, breakpoint() or %pdb (pdb++: .pdbrc.py);
+    # matplotlib reads ./matplotlibrc, whose `backend: module://name` imports a module
+    ".pdbrc*",
+    "matplotlibrc",
+    # environments inside the workspace (any name: `python -m venv env`): their packages and
+    # activation scripts run when the environment is used
+    "site-packages",
+    "dist-packages",
     ".config",
     ".ssh",
     ".gitconfig",
@@ -168,17 +182,30 @@ DEFAULT_PROTECTED_MODULES = (
     "colorama",
     "msgpack",
     "appnope",
+    "simplejson",
+    "brotli",
+    "brotlicffi",
+    "chardet",
+    "socks",
+    "python_socks",
+    "linkify_it",
+    "cython",
+    "httpx_aiohttp",
+    "backports",
+    "pytz",
+    "aiohttp",
     IMPORTABLE,
 )
 """Module names whose files the agent may not write where a kernel starts: what starts a kernel
 (`python -m ipykernel_launcher`), what `%load_ext jupyter_deepagent` imports, IPython's own
 extensions (`storemagic`, loaded at every kernel start, and `autoreload`: IPython tries `import
 storemagic` before `IPython.extensions.storemagic`), LangChain's provider packages (`-m
-openai:...` imports `langchain_openai`, installed or not), the optional modules pandas, IPython
-and ipykernel try to import when they load (`numexpr`, `bottleneck`, `pyarrow`, ...: found in the
-folder, not installed, they would run), and every module of the standard library or
-an installed package, which a `json.py` or `numpy/__init__.py` in the notebook's folder would
-replace at the next kernel start or import."""
+openai:...` imports `langchain_openai`, installed or not), the optional modules pandas, IPython,
+ipykernel, requests, urllib3, httpx and markdown-it try to import when they load (`numexpr`,
+`pyarrow`, `simplejson`, `brotli`, `socks`, ...: found in the folder, not installed, they would
+run; listed for the imports made before `%load_ext`, which then remembers every miss itself),
+and every module of the standard library or an installed package, which a `json.py` or
+`numpy/__init__.py` in the notebook's folder would replace at the next kernel start or import."""
 
 
 @dataclass(frozen=True)
