@@ -27,6 +27,10 @@ SECRETS = (FAKE_KEY, CELL_TOKEN, CONTEXT_TOKEN, PASSWORD, FILE_KEY)
         ("GOOGLE_APPLICATION_CREDENTIALS", True), ("accesstoken", True),
         ("monkey", False), ("author", False), ("tokenizer", False), ("max_tokens", False),
         ("PWD", False), ("PATH", False), ("KeyError", False),
+        # plurals: a dict of keys is as secret as one key; a count of tokens is not
+        ("API_KEYS", True), ("client_secrets", True), ("passwords", True), ("SECRETS", True),
+        ("private_keys", True), ("access_tokens", True), ("refreshTokens", True),
+        ("tokens", False), ("num_tokens", False), ("monkeys", False),
     ],
 )
 def test_secret_looking_names(name: str, secret: bool) -> None:
@@ -129,6 +133,24 @@ def test_no_tool_result_the_model_receives_holds_a_key(
     assert "DEMO_SERVICE_API_KEY ***" in results[1]  # the saved output, masked
 
 
+def test_keys_held_in_a_dict_or_as_bytes_are_masked_wherever_they_show(
+    notebook: Notebook,
+) -> None:
+    in_dict, as_bytes = "9f86d081884c7d659a2feaa0c55ad015", "2c26b46b68ffc68ff99b453c1d304134"
+    notebook.run(f"api_keys = {{'openai': '{in_dict}', 'nested': {{'maps': 'short'}}}}")
+    notebook.run(f"OPENAI_API_KEY = b'{as_bytes}'")
+    notebook.run(f"print(api_keys['openai'], OPENAI_API_KEY.decode())")
+    view = NotebookBackend(notebook.shell)
+    shown = [view.read(f"/cells/{i.path.rsplit('/', 1)[-1]}").lines for i in view.ls("/cells")]
+    shown += [view.read(f"/outputs/{i.path.rsplit('/', 1)[-1]}").lines for i in view.ls("/outputs")]
+    shown += [view.read("/index.md").lines, view.read("/vars/index.md").lines]
+    text = "\n".join(line for lines in shown for line in lines)
+    assert len(shown) == 3 + 1 + 2
+    assert in_dict not in text and as_bytes not in text
+    assert "***" in text
+    assert "- api_keys: (hidden: looks like a secret)" in text
+
+
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
@@ -153,6 +175,11 @@ def test_no_tool_result_the_model_receives_holds_a_key(
         ("token_count = 123456789; max_tokens = 4096",
          "token_count = 123456789; max_tokens = 4096"),
         ('api_key = os.environ["MAPS_API_KEY"]', 'api_key = os.environ["MAPS_API_KEY"]'),
+        # Python spellings: an annotation before `=`, a string prefix
+        ('OPENAI_API_KEY: str = "sk-abc123def456"', 'OPENAI_API_KEY: str = "***"'),
+        ("DB_PASSWORD: Final = 'hunter2-horse'", "DB_PASSWORD: Final = '***'"),
+        ('SERVICE_TOKEN = b"tok-3f2c1a9e8b7d"', 'SERVICE_TOKEN = b"***"'),
+        ("max_tokens: int = 4096", "max_tokens: int = 4096"),
         ("ACGT" * 20, "ACGT" * 20),
     ],
 )

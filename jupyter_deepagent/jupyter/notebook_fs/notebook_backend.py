@@ -31,10 +31,11 @@ reads only its lines, and a grep over a big notebook masks only the blocks that 
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -209,9 +210,8 @@ class NotebookBackend(AsyncBackendMixin):
     def _secret_values(self) -> list[str]:
         values = list(self.secrets()) if self.secrets is not None else []
         for name, value in self._all_variables().items():
-            if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
-                if is_secret_variable(name, value):
-                    values.append(value)
+            if isinstance(value, str | bytes | Mapping) and is_secret_variable(name, value):
+                values.extend(_texts_within(value))
         return values
 
     def _render(self, name: str, value: object) -> str:
@@ -392,3 +392,30 @@ class NotebookBackend(AsyncBackendMixin):
             if cap is not None and len(matches) > cap.limit:
                 break  # the later files' lines come after these
         return first_matches(matches)
+
+
+_MOST_SECRET_VALUES = 200
+"""Texts taken from one secret-named variable: a mapping of keys holds a few, not thousands."""
+_LONGEST_SECRET = 16_384
+"""Characters: a key or a private key block is shorter (longer texts are data, not masked)."""
+
+
+def _texts_within(value: object, depth: int = 0) -> list[str]:
+    """The texts a secret-named variable holds, to mask wherever they show: itself (a `str`, or
+    `bytes` decoded), or the texts of a mapping's values, three levels down at most (`api_keys
+    = {"openai": "sk-..."}`); texts too short to mask or too long to be a key left out."""
+    if isinstance(value, bytes):
+        value = value[:_LONGEST_SECRET].decode("utf-8", "replace")
+    if isinstance(value, str):
+        return [value] if MIN_SECRET_LENGTH <= len(value) <= _LONGEST_SECRET else []
+    found: list[str] = []
+    if isinstance(value, Mapping) and depth < 3:
+        try:  # a user's own mapping may compute its values, or fail to
+            items = list(itertools.islice(value.values(), _MOST_SECRET_VALUES))
+        except Exception:  # a value that cannot be read is one the model cannot see either
+            return []
+        for item in items:
+            found.extend(_texts_within(item, depth + 1))
+            if len(found) >= _MOST_SECRET_VALUES:
+                break
+    return found[:_MOST_SECRET_VALUES]

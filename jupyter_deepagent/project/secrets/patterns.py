@@ -132,7 +132,10 @@ _SECRET_WORD_ANY_CASE = re.compile("|".join(_SECRET_WORDS), re.IGNORECASE)
 _WORD = re.compile(r"[\w\-]*+")
 _LONGEST_NAME = 128
 _ASSIGNED = re.compile(
-    r"[ \t]*[:=][ \t]*(?:\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
+    # `=` or `:`, or a Python annotation then `=` (`API_KEY: str = "..."`, `: Final =`), then
+    # the value: quoted (with a Python string prefix, `b"..."`, `r'...'`), or bare
+    r"[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\], |]{0,80}?[ \t]*=|[:=])[ \t]*(?:[bBrRuUfF]{1,2}(?=[\"']))?"
+    r"(?:\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
     r"|'(?P<single>(?:[^'\\\r\n]|\\[^\r\n]){1,4096}+)'"
     r"|(?![\"'])(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?" + _VALUE_CHARS + r"{1,4096}+=*)"
     r"(?![^\s,;]))"

@@ -119,9 +119,29 @@ _SECRET_WORDS = frozenset(
         "AUTH",
         "PRIVATEKEY",
         "PASSPHRASE",
+        # plurals: a dict or list of them (`API_KEYS`, `client_secrets`); not TOKENS alone,
+        # which counts text (`max_tokens`), see _TOKENS_AFTER
+        "KEYS",
+        "APIKEYS",
+        "SECRETS",
+        "PASSWORDS",
+        "PASSWDS",
+        "PRIVATEKEYS",
+        "PASSPHRASES",
     }
 )
-_SECRET_ENDINGS = ("APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
+_SECRET_ENDINGS = (
+    "APIKEY",
+    "APIKEYS",
+    "TOKEN",
+    "SECRET",
+    "SECRETS",
+    "PASSWORD",
+    "PASSWORDS",
+    "PASSWD",
+)
+_TOKENS_AFTER = frozenset({"ACCESS", "REFRESH", "AUTH", "BEARER", "API", "ID", "SESSION", "OAUTH"})
+"""Words before TOKENS that make it credentials (`access_tokens`), not a count (`num_tokens`)."""
 _WORD_BOUNDARY = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -130,15 +150,21 @@ def looks_secret(name: str) -> bool:
     """Tell whether a variable name looks like it holds a secret (`OPENAI_API_KEY`, `dbPassword`).
 
     The name is split into words (at `_` and at lower-to-upper case changes); a word such as KEY,
-    TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL(S) or AUTH, or one ending in APIKEY, TOKEN,
-    SECRET or PASSWORD, makes it secret. `monkey`, `author`, `tokenizer` and `KeyError` are not.
+    TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL(S) or AUTH (or a plural: KEYS, SECRETS, ...;
+    TOKENS only after ACCESS, REFRESH, API, ...), or one ending in APIKEY, TOKEN, SECRET or
+    PASSWORD, makes it secret. `monkey`, `author`, `tokenizer`, `max_tokens` and `KeyError` are
+    not.
     """
     if name.endswith(("Error", "Exception", "Warning")):  # KeyError: 'x' names no secret
         return False
+    before = ""
     for word in _WORD_BOUNDARY.split(name):
         upper = word.upper()
         if upper in _SECRET_WORDS or (upper.endswith(_SECRET_ENDINGS) and len(upper) > 4):
             return True
+        if upper == "TOKENS" and before in _TOKENS_AFTER:
+            return True
+        before = upper
     return False
 
 
