@@ -139,7 +139,7 @@ def test_keys_held_in_a_dict_or_as_bytes_are_masked_wherever_they_show(
     in_dict, as_bytes = "9f86d081884c7d659a2feaa0c55ad015", "2c26b46b68ffc68ff99b453c1d304134"
     notebook.run(f"api_keys = {{'openai': '{in_dict}', 'nested': {{'maps': 'short'}}}}")
     notebook.run(f"OPENAI_API_KEY = b'{as_bytes}'")
-    notebook.run(f"print(api_keys['openai'], OPENAI_API_KEY.decode())")
+    notebook.run("print(api_keys['openai'], OPENAI_API_KEY.decode())")
     view = NotebookBackend(notebook.shell)
     shown = [view.read(f"/cells/{i.path.rsplit('/', 1)[-1]}").lines for i in view.ls("/cells")]
     shown += [view.read(f"/outputs/{i.path.rsplit('/', 1)[-1]}").lines for i in view.ls("/outputs")]
