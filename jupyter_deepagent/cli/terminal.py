@@ -4,6 +4,12 @@ Kernel tracebacks and outputs carry ANSI colour codes (`\\x1b[31mNameError`); in
 file or CI they are noise, so `Terminal.text` strips them unless the stream is a terminal. Colour
 is also off under `NO_COLOR` (any value but empty, as no-color.org asks) and for `TERM=dumb`.
 `one_line` makes any message one line, so each error is one line of output.
+
+What a run recorded (a request, a tool call's arguments, the model's text, the code it asks to
+run) is the model's to write, and a terminal obeys what it prints: an OSC 52 sequence sets the
+clipboard, a cursor move or a concealed colour hides the code shown for approval. So the command
+line shows such text through `visible` (every control character written out, `\x1b]52;...`),
+and `Terminal.text` keeps only the colours (SGR) of a kernel's output, nothing else.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import os
 import re
 from typing import TextIO
 
-__all__ = ["Terminal", "colour_allowed", "one_line", "plain"]
+__all__ = ["Terminal", "colour_allowed", "one_line", "plain", "visible", "visible_json"]
 
 _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, erasing
@@ -20,6 +26,9 @@ _ANSI = re.compile(
     r"|\x1b[@-Z\\-_]"  # the other two-byte escapes
 )
 _RED, _BOLD, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[0m"
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # SGR: colours and weights (but conceal, 8)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
+_C1 = re.compile(r"[\x7f-\x9f]")  # what JSON leaves as it is
 
 
 def plain(text: str) -> str:
@@ -27,9 +36,38 @@ def plain(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+def _written_out(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def visible(text: str) -> str:
+    """`text` safe to print, and showing what it held: every control character (ESC, BEL, a
+    carriage return, C1 controls) written out as `\\x1b`, so an escape sequence prints as text;
+    tabs and newlines kept."""
+    return _CONTROL.sub(_written_out, text)
+
+
+def visible_json(text: str) -> str:
+    """A JSON text safe to print: the C1 controls JSON leaves raw escaped as `\\u009b`."""
+    return _C1.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _colours_only(text: str) -> str:
+    """`text` with its colour codes kept and every other escape or control written out."""
+    kept: list[str] = []
+    position = 0
+    for match in _COLOUR.finditer(text):
+        concealed = "8" in match.group()[2:-1].split(";")
+        kept += [visible(plain(text[position : match.start()])), "" if concealed else match.group()]
+        position = match.end()
+    kept.append(visible(plain(text[position:])))
+    return "".join(kept)
+
+
 def one_line(text: str) -> str:
-    """`text` without ANSI codes, its lines and runs of spaces joined by single spaces."""
-    return " ".join(plain(text).split())
+    """`text` without ANSI codes (`visible`), its lines and runs of spaces joined by single
+    spaces."""
+    return " ".join(visible(plain(text)).split())
 
 
 def colour_allowed(stream: TextIO) -> bool:
@@ -65,8 +103,9 @@ class Terminal:
             return False
 
     def text(self, text: str) -> str:
-        """`text` as this stream shows it: ANSI codes kept on a colour terminal, else stripped."""
-        return text if self.colour else plain(text)
+        """`text` (a kernel's output) as this stream shows it: colours kept on a colour terminal,
+        other escapes removed, other control characters written out (`visible`)."""
+        return _colours_only(text) if self.colour else visible(plain(text))
 
     def error(self, text: str) -> str:
         """An error line: in red on a colour terminal, else plain and on one line."""
