@@ -274,7 +274,7 @@ def _verify(args: argparse.Namespace) -> int:
         return _no_log(args.notebook, len(agent_cells(notebook)))
     problems = check_recordings(args.notebook, notebook)
     for problem in problems:
-        print(visible(problem))
+        print(visible(str(problem)))
     if problems:
         print(f"{args.notebook}: {len(problems)} problem(s) in its research log")
     else:
