@@ -38,13 +38,15 @@ _RUN_EPILOG = """\
 exit codes:
   0  every cell ran
   1  strict replay found a model request that differs from the research log
-  2  a cell failed otherwise (named on stderr as Lab shows it), or the notebook cannot be read
+  2  a cell failed otherwise (named on stderr as Lab shows it), the notebook cannot be read,
+     or --output cannot be written (its folder is checked before anything runs)
   3  a run stopped at its budget (it would pause in Jupyter; here no one can answer, so it
      stops, and its cell's output says why); 1 and 2 come first
 
 what it writes:
   The notebook file is left as it is: --output OUT.ipynb writes the executed notebook there
-  (it may be the notebook itself). An agent cell the research log cannot serve asks its model
+  (it may be the notebook itself: it is written whole, then renamed into place, so a failed
+  write leaves the file as it was). An agent cell the research log cannot serve asks its model
   (--replay auto or off) and appends the run to the research log, NOTEBOOK.agentlog.jsonl
   beside the notebook; a replayed cell appends nothing. The conversations go to the state
   folder (.deepagent/ beside the notebook, or the database of database_url).
@@ -218,6 +220,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{len(report.cells)} agent cells ({replayed} replayed) · {report.seconds:.1f} s in all")
     if report.error:
         print(errors.error(report.failure), file=sys.stderr)
+    if report.write_error:
+        print(errors.error(f"ran {args.notebook}, but {report.write_error}"), file=sys.stderr)
     return report.exit_code
 
 

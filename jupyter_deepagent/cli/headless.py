@@ -79,6 +79,8 @@ class RunReport:
     mismatch: bool = False
     over_budget: bool = False
     """A run paused or stopped at its budget (its cell's run summary says `budget`)."""
+    write_error: str = ""
+    """Why `--output` could not be written after the run ("" when it was, or none was asked)."""
 
     @property
     def failure(self) -> str:
@@ -94,11 +96,11 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when every cell ran, 1 on a replay mismatch, 2 on any other cell error, 3 when a
-        run stopped (or paused) at its budget."""
+        """0 when every cell ran, 1 on a replay mismatch, 2 on any other cell error or when
+        `--output` could not be written, 3 when a run stopped (or paused) at its budget."""
         if self.mismatch:
             return 1
-        if self.error:
+        if self.error or self.write_error:
             return 2
         return 3 if self.over_budget else 0
 
@@ -208,7 +210,8 @@ def run_notebook(
     line.
 
     Raises:
-        OSError: The notebook cannot be read, or `output` cannot be written.
+        OSError: The notebook cannot be read, or `output`'s folder is missing or read-only
+            (found before anything runs; a write that fails after the run is `write_error`).
         nbformat.ValidationError: The file is not a valid notebook.
     """
     import nbformat
@@ -228,6 +231,8 @@ def run_notebook(
 
     path = path.resolve()
     notebook = nbformat.read(path, as_version=4)
+    if output is not None:
+        _check_writable(output)  # before a cell runs (and a live model is paid)
     agents = {cell.index: cell for cell in agent_cells(notebook)}
     total = len(notebook.cells)
     rows = [CellReport(c.index, c.title) for c in agents.values()]
@@ -360,5 +365,40 @@ def run_notebook(
     if report.error and not report.mismatch and "ReplayMismatch" in report.error:
         report.mismatch = True
     if output is not None:
-        nbformat.write(notebook, output)
+        report.write_error = _write_atomically(notebook, output)
     return report
+
+
+def _check_writable(output: Path) -> None:
+    """Refuse an `output` whose folder is missing or read-only, before anything runs.
+
+    Raises:
+        OSError: Naming the folder and what is wrong with it.
+    """
+    folder = output.resolve().parent
+    if not folder.is_dir():
+        msg = f"the folder of --output {output} does not exist ({folder}); create it first"
+        raise FileNotFoundError(msg)
+    if not os.access(folder, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        msg = f"--output {output} cannot be written (no permission); choose another place"
+        raise PermissionError(msg)
+
+
+def _write_atomically(notebook: Any, output: Path) -> str:
+    """Write `notebook` to `output` through a temporary file in its folder, renamed into place
+    once whole, so a failed write (a full disk) leaves the file there as it was, even when it is
+    the notebook that ran; the problem on one line ("" when written)."""
+    import nbformat
+
+    output = output.resolve()
+    temporary = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("w", encoding="utf-8") as stream:
+            nbformat.write(notebook, stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, output)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        return f"could not write {output}: {exc.strerror or exc}; it is unchanged"
+    return ""
