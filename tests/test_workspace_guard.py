@@ -259,3 +259,30 @@ def test_the_user_chooses_the_protected_and_hidden_paths(notebook: Notebook) -> 
     notebook.run("%agent config protected_paths=")
     notebook.run("%agent config hidden_paths=")
     assert workspace(notebook).read("/workspace/private/a.txt").lines == ["mine"]
+
+
+def test_a_notebook_is_never_overwritten_edited_or_deleted_but_a_new_one_may_be_written(
+    notebook: Notebook,
+) -> None:
+    notebook.path.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    other = notebook.folder / "data" / "cleaning.ipynb"
+    other.parent.mkdir()
+    other.write_text('{"cells": []}')
+    (notebook.folder / ".ipynb_checkpoints").mkdir()
+    fs = workspace(notebook)
+    name = notebook.path.name
+    for change in (
+        lambda: fs.write(f"/workspace/{name}", "oops"),
+        lambda: fs.edit(f"/workspace/{name}", "cells", "cels"),
+        lambda: fs.delete(f"/workspace/{name}"),
+        lambda: fs.delete("/workspace/data/cleaning.ipynb"),
+        lambda: fs.delete("/workspace/data"),  # a folder holding one
+    ):
+        with pytest.raises(PermissionDenied, match="it is a notebook|may not change"):
+            change()
+    with pytest.raises(PermissionDenied, match="protected path"):
+        fs.write(f"/workspace/.ipynb_checkpoints/{name[:-6]}-checkpoint.ipynb", "{}")
+    assert notebook.path.read_text().startswith('{"cells": []')
+    assert other.read_text() == '{"cells": []}'
+    fs.write("/workspace/data/summary.ipynb", '{"cells": []}')  # a new notebook is the agent's
+    assert (notebook.folder / "data" / "summary.ipynb").exists()

@@ -196,6 +196,17 @@ class GuardedFolder(AsyncBackendMixin):
                 "setting)."
             )
             return PermissionDenied(msg, path=virtual)
+        if (
+            folded
+            and folded[-1].endswith(".ipynb")
+            and os.path.lexists(os.path.join(self.root, *parts))
+        ):
+            msg = (
+                f"Cannot change {virtual}: it is a notebook, the user's work with its outputs "
+                "(this one or another), and a write would replace all of it. Write a new "
+                "notebook under another name, or propose cells with propose_cell."
+            )
+            return PermissionDenied(msg, path=virtual)
         environment = self._environment_above(parts)
         if environment is not None:
             msg = (

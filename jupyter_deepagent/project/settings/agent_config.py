@@ -133,6 +133,8 @@ DEFAULT_PROTECTED_PATHS = (
     "__pycache__",  # compiled modules, loaded in place of their source
     # research logs: the kernel writes them and replays what they say as the model's answers
     "*.agentlog.jsonl",
+    # JupyterLab's saved checkpoints of each notebook: what "Revert to checkpoint" restores
+    ".ipynb_checkpoints",
     # shells, git and tools that run what these files say, without asking
     ".envrc",
     ".direnv",
