@@ -41,6 +41,7 @@ __all__ = [
     "RecordedCodeNotApproved",
     "ReplayMismatch",
     "ResearchAssistantError",
+    "ResearchLogNotWritten",
     "RunTrace",
     "ScriptError",
     "ScriptedChatModel",
@@ -139,6 +140,7 @@ if TYPE_CHECKING:
         PermissionDenied,
         ProviderRefused,
         ResearchAssistantError,
+        ResearchLogNotWritten,
         ScriptError,
     )
     from jupyter_deepagent.backends.composite import CompositeBackend

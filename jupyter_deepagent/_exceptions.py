@@ -19,6 +19,7 @@ ResearchAssistantError
  ├── ScriptError                   a ScriptedChatModel script is malformed or exhausted
  ├── ReplayMismatch                a request differs from the notebook's research log
  ├── RecordedCodeNotApproved       code from the research log waits for this kernel's approval
+ ├── ResearchLogNotWritten         a run finished but the research log could not take it; .path
  ├── ContextOverflow               the conversation does not fit the window, even compressed
  ├── StateDamaged                  a state folder's database is damaged; carries .path
  ├── DatabaseUnreachable           the PostgreSQL database cannot be reached; carries .address
@@ -49,6 +50,7 @@ __all__ = [
     "RecordedCodeNotApproved",
     "ReplayMismatch",
     "ResearchAssistantError",
+    "ResearchLogNotWritten",
     "ScriptError",
     "StateDamaged",
     "ThreadBusy",
@@ -188,6 +190,21 @@ class RecordedCodeNotApproved(ResearchAssistantError):
 
 class ContextOverflow(ResearchAssistantError):
     """The conversation could not be brought inside the model's context window."""
+
+
+class ResearchLogNotWritten(ResearchAssistantError):
+    """A run finished, but the notebook's research log could not take it (a full disk, no
+    permission): its results are shown, but it will not replay.
+
+    Attributes:
+        path: The research log.
+        outcome: What the run gave (the magic shows it before the error), when it finished.
+    """
+
+    def __init__(self, message: str, *, path: str, outcome: object = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.outcome = outcome
 
 
 class StateDamaged(ResearchAssistantError):

@@ -4,14 +4,17 @@ fresh line; every intact record is still read and replayed."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 from test_cli import _cli
 from test_replay import _fresh_kernel
 
+from jupyter_deepagent import ResearchLogNotWritten
 from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
 
 FIRST = "%%agent\nList the notebook."
@@ -181,3 +184,26 @@ def test_verify_says_what_the_chain_proves_and_what_it_does_not(notebook: Notebo
     assert checked.returncode == 0, checked.stdout
     assert VERIFY_SCOPE in checked.stdout
     assert "not prove who wrote it" in VERIFY_SCOPE
+
+
+def test_a_log_that_cannot_be_written_shows_the_runs_results_then_one_clear_error(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full_disk(self: ResearchLog, record: dict[str, Any]) -> dict[str, Any]:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ResearchLog, "append", full_disk)
+    report = call("write_file", file_path="/outputs/report.md", content="# Findings\n\nAll good.")
+    notebook.session.configure(model=scripted(report, "The report is in /outputs/report.md."))
+
+    cell = notebook.run("%%agent\nWrite the report.")
+
+    assert isinstance(cell.error, ResearchLogNotWritten)
+    said = str(cell.error)
+    assert "The run finished (its results are above)" in said and "No space left" in said
+    assert "re-running the cell asks the model again" in said and "Free disk space" in said
+    assert "Traceback" not in cell.stdout + cell.stderr  # one line, not a traceback
+    shown = "\n".join(cell.markdown)
+    assert "All good." in shown  # the /outputs/ file, so it is saved with the notebook
+    assert "The report is in /outputs/report.md." in shown  # the answer
+    assert notebook.shell.user_ns["_agent"].final_text == "The report is in /outputs/report.md."

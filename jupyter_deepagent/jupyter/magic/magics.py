@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from jupyter_deepagent._exceptions import ResearchAssistantError
+from jupyter_deepagent._exceptions import ResearchAssistantError, ResearchLogNotWritten
 from jupyter_deepagent.jupyter.magic import line_commands
 from jupyter_deepagent.jupyter.magic.inspect_command import inspect_run, trace_bundle
 from jupyter_deepagent.jupyter.magic.options import (
@@ -39,6 +39,7 @@ from jupyter_deepagent.jupyter.magic.options import (
     with_usage,
 )
 from jupyter_deepagent.jupyter.magic.run_view import RunView, brief
+from jupyter_deepagent.jupyter.session.runs import RunOutcome
 from jupyter_deepagent.jupyter.session.session import Session
 from jupyter_deepagent.jupyter.session.turns import CellAddress, cell_address
 from jupyter_deepagent.jupyter.views.render import is_terminal
@@ -223,6 +224,12 @@ class AgentMagics(Magics):
                 "continues it"
             )
             raise brief(KeyboardInterrupt(text)) from None
+        except ResearchLogNotWritten as exc:  # the run went well: its results, then the error
+            if isinstance(exc.outcome, RunOutcome):
+                view.show(exc.outcome)
+            else:
+                view.failed(exc)
+            raise brief(exc) from None
         except Exception as exc:
             view.failed(exc)
             if isinstance(exc, ResearchAssistantError):

@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jupyter_deepagent._exceptions import InputError, ModelConfigurationError, ReplayMismatch
+from jupyter_deepagent._exceptions import (
+    InputError,
+    ModelConfigurationError,
+    ReplayMismatch,
+    ResearchLogNotWritten,
+)
 from jupyter_deepagent.events import APPROVAL_DECIDED
 from jupyter_deepagent.jupyter.session.turns import CellAddress
 
@@ -399,7 +404,7 @@ class CellRecordings:
         summary for the cell's output metadata.
 
         Raises:
-            ValueError: The run finished but the log could not be written.
+            ResearchLogNotWritten: The run finished but the log could not be written.
         """
         recording = plan.recording
         if recording is None:
@@ -411,6 +416,12 @@ class CellRecordings:
             return recording.finish(trace, plan.thread, error)
         except OSError as exc:
             if error is None:
-                msg = f"the run finished but the research log could not be written: {exc}"
-                raise ValueError(msg) from None
+                path = recording.log.path
+                msg = (
+                    f"The run finished (its results are above), but the research log {path.name} "
+                    f"could not be written: {exc.strerror or exc}. This run is not recorded, so "
+                    "re-running the cell asks the model again. Free disk space or make the file "
+                    "writable, then re-run the cell to record it."
+                )
+                raise ResearchLogNotWritten(msg, path=str(path)) from None
             return {}

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from jupyter_deepagent._exceptions import ResearchLogNotWritten
 from jupyter_deepagent.jupyter.session.budget_answers import budget_pauses
 from jupyter_deepagent.jupyter.session.execution import after_failure, execute, new_request
 from jupyter_deepagent.jupyter.session.recording import CellRecordings
@@ -198,7 +199,8 @@ class CellRuns:
             ReplayMismatch: Under strict replay, a request differed from the research log.
             KeyboardInterrupt: The stop button; the thread is settled and kept.
             ModelCallFailed: The model call failed (its message masked); the thread is kept.
-            ValueError: The run finished but the research log could not be written.
+            ResearchLogNotWritten: The run finished but the research log could not be written
+                (the exception carries the run's outcome, to show).
         """
         from jupyter_deepagent.trace.run_trace import RunTrace
 
@@ -229,7 +231,11 @@ class CellRuns:
                 raise error  # outside the handler, so the provider's exception is not its context
             self._keep(plan, trace)
             outcome = RunOutcome(plan, trace, outputs=plan.outputs.files)
-            outcome.provenance = self.recordings.finish(plan, trace, None)
+            try:
+                outcome.provenance = self.recordings.finish(plan, trace, None)
+            except ResearchLogNotWritten as exc:
+                exc.outcome = outcome  # the run's results are still shown
+                raise
             mismatch = plan.recording.ledger.mismatch if plan.recording is not None else None
             if mismatch is not None:  # raised inside a subagent, which reported it as its failure
                 raise mismatch
