@@ -5,8 +5,10 @@ leaves the file as it was, even when it is the notebook that ran."""
 from __future__ import annotations
 
 import errno
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -75,3 +77,36 @@ def test_an_output_folder_that_does_not_exist_is_refused_before_a_cell_runs(
     assert "the folder of --output" in ran.stderr and "does not exist" in ran.stderr
     assert "create it first" in ran.stderr
     assert ran.stdout == ""  # no table: nothing ran
+
+
+def test_ctrl_c_ends_the_run_with_one_line_and_exit_130_writing_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    book = nbformat.v4.new_notebook()
+    book.cells = [
+        nbformat.v4.new_code_cell(
+            f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(60)"
+        )
+    ]
+    path = tmp_path / "study.ipynb"
+    nbformat.write(book, path)
+    before = path.read_bytes()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_deepagent.cli", "run", str(path), "--output", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    assert marker.exists(), "the cell never started"
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+
+    assert process.returncode == 130
+    assert stderr.strip().splitlines()[-1] == (
+        f"interrupted: {path} is unchanged, and the agent cells that finished kept their "
+        f"research-log records; {path} was not written"
+    )
+    assert "AssertionError" not in stderr and stdout == ""
+    assert path.read_bytes() == before

@@ -42,6 +42,7 @@ exit codes:
      or --output cannot be written (its folder is checked before anything runs)
   3  a run stopped at its budget (it would pause in Jupyter; here no one can answer, so it
      stops, and its cell's output says why); 1 and 2 come first
+  130  interrupted (Ctrl-C): nothing written
 
 what it writes:
   The notebook file is left as it is: --output OUT.ipynb writes the executed notebook there
@@ -203,6 +204,16 @@ def _run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, ValidationError) as exc:  # unreadable notebook, unwritable output
         print(errors.error(f"cannot run {args.notebook}: {exc}"), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the kernel is shut down
+        written = f"; {args.output} was not written" if args.output else ""
+        print(
+            errors.error(
+                f"interrupted: {args.notebook} is unchanged, and the agent cells that finished "
+                f"kept their research-log records{written}"
+            ),
+            file=sys.stderr,
+        )
+        return 130
     width = max([len("cell"), *(len(row.label) for row in report.cells)])
     print(
         f"{'cell':<{width}}  {'request':<44} {'outcome':<9} {'calls':>5} {'tokens in':>9} "

@@ -210,6 +210,7 @@ def run_notebook(
     line.
 
     Raises:
+        KeyboardInterrupt: Ctrl-C; the kernel was shut down and `output` not written.
         OSError: The notebook cannot be read, or `output`'s folder is missing or read-only
             (found before anything runs; a write that fails after the run is `write_error`).
         nbformat.ValidationError: The file is not a valid notebook.
@@ -307,6 +308,16 @@ def run_notebook(
             vars(kc)["execute"] = _execute_with_cell_id(kc, lambda: state["cell_id"], policy, token)
             return kc
 
+        async def _async_cleanup_kernel(self) -> None:
+            # Ctrl-C: nbclient's own SIGINT handler shuts the kernel down (and keeps the
+            # cleanup's future); the cell then ends with DeadKernelError and nbclient cleans up
+            # again, on a kernel manager that is gone
+            if getattr(self, "_async_cleanup_kernel_future", None) is not None:
+                state["interrupted"] = True
+            if self.km is None:
+                return
+            await super()._async_cleanup_kernel()
+
         def output(
             self,
             outs: list[NotebookNode],
@@ -361,6 +372,8 @@ def run_notebook(
         report.seconds = time.perf_counter() - started
         if kernel_output is not None:
             kernel_output.close()
+    if state.get("interrupted"):
+        raise KeyboardInterrupt  # nothing written: the caller says so
     report.mismatch = report.mismatch or any(r.outcome == "mismatch" for r in report.cells)
     if report.error and not report.mismatch and "ReplayMismatch" in report.error:
         report.mismatch = True
