@@ -5,6 +5,7 @@ fresh line; every intact record is still read and replayed."""
 from __future__ import annotations
 
 import errno
+import json
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,37 @@ def test_a_log_that_cannot_be_written_shows_the_runs_results_then_one_clear_erro
     assert "All good." in shown  # the /outputs/ file, so it is saved with the notebook
     assert "The report is in /outputs/report.md." in shown  # the answer
     assert notebook.shell.user_ns["_agent"].final_text == "The report is in /outputs/report.md."
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"v": "3"}, "its field 'v' holds str, not a number"),
+        ({"events": 5}, "its field 'events' holds int, not a list"),
+        ({"calls": [1, 2]}, "its 'calls' are not all objects"),
+        ({"messages": "x"}, "its field 'messages' holds str, not an object"),
+        ({"v": 99}, "record format 99 by a newer jupyter-deepagent"),
+    ],
+)
+def test_a_record_edited_into_another_shape_is_skipped_and_named_not_a_crash(
+    tmp_path: Path, edit: dict[str, Any], said: str
+) -> None:
+    notebook = tmp_path / "study.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), notebook)
+    log = ResearchLog(log_path_for(notebook))
+    log.append(_record(1))
+    log.append(_record(2))
+    lines = log.path.read_text().splitlines()
+    edited = json.loads(lines[0]) | edit
+    log.path.write_text("\n".join([json.dumps(edited), lines[1]]) + "\n")
+
+    fresh = ResearchLog(log.path)
+    assert [r["n"] for r in fresh.records()] == [2]  # the other record still reads
+    [problem] = fresh.damage()
+    assert problem.line == 1 and said in problem.message
+    timeline = _cli(tmp_path, "log", str(notebook))
+    assert timeline.returncode == 0, timeline.stderr
+    assert "Traceback" not in timeline.stderr and said in timeline.stderr
+    checked = _cli(tmp_path, "verify", str(notebook), "--chain-only")
+    assert "Traceback" not in checked.stdout + checked.stderr
+    assert "line 1: skipped: " in checked.stdout and said in checked.stdout

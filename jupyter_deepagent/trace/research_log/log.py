@@ -30,7 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOG_SUFFIX", "VERIFY_SCOPE", "LogProblem", "ResearchLog", "log_path_for"]
+__all__ = [
+    "LOG_SUFFIX",
+    "READABLE_VERSION",
+    "VERIFY_SCOPE",
+    "LogProblem",
+    "ResearchLog",
+    "log_path_for",
+]
 
 LOG_SUFFIX = ".agentlog.jsonl"
 VERIFY_SCOPE = (
@@ -106,6 +113,59 @@ class _Scan:
     """How many lines the file has (the last one incomplete when `ends_open`)."""
 
 
+READABLE_VERSION = 2
+"""The newest record format this version reads (`v`), and the one it writes."""
+
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "v": (int,),
+    "kind": (str,),
+    "calls": (list,),
+    "events": (list,),
+    "messages": (dict,),
+    "tools": (dict,),
+    "params": (dict,),
+    "profile": (dict, type(None)),
+    "cell_id": (str, type(None)),
+    "source_key": (str, type(None)),
+    "thread": (str, type(None)),
+    "prev": (str,),
+    "hash": (str,),
+}
+"""What each field of a record holds, where it has one: a record edited by hand into another
+shape is skipped and named, not read into a crash."""
+
+
+def _shape_problem(record: dict[str, Any]) -> str | None:
+    """Why a record that parsed cannot be read (None when it can): a newer format, a field of
+    the wrong type, calls or events that are not objects."""
+    for field, types in _FIELD_TYPES.items():
+        value = record.get(field)
+        if field in record and (not isinstance(value, types) or isinstance(value, bool)):
+            shown = type(value).__name__ if value is not None else "null"
+            return (
+                f"its field {field!r} holds {shown}, not {' or '.join(_names(types))} "
+                "(edited by hand?); restore the line from version control, or delete it"
+            )
+    version = record.get("v", 1)
+    if version > READABLE_VERSION:
+        return (
+            f"written in record format {version} by a newer jupyter-deepagent (this one reads "
+            f"format {READABLE_VERSION} and older): upgrade jupyter-deepagent to replay it"
+        )
+    for field in ("calls", "events"):
+        if not all(isinstance(item, dict) for item in record.get(field, ())):
+            return (
+                f"its {field!r} are not all objects (edited by hand?); restore the line from "
+                "version control, or delete it"
+            )
+    return None
+
+
+def _names(types: tuple[type, ...]) -> list[str]:
+    named = {int: "a number", str: "text", list: "a list", dict: "an object"}
+    return [named.get(kind, "null") for kind in types]
+
+
 class ResearchLog:
     """Reads and appends the research log of one notebook.
 
@@ -150,7 +210,11 @@ class ResearchLog:
                 continue
             value, why = _decoded(raw)
             if value is not None:
-                records.append((number, value))
+                problem = _shape_problem(value)
+                if problem is None:
+                    records.append((number, value))
+                else:
+                    damaged.append(LogProblem(number, f"skipped: {problem}"))
                 continue
             glued = _glued(raw)
             if glued is not None:

@@ -21,10 +21,10 @@ from typing import Any
 
 from jupyter_deepagent.events import MODEL_CALL, RUN_FINISHED, TOOL_RESULT
 from jupyter_deepagent.trace.research_log.fingerprint import masked_strings, text_digest
+from jupyter_deepagent.trace.research_log.log import READABLE_VERSION
 
 __all__ = ["run_record", "run_summary", "stored_calls", "versions"]
 
-_RECORD_VERSION = 2
 _PACKAGES = ("jupyter-deepagent", "langchain", "langchain-core", "langgraph")
 _CACHE_TOTALS = ("tokens_in_cached", "tokens_in_cache_write")
 """The run's prompt-cache totals, kept in the record only when a provider reported them."""
@@ -120,7 +120,7 @@ def run_record(
         (e for e in reversed(slim) if e.get("type") == RUN_FINISHED), {}
     )
     record = {
-        "v": _RECORD_VERSION,
+        "v": READABLE_VERSION,
         "kind": "run",
         "run_id": slim[0].get("run_id") if slim else None,
         "cell_id": cell_id,
