@@ -30,7 +30,7 @@ def _script(**fields: Any) -> ScriptedChatModel:
     )
 
 
-_COST = r"replayed, \$0 \(would cost [^)]*\)|\$\d+\.\d+( \+ price unknown for \d+ calls?)?|price unknown"
+_COST = r"replayed, \$0 \(would cost [^)]*\)|<?\$\d+(\.\d+)?( \+ price unknown for \d+ calls?)?|price unknown"
 
 
 def _shown(run: Any) -> list[Any]:
