@@ -5,7 +5,10 @@ fresh line; every intact record is still read and replayed."""
 from __future__ import annotations
 
 import errno
+import itertools
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +245,24 @@ def test_a_record_edited_into_another_shape_is_skipped_and_named_not_a_crash(
     checked = _cli(tmp_path, "verify", str(notebook), "--chain-only")
     assert "Traceback" not in checked.stdout + checked.stderr
     assert "line 1: skipped: " in checked.stdout and said in checked.stdout
+
+
+def test_two_processes_appending_at_once_keep_one_chain(tmp_path: Path) -> None:
+    # two kernels of one notebook (two threads, or JupyterLab and `jupyter-deepagent run`)
+    path = tmp_path / "study.ipynb.agentlog.jsonl"
+    writer = (
+        "import sys\nfrom jupyter_deepagent.trace.research_log.log import ResearchLog\n"
+        "log = ResearchLog(sys.argv[1])\n"
+        "for n in range(60):\n"
+        "    log.append({'v': 2, 'kind': 'run', 'writer': sys.argv[2], 'n': n, 'text': 'x' * 2000})\n"
+    )
+    writers = [
+        subprocess.Popen([sys.executable, "-c", writer, str(path), name]) for name in "ab"
+    ]
+    assert [w.wait(120) for w in writers] == [0, 0]
+
+    log = ResearchLog(path)
+    records = log.records()
+    assert len(records) == 120 and log.damage() == []
+    assert all(r["prev"] == before["hash"] for before, r in itertools.pairwise(records))
+    assert {r["writer"] for r in records} == {"a", "b"}

@@ -30,6 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: appends are not locked
+    fcntl = None  # type: ignore[assignment]  # the module is absent there; checked before use
+
 __all__ = [
     "LOG_SUFFIX",
     "READABLE_VERSION",
@@ -266,28 +271,32 @@ class ResearchLog:
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
         """Add `record` as a new line chained to the last intact one; returns it with `prev` and
         `hash`. After an incomplete last line it starts on a fresh line (never glued to it).
+        The file is locked (`flock`) while the last line is read and the new one written, so
+        two processes appending at once keep one chain.
 
         Raises:
             OSError: The log cannot be written (its folder is read-only, the disk is full...).
             TypeError: The record holds a value JSON cannot represent.
         """
-        scan = self._scan()
-        previous = str(scan.records[-1][1].get("hash", "")) if scan.records else ""
-        chained = {**record, "prev": previous}
-        chained.pop("hash", None)
-        chained["hash"] = _line_hash(chained)
-        # written in its own key order (a tool call's arguments keep theirs); hashed sorted
-        line = json.dumps(chained, ensure_ascii=False, separators=(",", ":"))
-        try:
-            data = (line + "\n").encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate (a model's text can hold one): escaped
-            data = (json.dumps(chained, separators=(",", ":")) + "\n").encode("ascii")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("ab") as handle:
+            if fcntl is not None:  # two kernels appending at once: one after the other, and
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # each chained to the other's line
+            scan = self._scan()  # under the lock: the line another writer just added counts
+            previous = str(scan.records[-1][1].get("hash", "")) if scan.records else ""
+            chained = {**record, "prev": previous}
+            chained.pop("hash", None)
+            chained["hash"] = _line_hash(chained)
+            # written in its own key order (a tool call's arguments keep theirs); hashed sorted
+            line = json.dumps(chained, ensure_ascii=False, separators=(",", ":"))
+            try:
+                data = (line + "\n").encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (a model's text can hold one): escaped
+                data = (json.dumps(chained, separators=(",", ":")) + "\n").encode("ascii")
             handle.write(("\n" if scan.ends_open else "").encode() + data)
             handle.flush()
             os.fsync(handle.fileno())
-        stamp = self._stamp()
+            stamp = self._stamp()  # the lock goes with the file, closed below
         if stamp is not None:  # the file as this append left it: no need to read it again
             number = scan.lines + 1
             records = [*scan.records, (number, chained)]
