@@ -293,3 +293,27 @@ def test_outputs_are_shown_in_the_order_of_the_reply_not_the_order_the_writes_fi
     assert written_order(events) == ["/outputs/z.md", "/outputs/a.csv"]
     # a write the reply asked for but that failed is not shown
     assert written_order(events[:2]) == ["/outputs/a.csv"]
+
+
+def test_a_deletion_is_listed_in_the_files_tab_never_silent(tmp_path: Path) -> None:
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "old.csv").write_text("a,b\n1,2\n")
+    model = ScriptedChatModel(script=[
+        call("delete", file_path="/workspace/old.csv"),
+        call("write_file", file_path="/workspace/draft.md", content="# Draft\n"),
+        call("delete", file_path="/workspace/draft.md"),
+        call("write_file", file_path="/workspace/report.md", content="# Report\n"),
+        "Tidied up.",
+    ], profile={"max_input_tokens": 1_000_000})
+    agent = create_research_agent(model, backend=DiskBackend(tmp_path))
+    trace = trace_run(agent, ask())
+
+    snap = build_snapshot(trace.events)
+    [workspace] = [g["files"] for g in snap["files"]["mounts"] if g["mount"] == "/workspace/"]
+    assert [(f["path"], f["kind"]) for f in workspace] == [
+        ("/workspace/draft.md", "deleted"),
+        ("/workspace/old.csv", "deleted"),
+        ("/workspace/report.md", "written"),
+    ]
+    assert not (tmp_path / "workspace" / "old.csv").exists()
+    assert "/workspace/old.csv (deleted)" in snapshot_text(snap)

@@ -3,7 +3,7 @@
 Offloaded and aged tool results (path, tool, tokens, first lines of the result), long inputs
 moved to files, conversation-history and subagent transcripts, memory files read, and files
 written. Written files come from `file_written` events when the run has them; otherwise from
-successful `write_file`/`edit_file` calls (their whole arguments are in the `model_call` reply).
+successful `write_file`/`edit_file`/`delete` calls (their whole arguments are in the `model_call` reply).
 Files are grouped by mount, the first folder of their path.
 """
 
@@ -45,7 +45,7 @@ _MOUNT_ORDER = (
 
 PREVIEW_LINES = 12
 PREVIEW_CHARS = 2_000
-_WRITERS = ("write_file", "edit_file")
+_WRITERS = ("write_file", "edit_file", "delete")
 
 _Entry: TypeAlias = dict[str, object]
 """One file of the Files tab (JSON)."""
@@ -89,6 +89,7 @@ class FileTracker:
         self.files: dict[str, _Entry] = {}  # path -> entry, in first-seen order
         self.written: dict[str, _Entry] = {}  # from file_written events
         self.derived: dict[str, _Entry] = {}  # from write_file/edit_file calls
+        self.deleted: dict[str, _Entry] = {}  # from delete calls, until written again
         self._results: dict[str, str] = {}  # tool_call_id -> result text (for previews)
         self._calls: dict[str, _WriteCall] = {}  # tool_call_id -> {tool, args, agent}
         self._full_args: dict[str, dict[str, object]] = {}  # tool_call_id -> args from the reply
@@ -150,6 +151,7 @@ class FileTracker:
             )
         elif event["type"] == FILE_WRITTEN and event.get("path"):
             path = str(event["path"])
+            self.deleted.pop(path, None)
             extra = cast("Mapping[str, object]", event)  # fields an older writer sent
             preview = _arg_text(extra.get("preview") or extra.get("content") or "")
             self.written[path] = {
@@ -177,6 +179,20 @@ class FileTracker:
         path = _arg_text(args.get("file_path") or args.get("path"))
         if not path:
             return
+        if call["tool"] == "delete":  # gone: shown, so a deletion is never silent
+            self.written.pop(path, None)
+            self.derived.pop(path, None)
+            self.deleted[path] = {
+                "path": path,
+                "kind": "deleted",
+                "tool": "delete",
+                "tokens": None,
+                "step": call["step"],
+                "agent": call["agent"],
+                "preview": "",
+                "note": "deleted by the agent",
+            }
+            return
         if call["tool"] == "write_file":
             preview = _preview_text(_arg_text(args.get("content")))
             note = ""
@@ -184,6 +200,7 @@ class FileTracker:
             old, new = _arg_text(args.get("old_string")), _arg_text(args.get("new_string"))
             preview = _preview_text(f"- {old}\n+ {new}")
             note = "edited"
+        self.deleted.pop(path, None)
         self.derived[path] = {
             "path": path,
             "kind": "written",
@@ -245,7 +262,8 @@ class FileTracker:
                 "preview": entry["preview"] or self.derived.get(path, {}).get("preview", ""),
             }
             for path, entry in self.written.items()
-        } or self.derived
+        } or dict(self.derived)
+        written.update(self.deleted)
         entries = [*written.values(), *(e for p, e in self.files.items() if p not in written)]
         groups: dict[str, list[_Entry]] = {}
         for entry in sorted(entries, key=lambda e: str(e["path"])):

@@ -22,6 +22,7 @@ _KIND_TONES = {
     "offloaded": "warn",
     "aged": "plain",
     "written": "ok",
+    "deleted": "warn",
     "transcript": "live",
     "input": "warn",
     "memory": "live",
