@@ -100,6 +100,15 @@ def test_model_names_a_notebook_variable_holding_a_chat_model(notebook: Notebook
     assert cell.markdown == ["From the notebook's own model."]
 
 
+def test_model_naming_a_variable_that_holds_no_chat_model_says_so(notebook: Notebook) -> None:
+    # not a model called "x" at the default provider, which fails later as a missing key
+    notebook.run("x = 5")
+    cell = notebook.run("%%agent -m x\nwho answers?")
+    assert cell.error is not None  # one line, as every option error
+    assert str(cell.error).startswith("-m x: the notebook variable 'x' holds int, not a chat model")
+    assert "Traceback" not in cell.stdout + cell.stderr
+
+
 @LOOPBACK_ONLY
 def test_an_agent_cell_runs_through_the_openai_client_against_a_local_server(
     notebook: Notebook, monkeypatch: pytest.MonkeyPatch

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from jupyter_deepagent._exceptions import InputError
 from jupyter_deepagent.jupyter.session.execution import agent_arguments, build_agent
 from jupyter_deepagent.jupyter.session.notebook_file import KernelNotebook
 from jupyter_deepagent.jupyter.session.recording import replay_mode
@@ -362,9 +363,17 @@ class Session:
         if isinstance(spec, str) and spec.isidentifier():
             from langchain_core.language_models.chat_models import BaseChatModel
 
-            held = self.shell.user_ns.get(spec) if self.shell is not None else None
+            names = self.shell.user_ns if self.shell is not None else {}
+            held = names.get(spec)
             if isinstance(held, BaseChatModel):
                 return held
+            if spec in names and not spec.startswith("_"):  # a variable, but not a model
+                msg = (
+                    f"-m {spec}: the notebook variable {spec!r} holds {type(held).__name__}, not "
+                    "a chat model. Pass a variable holding a LangChain chat model, or a model "
+                    "such as google_genai:gemini-2.5-flash or openai:gpt-4o."
+                )
+                raise InputError(msg, source="-m")
         return spec
 
     def plan(
