@@ -52,6 +52,9 @@ def test_default_thread_is_the_notebook_and_new_starts_a_fresh_one(notebook: Not
     reset = notebook.run("%agent reset -t analysis")
     assert reset.error is None and "'analysis' forgotten" in reset.stdout
     assert "| analysis |" not in notebook.run("%agent threads").markdown[0]
+    again = notebook.run("%agent reset -t analysis")  # nothing left: not "forgotten" again
+    assert again.error is None and "forgotten" not in again.stdout
+    assert "'analysis' has no conversation to forget" in again.stdout
 
 
 def test_memories_survive_threads_and_restarts(notebook: Notebook) -> None:

@@ -177,9 +177,9 @@ def _conversation_size(session: Session, thread: str | None = None) -> tuple[int
     return len(messages), messages_tokens(messages)
 
 
-def reset(session: Session, thread: str | None = None) -> str:
+def reset(session: Session, thread: str | None = None) -> tuple[str, bool]:
     """`%agent reset [-t NAME]`: forget a thread's conversation (the current one by default);
-    returns its name.
+    returns its name, and whether it had one (a thread never run has nothing to forget).
 
     Its checkpoints go, and so does its transcript `/conversation_history/<thread>.md` (the
     user's own: another user's thread of the same name keeps its transcript). Files
@@ -195,8 +195,9 @@ def reset(session: Session, thread: str | None = None) -> str:
 
     name = session.own_thread(thread or session.thread)
     storage = session.storage
+    existed = storage.thread_info(name) is not None
     with storage.writing(name):
         storage.delete_thread(name)
     history = artifact_folder(session.state_dir, "conversation_history", storage.owner.user)
     (history / f"{name}.md").unlink(missing_ok=True)
-    return name
+    return name, existed

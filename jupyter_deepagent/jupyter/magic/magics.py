@@ -258,7 +258,13 @@ class AgentMagics(Magics):
         elif command.name == "show":
             line_commands.show_prompt(self.session, command.thread)
         else:
-            forgotten = line_commands.reset(self.session, command.thread)
+            forgotten, existed = line_commands.reset(self.session, command.thread)
+            if not existed:
+                print(
+                    f"Thread {forgotten!r} has no conversation to forget: it never ran here "
+                    "(%agent threads lists this notebook's)."
+                )
+                return None
             print(
                 f"Thread {forgotten!r} forgotten (its checkpoints and transcript); the next "
                 "%%agent on it starts afresh. Files in /large_tool_results/ and /subagents/ stay "
