@@ -180,6 +180,10 @@ def test_keys_held_in_a_dict_or_as_bytes_are_masked_wherever_they_show(
         ("DB_PASSWORD: Final = 'hunter2-horse'", "DB_PASSWORD: Final = '***'"),
         ('SERVICE_TOKEN = b"tok-3f2c1a9e8b7d"', 'SERVICE_TOKEN = b"***"'),
         ("max_tokens: int = 4096", "max_tokens: int = 4096"),
+        ('STRIPE_KEY = """rk_3f2c1a9e8b7d4c6e"""', 'STRIPE_KEY = """***"""'),
+        ('key = os.getenv("SENDGRID_API_KEY", "SG.x1y2z3w4")', 'key = os.getenv("SENDGRID_API_KEY", "***")'),
+        ("os.environ.get('GH_TOKEN', 'gh-3f2c1a9e')", "os.environ.get('GH_TOKEN', '***')"),
+        ('os.getenv("HOME", "/home/ada")', 'os.getenv("HOME", "/home/ada")'),
         ("ACGT" * 20, "ACGT" * 20),
     ],
 )

@@ -106,14 +106,16 @@ _CONTEXTS = (
         ("env",),
         name_group=1,
     ),
-    # os.environ["NAME"] = "value", os.environ.setdefault("NAME", "value")
+    # os.environ["NAME"] = "value", os.environ.setdefault("NAME", "value"), and a default:
+    # os.environ.get("NAME", "value"), os.getenv("NAME", "value")
     _Rule(
         re.compile(
-            r"""environ(?:\.setdefault\(|\[)[ \t]*["']([A-Za-z_][A-Za-z0-9_]*+)["'][ \t]*"""
+            r"""(?:environ(?:\.setdefault\(|\.get\(|\[)|getenv\()[ \t]*"""
+            r"""["']([A-Za-z_][A-Za-z0-9_]*+)["'][ \t]*"""
             r"""(?:\][ \t]*=|,)[ \t]*(["'])([^"'\r\n]{1,4096}+)\2"""
         ),
         3,
-        ("environ",),
+        ("environ", "getenv"),
         name_group=1,
     ),
     # --context key=value (every --context value is for tools only)
@@ -133,13 +135,17 @@ _WORD = re.compile(r"[\w\-]*+")
 _LONGEST_NAME = 128
 _ASSIGNED = re.compile(
     # `=` or `:`, or a Python annotation then `=` (`API_KEY: str = "..."`, `: Final =`), then
-    # the value: quoted (with a Python string prefix, `b"..."`, `r'...'`), or bare
+    # the value: quoted (triple-quoted too, with a Python string prefix: `b"..."`), or bare
     r"[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\], |]{0,80}?[ \t]*=|[:=])[ \t]*(?:[bBrRuUfF]{1,2}(?=[\"']))?"
-    r"(?:\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
+    r"(?:\"\"\"(?P<triple>[^\"\r\n]{1,4096}+)\"\"\"|'''(?P<tsingle>[^'\r\n]{1,4096}+)'''"
+    r"|\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
     r"|'(?P<single>(?:[^'\\\r\n]|\\[^\r\n]){1,4096}+)'"
     r"|(?![\"'])(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?" + _VALUE_CHARS + r"{1,4096}+=*)"
     r"(?![^\s,;]))"
 )
+
+
+_VALUE_GROUPS = ("triple", "tsingle", "double", "single", "bare")
 
 
 def _word_end(text: str, start: int, end: int) -> int:
@@ -211,7 +217,7 @@ def _assignment_spans(
         value = _ASSIGNED.match(text, name_end, end)
         if value is None or not is_secret(text[word_start:word_end]):
             continue
-        group = next(g for g in ("double", "single", "bare") if value.group(g) is not None)
+        group = next(g for g in _VALUE_GROUPS if value.group(g) is not None)
         shown = value.group(group)
         if group == "bare" and (
             len(shown) < _bare_minimum(text[word_start:word_end]) or shown.isdigit()
