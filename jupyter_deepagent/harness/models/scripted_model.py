@@ -4,15 +4,17 @@
 conversation first, and records every request it was sent in `.requests`, so a test can assert on
 exactly what the model saw. A conversation it has answered before (with the same tools bound)
 gets the same answer again, so a notebook re-run from a rewound thread (Run All twice, a restart)
-plays the same steps. It binds tools, streams word by word, reports token usage (counted as the
-context gauge counts them) and its settings (temperature, max tokens, stop sequences, which end a
-text reply), and can raise a provider's context-overflow error on cue.
+plays the same steps. It binds tools, streams word by word, reports token usage (four characters
+a token, never below the context gauge's script-aware count) and its settings (temperature, max
+tokens, stop sequences, which end a text reply), and can raise a provider's context-overflow
+error on cue.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
+import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -139,6 +141,14 @@ def _task(messages: Sequence[BaseMessage]) -> str:
         if message.type == "human":
             return " ".join(str(message.text).split())
     return ""
+
+
+def _chars(message: BaseMessage) -> int:
+    content = message.content
+    size = len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
+    for call in getattr(message, "tool_calls", None) or []:
+        size += len(call["name"]) + len(json.dumps(call["args"], default=str))
+    return size
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -307,11 +317,18 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(reply.content, str):
             reply.content = text_before_stop(reply.content, settings.get("stop"))
         given: Mapping[str, Any] = reply.usage_metadata or {}  # the step's, over the estimate
+        # four characters a token, as for English, but never below the context gauge's own
+        # script-aware count: a provider's tokenizer does not count Chinese four to a token
         if "input_tokens" in given:
             tokens_in = int(given["input_tokens"])
-        else:  # counted as the context gauge counts (script-aware: Chinese is not 4x low)
-            tokens_in = max(1, messages_tokens(messages) + tools_tokens(request.tools))
-        tokens_out = int(given.get("output_tokens", written_tokens(reply)))
+        else:
+            sent = sum(_chars(m) for m in messages) + len(json.dumps(request.tools, default=str))
+            counted = messages_tokens(messages) + tools_tokens(request.tools)
+            tokens_in = max(math.ceil(sent / 4), counted)
+        if "output_tokens" in given:
+            tokens_out = int(given["output_tokens"])
+        else:
+            tokens_out = max(math.ceil(_chars(reply) / 4), written_tokens(reply))
         reply.usage_metadata = UsageMetadata(
             input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out
         )
