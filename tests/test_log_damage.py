@@ -266,3 +266,34 @@ def test_two_processes_appending_at_once_keep_one_chain(tmp_path: Path) -> None:
     assert len(records) == 120 and log.damage() == []
     assert all(r["prev"] == before["hash"] for before, r in itertools.pairwise(records))
     assert {r["writer"] for r in records} == {"a", "b"}
+
+
+def test_a_filesystem_without_locks_still_takes_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Lustre without `-o flock`, NFS mounted `nolock`: flock says ENOSYS or ENOLCK
+    from jupyter_deepagent.trace.research_log import log as research_log
+
+    def no_locks(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(research_log.fcntl, "flock", no_locks)
+    log = ResearchLog(tmp_path / "study.ipynb.agentlog.jsonl")
+    log.append(_record(1))
+    log.append(_record(2))
+    assert [r["n"] for r in ResearchLog(log.path).records()] == [1, 2]
+
+
+def test_a_record_from_a_newer_version_is_skipped_but_the_next_one_chains_to_it(
+    tmp_path: Path,
+) -> None:
+    log = ResearchLog(tmp_path / "study.ipynb.agentlog.jsonl")
+    log.append(_record(1))
+    newer = {**_record(2), "v": 99}
+    log.append(newer)  # as the newer version wrote it: its hash, chained to record 1
+
+    older = ResearchLog(log.path)  # this version, reading it afterwards
+    assert [r["n"] for r in older.records()] == [1]
+    third = older.append(_record(3))
+    lines = [json.loads(line) for line in log.path.read_text().splitlines()]
+    assert third["prev"] == lines[1]["hash"]  # the newer version's chain still holds

@@ -22,13 +22,14 @@ replayed and checked; a complete record glued to a fragment by an older writer i
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 try:
     import fcntl
@@ -116,6 +117,9 @@ class _Scan:
     """The file does not end with a newline (an append must start a fresh line)."""
     lines: int = 0
     """How many lines the file has (the last one incomplete when `ends_open`)."""
+    last_hash: str = ""
+    """The `hash` of the last record that parsed, read or skipped for its shape (a newer
+    format's record too: the next line chains to it, so the newer version's chain holds)."""
 
 
 READABLE_VERSION = 2
@@ -171,6 +175,23 @@ def _names(types: tuple[type, ...]) -> list[str]:
     return [named.get(kind, "null") for kind in types]
 
 
+_NO_LOCKS = frozenset({errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL})
+"""What `flock` raises on a filesystem without locks (Lustre without `-o flock`, NFS `nolock`,
+some FUSE mounts): the append goes on unlocked, as it would without `fcntl`."""
+
+
+def _lock(handle: BinaryIO) -> None:
+    """Hold an exclusive lock on the open log until it is closed, where the filesystem has
+    locks."""
+    if fcntl is None:
+        return
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
+
+
 class ResearchLog:
     """Reads and appends the research log of one notebook.
 
@@ -208,6 +229,7 @@ class ResearchLog:
     def _read_scan(self, data: bytes) -> _Scan:
         records: list[tuple[int, dict[str, Any]]] = []
         damaged: list[LogProblem] = []
+        last_hash = ""
         lines = data.split(b"\n")
         last = len(lines) - (1 if data.endswith(b"\n") else 0)
         for number, raw in enumerate(lines[:last], 1):
@@ -215,6 +237,8 @@ class ResearchLog:
                 continue
             value, why = _decoded(raw)
             if value is not None:
+                if isinstance(value.get("hash"), str):
+                    last_hash = value["hash"]
                 problem = _shape_problem(value)
                 if problem is None:
                     records.append((number, value))
@@ -224,6 +248,7 @@ class ResearchLog:
             glued = _glued(raw)
             if glued is not None:
                 records.append((number, glued))
+                last_hash = str(glued.get("hash", ""))
                 why += "; the complete record glued after it was recovered"
             damaged.append(
                 LogProblem(
@@ -233,7 +258,7 @@ class ResearchLog:
                     "mid-append, or the disk was full)",
                 )
             )
-        return _Scan(records, damaged, bool(data) and not data.endswith(b"\n"), last)
+        return _Scan(records, damaged, bool(data) and not data.endswith(b"\n"), last, last_hash)
 
     def records(self) -> list[dict[str, Any]]:
         """Every intact record, in order (damaged lines are skipped; see `damage`).
@@ -260,13 +285,13 @@ class ResearchLog:
         return self._scan().damaged
 
     def last_hash(self) -> str:
-        """The `hash` of the last intact record ("" when there is none).
+        """The `hash` of the last record, the one the next is chained to ("" when there is
+        none).
 
         Raises:
             OSError: The file exists but cannot be read.
         """
-        records = self._scan().records
-        return str(records[-1][1].get("hash", "")) if records else ""
+        return self._scan().last_hash
 
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
         """Add `record` as a new line chained to the last intact one; returns it with `prev` and
@@ -280,10 +305,10 @@ class ResearchLog:
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("ab") as handle:
-            if fcntl is not None:  # two kernels appending at once: one after the other, and
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # each chained to the other's line
+            _lock(handle)  # two kernels appending at once: one after the other, each
+            # chained to the other's line
             scan = self._scan()  # under the lock: the line another writer just added counts
-            previous = str(scan.records[-1][1].get("hash", "")) if scan.records else ""
+            previous = scan.last_hash
             chained = {**record, "prev": previous}
             chained.pop("hash", None)
             chained["hash"] = _line_hash(chained)
@@ -300,7 +325,10 @@ class ResearchLog:
         if stamp is not None:  # the file as this append left it: no need to read it again
             number = scan.lines + 1
             records = [*scan.records, (number, chained)]
-            self._read = (stamp, _Scan(records, scan.damaged, ends_open=False, lines=number))
+            self._read = (
+                stamp,
+                _Scan(records, scan.damaged, False, number, str(chained["hash"])),
+            )
         return chained
 
     def verify(self) -> list[LogProblem]:
