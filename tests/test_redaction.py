@@ -30,7 +30,8 @@ SECRETS = (FAKE_KEY, CELL_TOKEN, CONTEXT_TOKEN, PASSWORD, FILE_KEY)
         # plurals: a dict of keys is as secret as one key; a count of tokens is not
         ("API_KEYS", True), ("client_secrets", True), ("passwords", True), ("SECRETS", True),
         ("private_keys", True), ("access_tokens", True), ("refreshTokens", True),
-        ("tokens", False), ("num_tokens", False), ("monkeys", False),
+        ("tokens", False), ("num_tokens", False), ("monkeys", False), ("keys", False),
+        ("primary_keys", False),
     ],
 )
 def test_secret_looking_names(name: str, secret: bool) -> None:
@@ -151,6 +152,18 @@ def test_keys_held_in_a_dict_or_as_bytes_are_masked_wherever_they_show(
     assert "- api_keys: (hidden: looks like a secret)" in text
 
 
+def test_keys_in_a_list_are_masked_and_a_vocabulary_is_not(notebook: Notebook) -> None:
+    listed = "3f2c1a9e8b7d4c6e9f102a3b4c5d6e7f"
+    notebook.run(f"service_tokens = ['{listed}']")
+    notebook.run("id2token = {0: 'glaciological', 1: 'Kilimanjaro-summit-ice'}")
+    notebook.run("print(service_tokens[0], id2token[1])")
+    view = NotebookBackend(notebook.shell)
+    output = view.read(f"/outputs/{view.ls('/outputs')[-1].path.rsplit('/', 1)[-1]}").lines
+    index = "\n".join(view.read("/vars/index.md").lines)
+    assert output[-1] == "*** Kilimanjaro-summit-ice"  # a key; a word of a vocabulary
+    assert "- service_tokens: (hidden: looks like a secret)" in index
+
+
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
@@ -180,6 +193,9 @@ def test_keys_held_in_a_dict_or_as_bytes_are_masked_wherever_they_show(
         ("DB_PASSWORD: Final = 'hunter2-horse'", "DB_PASSWORD: Final = '***'"),
         ('SERVICE_TOKEN = b"tok-3f2c1a9e8b7d"', 'SERVICE_TOKEN = b"***"'),
         ("max_tokens: int = 4096", "max_tokens: int = 4096"),
+        ('def load(api_key: str, model = "gpt-4o-mini"):',  # another parameter's default
+         'def load(api_key: str, model = "gpt-4o-mini"):'),
+        ('cache_key = f"{dataset}-{version}"', 'cache_key = f"{dataset}-{version}"'),  # a template
         ('STRIPE_KEY = """rk_3f2c1a9e8b7d4c6e"""', 'STRIPE_KEY = """***"""'),
         ('key = os.getenv("SENDGRID_API_KEY", "SG.x1y2z3w4")', 'key = os.getenv("SENDGRID_API_KEY", "***")'),
         ("os.environ.get('GH_TOKEN', 'gh-3f2c1a9e')", "os.environ.get('GH_TOKEN', '***')"),

@@ -90,6 +90,7 @@ from jupyter_deepagent.project.secrets.redaction import (
     MIN_SECRET_LENGTH,
     Redactor,
     is_secret_variable,
+    names_secrets,
 )
 
 if TYPE_CHECKING:
@@ -210,8 +211,11 @@ class NotebookBackend(AsyncBackendMixin):
     def _secret_values(self) -> list[str]:
         values = list(self.secrets()) if self.secrets is not None else []
         for name, value in self._all_variables().items():
-            if isinstance(value, str | bytes | Mapping) and is_secret_variable(name, value):
-                values.extend(_texts_within(value))
+            if isinstance(value, str | bytes):
+                if is_secret_variable(name, value):
+                    values.extend(_texts_within(value, [_MOST_SECRET_VALUES]))
+            elif isinstance(value, Mapping | list | tuple) and names_secrets(name):
+                values.extend(_texts_within(value, [_MOST_SECRET_VALUES]))
         return values
 
     def _render(self, name: str, value: object) -> str:
@@ -394,28 +398,37 @@ class NotebookBackend(AsyncBackendMixin):
         return first_matches(matches)
 
 
-_MOST_SECRET_VALUES = 200
-"""Texts taken from one secret-named variable: a mapping of keys holds a few, not thousands."""
+_MOST_SECRET_VALUES = 1_000
+"""Values looked at in one secret-named variable, at every depth together: a dict of keys holds
+a few, not thousands."""
 _LONGEST_SECRET = 16_384
 """Characters: a key or a private key block is shorter (longer texts are data, not masked)."""
 
 
-def _texts_within(value: object, depth: int = 0) -> list[str]:
+def _texts_within(value: object, budget: list[int], depth: int = 0) -> list[str]:
     """The texts a secret-named variable holds, to mask wherever they show: itself (a `str`, or
-    `bytes` decoded), or the texts of a mapping's values, three levels down at most (`api_keys
-    = {"openai": "sk-..."}`); texts too short to mask or too long to be a key left out."""
+    `bytes` decoded), or the texts of a mapping's values or a list's items, three levels down at
+    most (`api_keys = {"openai": "sk-..."}`); texts too short to mask or too long to be a key
+    left out. `budget` is how many more values may be looked at, across the whole walk."""
+    budget[0] -= 1
     if isinstance(value, bytes):
         value = value[:_LONGEST_SECRET].decode("utf-8", "replace")
     if isinstance(value, str):
         return [value] if MIN_SECRET_LENGTH <= len(value) <= _LONGEST_SECRET else []
-    found: list[str] = []
-    if isinstance(value, Mapping) and depth < 3:
-        try:  # a user's own mapping may compute its values, or fail to
-            items = list(itertools.islice(value.values(), _MOST_SECRET_VALUES))
-        except Exception:  # a value that cannot be read is one the model cannot see either
+    if depth >= 3 or budget[0] <= 0:
+        return []
+    try:  # a user's own mapping may compute its values, or fail to
+        if isinstance(value, Mapping):
+            items = list(itertools.islice(value.values(), budget[0]))
+        elif isinstance(value, list | tuple):
+            items = list(value[: budget[0]])
+        else:
             return []
-        for item in items:
-            found.extend(_texts_within(item, depth + 1))
-            if len(found) >= _MOST_SECRET_VALUES:
-                break
-    return found[:_MOST_SECRET_VALUES]
+    except Exception:  # a value that cannot be read is one the model cannot see either
+        return []
+    found: list[str] = []
+    for item in items:
+        if budget[0] <= 0:
+            break
+        found.extend(_texts_within(item, budget, depth + 1))
+    return found

@@ -133,10 +133,15 @@ _SECRET_WORDS = ("key", "token", "secret", "pass", "pwd", "auth", "credential", 
 _SECRET_WORD_ANY_CASE = re.compile("|".join(_SECRET_WORDS), re.IGNORECASE)
 _WORD = re.compile(r"[\w\-]*+")
 _LONGEST_NAME = 128
+_ANNOTATION = r"[A-Za-z_][\w.]{0,80}+(?:\[[\w.\[\], |]{0,80}?\]++)?"
+"""A Python type: a name, maybe subscripted (`str`, `Final[str]`, `dict[str, list[int]]`); no
+comma outside its brackets, so `def f(key: str, model = "x")` is not `key`'s annotation."""
 _ASSIGNED = re.compile(
-    # `=` or `:`, or a Python annotation then `=` (`API_KEY: str = "..."`, `: Final =`), then
-    # the value: quoted (triple-quoted too, with a Python string prefix: `b"..."`), or bare
-    r"[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\], |]{0,80}?[ \t]*=|[:=])[ \t]*(?:[bBrRuUfF]{1,2}(?=[\"']))?"
+    # `=` or `:`, or a Python annotation then `=` (`API_KEY: str = "..."`, `: str | None =`),
+    # then the value: quoted (triple-quoted too, with a Python string prefix: `b"..."`, not an
+    # f-string, a template rather than a value), or bare
+    r"[ \t]*(?::[ \t]*+" + _ANNOTATION + r"(?:[ \t]*+\|[ \t]*+" + _ANNOTATION + r"){0,4}"
+    r"[ \t]*+=|[:=])[ \t]*(?:[bBrRuU]{1,2}(?=[\"']))?"
     r"(?:\"\"\"(?P<triple>[^\"\r\n]{1,4096}+)\"\"\"|'''(?P<tsingle>[^'\r\n]{1,4096}+)'''"
     r"|\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
     r"|'(?P<single>(?:[^'\\\r\n]|\\[^\r\n]){1,4096}+)'"

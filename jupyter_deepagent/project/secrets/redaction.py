@@ -51,6 +51,7 @@ __all__ = [
     "looks_secret",
     "masked_interpolation",
     "merged",
+    "names_secrets",
 ]
 
 MASK = "***"
@@ -119,9 +120,9 @@ _SECRET_WORDS = frozenset(
         "AUTH",
         "PRIVATEKEY",
         "PASSPHRASE",
-        # plurals: a dict or list of them (`API_KEYS`, `client_secrets`); not TOKENS alone,
-        # which counts text (`max_tokens`), see _TOKENS_AFTER
-        "KEYS",
+        # plurals: a dict or list of them (`client_secrets`); KEYS and TOKENS only after a word
+        # that makes them credentials (`api_keys`, `access_tokens`; not `primary_keys`,
+        # `max_tokens`), see _PLURAL_AFTER
         "APIKEYS",
         "SECRETS",
         "PASSWORDS",
@@ -140,8 +141,27 @@ _SECRET_ENDINGS = (
     "PASSWORDS",
     "PASSWD",
 )
-_TOKENS_AFTER = frozenset({"ACCESS", "REFRESH", "AUTH", "BEARER", "API", "ID", "SESSION", "OAUTH"})
-"""Words before TOKENS that make it credentials (`access_tokens`), not a count (`num_tokens`)."""
+_PLURAL_AFTER = frozenset(
+    {
+        "ACCESS",
+        "REFRESH",
+        "AUTH",
+        "BEARER",
+        "API",
+        "ID",
+        "SESSION",
+        "OAUTH",
+        "SECRET",
+        "PRIVATE",
+        "SSH",
+        "SIGNING",
+        "ENCRYPTION",
+        "CLIENT",
+        "SERVICE",
+    }
+)
+"""Words before KEYS or TOKENS that make them credentials (`api_keys`, `access_tokens`), not
+columns or counts (`primary_keys`, `num_tokens`)."""
 _WORD_BOUNDARY = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -150,8 +170,8 @@ def looks_secret(name: str) -> bool:
     """Tell whether a variable name looks like it holds a secret (`OPENAI_API_KEY`, `dbPassword`).
 
     The name is split into words (at `_` and at lower-to-upper case changes); a word such as KEY,
-    TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL(S) or AUTH (or a plural: KEYS, SECRETS, ...;
-    TOKENS only after ACCESS, REFRESH, API, ...), or one ending in APIKEY, TOKEN, SECRET or
+    TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL(S) or AUTH (or a plural: SECRETS, PASSWORDS;
+    KEYS and TOKENS only after API, ACCESS, PRIVATE, ...), or one ending in APIKEY, TOKEN, SECRET or
     PASSWORD, makes it secret. `monkey`, `author`, `tokenizer`, `max_tokens` and `KeyError` are
     not.
     """
@@ -162,22 +182,38 @@ def looks_secret(name: str) -> bool:
         upper = word.upper()
         if upper in _SECRET_WORDS or (upper.endswith(_SECRET_ENDINGS) and len(upper) > 4):
             return True
-        if upper == "TOKENS" and before in _TOKENS_AFTER:
+        if upper in ("KEYS", "TOKENS") and before in _PLURAL_AFTER:
             return True
         before = upper
     return False
 
 
+@lru_cache(maxsize=4096)
+def names_secrets(name: str) -> bool:
+    """Tell whether a name says its value *is* secrets (`api_keys`, `secrets`, `passwords`):
+    its last word is a secret word, where `looks_secret` takes a word anywhere (`token_map`,
+    `id2token`, a vocabulary, look secret but hold none). Texts inside a dict or list are
+    masked only under such a name."""
+    words = [word.upper() for word in _WORD_BOUNDARY.split(name) if word]
+    if not words or name.endswith(("Error", "Exception", "Warning")):
+        return False
+    last, before = words[-1], words[-2] if len(words) > 1 else ""
+    return last in _SECRET_WORDS or (last in ("KEYS", "TOKENS") and before in _PLURAL_AFTER)
+
+
 def is_secret_variable(name: str, value: Any) -> bool:
     """Tell whether a kernel variable must stay out of `/notebook/vars/`.
 
-    The environment itself (`os.environ`, or a copy of it as a dict), and text, bytes or mappings
-    under a secret-looking name. A DataFrame called `token_counts` stays visible.
+    The environment itself (`os.environ`, or a copy of it as a dict), text, bytes or mappings
+    under a secret-looking name, and lists or tuples under a name that says they are secrets
+    (`api_keys`). A DataFrame called `token_counts` stays visible.
     """
     if isinstance(value, os._Environ):
         return True
     if isinstance(value, dict) and value and _mostly_environment(value):
         return True
+    if isinstance(value, list | tuple):  # `api_keys = ["sk-...", ...]`
+        return names_secrets(name)
     return looks_secret(name) and isinstance(value, str | bytes | Mapping)
 
 
