@@ -110,3 +110,10 @@ def test_ctrl_c_ends_the_run_with_one_line_and_exit_130_writing_nothing(tmp_path
     )
     assert "AssertionError" not in stderr and stdout == ""
     assert path.read_bytes() == before
+
+
+def test_a_notebook_only_its_owner_reads_stays_so(tmp_path: Path) -> None:
+    path = _notebook(tmp_path / "study.ipynb")
+    path.chmod(0o600)
+    assert headless._write_atomically(nbformat.read(path, as_version=4), path) == ""
+    assert path.stat().st_mode & 0o777 == 0o600

@@ -215,3 +215,13 @@ def test_a_colour_terminal_keeps_a_kernels_colours_and_nothing_else() -> None:
     assert terminal.colour
     shown = terminal.text("\x1b[31mError\x1b[0m \x1b]52;c;eA==\x07 \x1b[8mhidden\x1b[0m \x9b2J")
     assert shown == "\x1b[31mError\x1b[0m  hidden\x1b[0m \\x9b2J"
+
+
+def test_a_bidirectional_override_is_written_out_not_obeyed() -> None:
+    from jupyter_deepagent.cli.terminal import visible, visible_json
+
+    # "Trojan Source": U+202E shows the end of a line reversed, so shown code is not what runs
+    shown = visible('access = "user\u202e \u2066# admin only\u2069 \u2066"')
+    assert "\u202e" not in shown and "\\u202e" in shown and "\\u2066" in shown
+    assert visible("نمی\u200cخواهم") == "نمی\u200cخواهم"  # Persian's joiner is text
+    assert visible_json('"\u202e"') == '"\\u202e"'

@@ -42,7 +42,8 @@ exit codes:
      or --output cannot be written (its folder is checked before anything runs)
   3  a run stopped at its budget (it would pause in Jupyter; here no one can answer, so it
      stops, and its cell's output says why); 1 and 2 come first
-  130  interrupted (Ctrl-C): nothing written
+  130  interrupted (Ctrl-C): --output is not written; the agent cells that finished keep
+       their research-log records
 
 what it writes:
   The notebook file is left as it is: --output OUT.ipynb writes the executed notebook there

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -372,7 +373,9 @@ def run_notebook(
         report.seconds = time.perf_counter() - started
         if kernel_output is not None:
             kernel_output.close()
-    if state.get("interrupted"):
+    # nbclient's SIGINT handler keeps the cleanup it started: a Ctrl-C as the last cell ends
+    # may not have run it yet
+    if state.get("interrupted") or getattr(client, "_async_cleanup_kernel_future", None):
         raise KeyboardInterrupt  # nothing written: the caller says so
     report.mismatch = report.mismatch or any(r.outcome == "mismatch" for r in report.cells)
     if report.error and not report.mismatch and "ReplayMismatch" in report.error:
@@ -410,8 +413,13 @@ def _write_atomically(notebook: Any, output: Path) -> str:
             nbformat.write(notebook, stream)
             stream.flush()
             os.fsync(stream.fileno())
+        if output.exists():  # a notebook only its owner reads stays so
+            shutil.copymode(output, temporary)
         os.replace(temporary, output)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         return f"could not write {output}: {exc.strerror or exc}; it is unchanged"
+    except BaseException:  # Ctrl-C mid-write: no temporary file left behind
+        temporary.unlink(missing_ok=True)
+        raise
     return ""

@@ -27,8 +27,13 @@ _ANSI = re.compile(
 )
 _RED, _BOLD, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[0m"
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # SGR: colours and weights (but conceal, 8)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
-_C1 = re.compile(r"[\x7f-\x9f]")  # what JSON leaves as it is
+_INVISIBLE = "\u180e\u200b\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
+"""Characters that change what a line shows without showing: bidirectional embeddings,
+overrides and isolates (code shown for approval reordered on screen, "Trojan Source"), zero-width
+spaces and joiners that hide a break, line and paragraph separators. The joiners and marks that
+Persian, Arabic, Hebrew and emoji need in ordinary text (U+200C to U+200F) are kept."""
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")  # but tab, newline
+_C1 = re.compile(f"[\\x7f-\\x9f{_INVISIBLE}]")  # what JSON leaves as it is
 
 
 def plain(text: str) -> str:
@@ -37,18 +42,20 @@ def plain(text: str) -> str:
 
 
 def _written_out(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
     """`text` safe to print, and showing what it held: every control character (ESC, BEL, a
-    carriage return, C1 controls) written out as `\\x1b`, so an escape sequence prints as text;
-    tabs and newlines kept."""
+    carriage return, C1 controls) written out as `\\x1b`, so an escape sequence prints as text,
+    and every invisible one that reorders or hides text (`\\u202e`); tabs and newlines kept."""
     return _CONTROL.sub(_written_out, text)
 
 
 def visible_json(text: str) -> str:
-    """A JSON text safe to print: the C1 controls JSON leaves raw escaped as `\\u009b`."""
+    """A JSON text safe to print: the C1 controls and invisible characters JSON leaves raw
+    escaped as `\\u009b`, `\\u202e`."""
     return _C1.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
