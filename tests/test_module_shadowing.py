@@ -115,24 +115,33 @@ def test_a_module_of_a_namespace_package_or_an_optional_dependency_cannot_be_pla
 
 
 def test_a_module_this_kernel_tried_to_import_and_did_not_find_cannot_be_planted(
-    notebook: Notebook,
+    notebook: Notebook, tmp_path: Path
 ) -> None:
     # packages try optional modules on their first import (requests: `simplejson`, urllib3:
     # `brotli`, `socks`): missing, a file of that name in the notebook's folder is what the next
     # kernel's first run imports; no list kept by hand has them all, so a miss is remembered
     optional = "optional_speedups_jda_test"
-    tried = notebook.run(f"try:\n    import {optional}\nexcept ImportError:\n    pass")
+    library = tmp_path / "site"  # an installed package, outside the workspace
+    library.mkdir()
+    (library / "fastlib_jda_test.py").write_text(
+        f"try:\n    import {optional}\nexcept ImportError:\n    {optional} = None\n"
+    )
+    tried = notebook.run(f"import sys\nsys.path.append({str(library)!r})\nimport fastlib_jda_test")
     assert tried.error is None
-    attempts = [write(f"/workspace/{optional}.py"), write(f"/workspace/{optional}/__init__.py")]
+    notebook.run("try:\n    import my_helpers_jda_test\nexcept ImportError:\n    pass")  # a cell's
+    attempts = [write(f"/workspace/{optional}.py"), write(f"/workspace/{optional}/__init__.py"),
+                write("/workspace/my_helpers_jda_test.py")]
     model = attacker(*attempts)
     notebook.session.configure(model=model)
     cell = notebook.run("%%agent\nSave a helper.")
     assert cell.error is None
     results = tool_results(model)
     assert len(results) == len(attempts)
-    assert all(f"instead of the module '{optional}'" in m.text for m in results)
+    assert all(f"instead of the module '{optional}'" in m.text for m in results[:2])
     assert not (notebook.folder / f"{optional}.py").exists()
     assert not (notebook.folder / optional).exists()
+    # the module a cell imports before it exists is the user's to have written
+    assert (notebook.folder / "my_helpers_jda_test.py").exists()
 
 
 def test_a_model_providers_package_that_is_not_installed_cannot_be_planted(

@@ -9,8 +9,8 @@ stand in for, so the workspace guard refuses to let the agent write, edit or del
 The names come from the `protected_modules` setting: module names, name patterns (`langchain_*`:
 every module whose name starts so), and `<importable>`, which stands for every top-level module
 Python finds outside the workspace (the standard library and installed packages) and every one
-this process tried to import and did not find (`watch_missed_imports`): the optional modules
-that pandas, requests or LangChain try (`simplejson`, `brotli`, `socks`, ...) would run from the
+a package in this process tried to import and did not find (`watch_missed_imports`; a cell's own
+imports do not count): the optional modules that pandas, requests or LangChain try (`simplejson`, `brotli`, `socks`, ...) would run from the
 notebook's folder at the next kernel's first run, and a list of names kept by hand goes stale. A module file is one ending in a suffix import loads (`.py`, `.pyc`, `.so`,
 ...), at the top of a folder where a kernel starts (the workspace's top and the notebook's
 folder); a package is `<name>/__init__.py` there, and once that exists, every module file under
@@ -37,12 +37,20 @@ _MISSED: set[str] = set()
 
 class _MissedImports:
     """A finder last on `sys.meta_path`: asked only when every finder before it found nothing,
-    it finds nothing either, and remembers the name of a top-level module that was missed."""
+    it finds nothing either, and remembers the name of a top-level module that a package
+    missed. A cell's own `import helpers` (before the user or the agent writes helpers.py) is
+    the user's module, not an optional one: not remembered."""
 
     @staticmethod
     def find_spec(name: str, path: object = None, target: object = None) -> None:
-        if path is None and "." not in name:
-            _MISSED.add(name.casefold())
+        if path is not None or "." in name:
+            return
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+            frame = frame.f_back
+        if frame is not None and frame.f_globals.get("__name__") == "__main__":
+            return  # the importing code is a cell (or the script run)
+        _MISSED.add(name.casefold())
 
     @staticmethod
     def invalidate_caches() -> None:
