@@ -285,4 +285,8 @@ def test_a_notebook_is_never_overwritten_edited_or_deleted_but_a_new_one_may_be_
     assert notebook.path.read_text().startswith('{"cells": []')
     assert other.read_text() == '{"cells": []}'
     fs.write("/workspace/data/summary.ipynb", '{"cells": []}')  # a new notebook is the agent's
-    assert (notebook.folder / "data" / "summary.ipynb").exists()
+    fs.edit("/workspace/data/summary.ipynb", "[]", '[{"cell_type": "markdown"}]')  # still its own
+    assert "markdown" in (notebook.folder / "data" / "summary.ipynb").read_text()
+    (notebook.folder / "data" / "summary.ipynb").write_text('{"cells": ["the user\'s now"]}')
+    with pytest.raises(PermissionDenied, match="it is a notebook"):  # changed by the user
+        fs.write("/workspace/data/summary.ipynb", "{}")

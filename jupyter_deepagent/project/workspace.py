@@ -89,6 +89,10 @@ def _one_regex(patterns: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(translated)) if translated else None
 
 
+_LARGEST_OWN_NOTEBOOK = 16_000_000
+"""Bytes: a larger notebook is not read to see whether the agent wrote it (it is the user's)."""
+
+
 class GuardedFolder(AsyncBackendMixin):
     """A folder on disk with some paths hidden from the agent and some it may not change.
 
@@ -196,11 +200,7 @@ class GuardedFolder(AsyncBackendMixin):
                 "setting)."
             )
             return PermissionDenied(msg, path=virtual)
-        if (
-            folded
-            and folded[-1].endswith(".ipynb")
-            and os.path.lexists(os.path.join(self.root, *parts))
-        ):
+        if folded and folded[-1].endswith(".ipynb") and not self._own_notebook(parts):
             msg = (
                 f"Cannot change {virtual}: it is a notebook, the user's work with its outputs "
                 "(this one or another), and a write would replace all of it. Write a new "
@@ -226,6 +226,20 @@ class GuardedFolder(AsyncBackendMixin):
             )
             return PermissionDenied(msg, path=virtual)
         return None
+
+    def _own_notebook(self, parts: tuple[str, ...]) -> bool:
+        """Whether the agent may change the notebook at `parts`: none is there yet, or it holds
+        exactly a text the agent wrote (a notebook it made in this kernel, not the user's)."""
+        path = os.path.join(self.root, *parts)
+        if not os.path.lexists(path):
+            return True
+        try:
+            if os.path.getsize(path) > _LARGEST_OWN_NOTEBOOK:
+                return False
+            with open(path, encoding="utf-8", errors="surrogateescape") as stream:
+                return self._masked.own.is_own(stream.read())
+        except OSError:
+            return False
 
     def _environment_above(self, parts: tuple[str, ...]) -> str | None:
         """The folder above `parts` (names from the top) that is a Python environment, a
