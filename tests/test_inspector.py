@@ -303,6 +303,8 @@ def test_a_deletion_is_listed_in_the_files_tab_never_silent(tmp_path: Path) -> N
         call("write_file", file_path="/workspace/draft.md", content="# Draft\n"),
         call("delete", file_path="/workspace/draft.md"),
         call("write_file", file_path="/workspace/report.md", content="# Report\n"),
+        call("write_file", file_path="/workspace/scratch/a.md", content="a\n"),
+        call("delete", file_path="/workspace/scratch"),  # its files went with it
         "Tidied up.",
     ], profile={"max_input_tokens": 1_000_000})
     agent = create_research_agent(model, backend=DiskBackend(tmp_path))
@@ -314,6 +316,7 @@ def test_a_deletion_is_listed_in_the_files_tab_never_silent(tmp_path: Path) -> N
         ("/workspace/draft.md", "deleted"),
         ("/workspace/old.csv", "deleted"),
         ("/workspace/report.md", "written"),
+        ("/workspace/scratch", "deleted"),
     ]
     assert not (tmp_path / "workspace" / "old.csv").exists()
     assert "/workspace/old.csv (deleted)" in snapshot_text(snap)

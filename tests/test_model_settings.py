@@ -105,7 +105,9 @@ def test_model_naming_a_variable_that_holds_no_chat_model_says_so(notebook: Note
     notebook.run("x = 5")
     cell = notebook.run("%%agent -m x\nwho answers?")
     assert cell.error is not None  # one line, as every option error
-    assert str(cell.error).startswith("-m x: the notebook variable 'x' holds int, not a chat model")
+    assert str(cell.error).startswith(
+        "The model 'x' names a notebook variable that holds int, not a chat model."
+    )
     assert "Traceback" not in cell.stdout + cell.stderr
 
 

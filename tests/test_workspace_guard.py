@@ -183,7 +183,7 @@ def test_version_control_internals_are_hidden_even_as_a_worktree_file(notebook: 
         "matplotlibrc",  # `backend: module://x` imports x
         ".zshenv",
         ".bash_login",
-        "env/lib/python3.11/site-packages/IPython/__init__.py",  # an environment of any name
+        "env/lib/python3.11/site-packages/IPython/__init__.py",  # any site-packages folder
     ],
 )
 def test_places_where_a_write_runs_as_code_are_read_only(notebook: Notebook, path: str) -> None:

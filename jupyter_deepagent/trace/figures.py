@@ -38,8 +38,8 @@ def duration(seconds: float) -> str:
 
 
 def cost_text(usd: object, unpriced_calls: object = 0) -> str:
-    """A cost as every view writes it: "$0.0123", "$0" (nothing paid: a free or scripted model,
-    replies the research log served), "<$0.0001" (paid, but less than shown to four places),
+    """A cost as every view writes it: "$0.0123", "$0" (nothing paid: replies the research log
+    served, a model priced at zero), "<$0.0001" (paid, but less than shown to four places),
     "$0.0123 + price unknown for 2 calls", or "price unknown" (`usd` None: no call had a known
     price)."""
     if not isinstance(usd, (int, float)) or isinstance(usd, bool):

@@ -369,11 +369,12 @@ class Session:
                 return held
             if spec in names and not spec.startswith("_"):  # a variable, but not a model
                 msg = (
-                    f"-m {spec}: the notebook variable {spec!r} holds {type(held).__name__}, not "
-                    "a chat model. Pass a variable holding a LangChain chat model, or a model "
-                    "such as google_genai:gemini-2.5-flash or openai:gpt-4o."
+                    f"The model {spec!r} names a notebook variable that holds "
+                    f"{type(held).__name__}, not a chat model. Give -m (or the model setting) a "
+                    "variable holding a LangChain chat model, or a model such as "
+                    "google_genai:gemini-2.5-flash or openai:gpt-4o."
                 )
-                raise InputError(msg, source="-m")
+                raise InputError(msg, source="model")
         return spec
 
     def plan(

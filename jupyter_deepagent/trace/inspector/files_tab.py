@@ -180,8 +180,10 @@ class FileTracker:
         if not path:
             return
         if call["tool"] == "delete":  # gone: shown, so a deletion is never silent
-            self.written.pop(path, None)
-            self.derived.pop(path, None)
+            inside = path.rstrip("/") + "/"  # a folder's files went with it
+            for kept in (self.written, self.derived, self.deleted):
+                for gone in [p for p in kept if p == path or p.startswith(inside)]:
+                    del kept[gone]
             self.deleted[path] = {
                 "path": path,
                 "kind": "deleted",
