@@ -297,3 +297,19 @@ def test_a_record_from_a_newer_version_is_skipped_but_the_next_one_chains_to_it(
     third = older.append(_record(3))
     lines = [json.loads(line) for line in log.path.read_text().splitlines()]
     assert third["prev"] == lines[1]["hash"]  # the newer version's chain still holds
+
+
+def test_a_strict_replay_of_a_renamed_notebook_points_at_the_log_beside_it(
+    notebook: Notebook,
+) -> None:
+    (notebook.folder / "quickstart.ipynb.agentlog.jsonl").write_text(
+        json.dumps(_record(1)) + "\n"
+    )
+    notebook.session.configure(model=scripted("An answer."))
+    cell = notebook.run("%%agent --replay strict\nWhat is there?")
+    said = str(cell.error)
+    assert "has no recording" in said
+    assert (
+        f"There is no {notebook.path.name}.agentlog.jsonl beside the notebook, but "
+        "quickstart.ipynb.agentlog.jsonl is: if the notebook was renamed or copied" in said
+    )

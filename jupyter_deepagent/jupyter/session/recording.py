@@ -55,6 +55,23 @@ _WAY_OUT_NO_MODEL = (
 )
 
 
+def _other_logs_note(missing: Path) -> str:
+    """A note for a replay that finds no log where another notebook's sits beside it (a
+    renamed or copied notebook): "" when there is none."""
+    from jupyter_deepagent.trace.research_log.log import LOG_SUFFIX
+
+    try:
+        others = sorted(p.name for p in missing.parent.glob(f"*{LOG_SUFFIX}") if p != missing)
+    except OSError:
+        return ""
+    if not others:
+        return ""
+    return (
+        f"There is no {missing.name} beside the notebook, but {', '.join(others[:3])} is: if "
+        "the notebook was renamed or copied, rename (or copy) its log to match. "
+    )
+
+
 def replay_mode(
     option: str | None, configured: str, environ: Mapping[str, str] = os.environ
 ) -> str:
@@ -291,6 +308,8 @@ def _start_recording(
         if mode == "strict" or inner is not None
         else (_WAY_OUT_NO_MODEL.format(why=why))
     )
+    if not found and mode != "off" and not log.exists():
+        way_out = _other_logs_note(log.path) + way_out
     ledger = CallLedger(found, mode, label, redact=redact, way_out=way_out, carried=carried)
     if inner is not None:
         model_name, params = model_label(inner), _model_params(inner)
