@@ -24,6 +24,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from importlib.machinery import PathFinder, all_suffixes
+from types import FrameType
 
 __all__ = ["IMPORTABLE", "ShadowedModules", "missed_imports", "watch_missed_imports"]
 
@@ -45,7 +46,7 @@ class _MissedImports:
     def find_spec(name: str, path: object = None, target: object = None) -> None:
         if path is not None or "." in name:
             return
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
             frame = frame.f_back
         if frame is not None and frame.f_globals.get("__name__") == "__main__":
