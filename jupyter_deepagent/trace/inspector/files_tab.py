@@ -3,8 +3,9 @@
 Offloaded and aged tool results (path, tool, tokens, first lines of the result), long inputs
 moved to files, conversation-history and subagent transcripts, memory files read, and files
 written. Written files come from `file_written` events when the run has them; otherwise from
-successful `write_file`/`edit_file`/`delete` calls (their whole arguments are in the `model_call` reply).
-Files are grouped by mount, the first folder of their path.
+successful `write_file`/`edit_file` calls (their whole arguments are in the `model_call` reply);
+deleted ones from successful `delete` calls, until written again. Files are grouped by mount,
+the first folder of their path.
 """
 
 from __future__ import annotations
