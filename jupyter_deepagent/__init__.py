@@ -47,6 +47,7 @@ __all__ = [
     "ScriptedChatModel",
     "StateBackend",
     "StateDamaged",
+    "StateNotWritten",
     "StoreBackend",
     "SubAgent",
     "ThreadBusy",

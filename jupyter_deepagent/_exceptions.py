@@ -22,6 +22,8 @@ ResearchAssistantError
  ├── ResearchLogNotWritten         a run finished but the research log could not take it; .path
  ├── ContextOverflow               the conversation does not fit the window, even compressed
  ├── StateDamaged                  a state folder's database is damaged; carries .path
+ ├── StateNotWritten               a state folder's database cannot be written now (a full disk,
+ │                                 a lock, no permission); nothing is damaged; carries .path
  ├── DatabaseUnreachable           the PostgreSQL database cannot be reached; carries .address
  └── ThreadBusy                    another process runs the thread; carries .thread, .pid
 ```
@@ -53,6 +55,7 @@ __all__ = [
     "ResearchLogNotWritten",
     "ScriptError",
     "StateDamaged",
+    "StateNotWritten",
     "ThreadBusy",
 ]
 
@@ -214,6 +217,20 @@ class StateDamaged(ResearchAssistantError):
 
     Attributes:
         path: The damaged file.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class StateNotWritten(ResearchAssistantError):
+    """A database of the state folder cannot be read or written now (a full disk, a lock another
+    program holds, no permission), though it passes SQLite's check: nothing is damaged, the
+    conversation keeps every step saved before, and the cell can run again once the cause is gone.
+
+    Attributes:
+        path: The state folder.
     """
 
     def __init__(self, message: str, *, path: str) -> None:

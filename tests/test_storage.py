@@ -10,7 +10,7 @@ import pytest
 from IPython.core.error import UsageError
 from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
-from jupyter_deepagent import StateDamaged
+from jupyter_deepagent import StateDamaged, StateNotWritten
 
 MB = 1_000_000
 
@@ -253,8 +253,8 @@ def test_a_database_error_in_a_run_names_the_file_found_damaged(tmp_path: Path) 
 
     storage = Storage(tmp_path / "state")
     try:
-        with pytest.raises(sqlite3.OperationalError, match="locked"), storage.writing("t"):
-            raise sqlite3.OperationalError("database is locked")  # not damage: shown as it is
+        with pytest.raises(StateNotWritten, match="locked"), storage.writing("t"):
+            raise sqlite3.OperationalError("database is locked")  # not damage: says so
         store = tmp_path / "state" / "store.sqlite"
         store.write_bytes(b"\0" * 4096)  # damaged behind the open connection's back
         with pytest.raises(StateDamaged) as damaged, storage.writing("t"):

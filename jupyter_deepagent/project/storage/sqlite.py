@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jupyter_deepagent._exceptions import InputError, StateDamaged
+from jupyter_deepagent._exceptions import InputError, StateDamaged, StateNotWritten
 from jupyter_deepagent.project.storage.file_lock import ThreadLock
 from jupyter_deepagent.project.storage.lazy_store import LazySqliteStore, has_store_table
 from jupyter_deepagent.project.storage.owners import ThreadOwner
@@ -90,13 +90,14 @@ class SqliteStorage:
 
     def damage(self, exc: sqlite3.DatabaseError) -> Exception:
         """The error to show for `exc`, raised by a database of this folder: `StateDamaged`
-        naming the damaged file when one is, else `exc` itself (a locked or unwritable file)."""
+        naming the damaged file when one is, else `StateNotWritten` saying why the intact
+        databases could not be written now (a full disk, a lock, no permission)."""
         for name, role in _ROLES.items():
             problem = damage_of(self.folder / name)
             if problem is not None:
                 return damaged(self.folder / name, role, problem)
         if isinstance(exc, sqlite3.OperationalError):
-            return exc
+            return not_written(self.folder, exc)
         message = (
             f"A database of the state folder {self.folder} failed: {exc}. Neither "
             f"{CHECKPOINTS_FILE} nor {STORE_FILE} fails SQLite's check now; run the cell again, "
@@ -181,3 +182,45 @@ def open_sqlite_storage(folder: Path, setting: str) -> SqliteStorage:
             "to a folder you can write (in .deepagent.toml or with %agent config state_dir=...)."
         )
         raise InputError(msg, source="state_dir") from None
+
+
+_CAUSES = (
+    (("SQLITE_FULL", "disk is full"), "the disk is full", "free some disk space"),
+    (
+        ("SQLITE_BUSY", "SQLITE_LOCKED", "locked"),
+        "another program holds a lock on it (a second kernel or a sync or backup tool)",
+        "wait for it, or close it",
+    ),
+    (
+        ("SQLITE_READONLY", "readonly"),
+        "it is read-only",
+        "make the folder and its files writable, or set state_dir to another folder",
+    ),
+    (
+        ("SQLITE_IOERR", "disk I/O error"),
+        "the disk reported an I/O error (a full disk gives it too)",
+        "free some disk space and check the disk",
+    ),
+    (
+        ("SQLITE_CANTOPEN", "unable to open"),
+        "the file cannot be opened",
+        "check that the folder exists and is yours to write",
+    ),
+)
+
+
+def not_written(folder: Path, exc: sqlite3.OperationalError) -> StateNotWritten:
+    """`StateNotWritten` for an intact database of `folder` that SQLite could not use (`exc`):
+    the cause in words, where, and what to do."""
+    said = f"{getattr(exc, 'sqlite_errorname', '')} {exc}"
+    cause, remedy = "SQLite refused the write", "check the disk and the folder's permissions"
+    for marks, *words in _CAUSES:
+        if any(mark in said for mark in marks):
+            cause, remedy = words
+            break
+    message = (
+        f"The agent's state could not be saved in {folder} ({exc}): {cause}. Nothing is "
+        "damaged: the conversation keeps every step saved before this one. To go on, "
+        f"{remedy}, then run the cell again."
+    )
+    return StateNotWritten(message, path=str(folder))
