@@ -19,7 +19,7 @@ from test_cli import _cli
 from test_replay import _fresh_kernel
 
 from jupyter_deepagent import ResearchLogNotWritten
-from jupyter_deepagent.trace.research_log.log import ResearchLog, log_path_for
+from jupyter_deepagent.trace.research_log.log import ResearchLog, _line_hash, log_path_for
 
 FIRST = "%%agent\nList the notebook."
 SECOND = "%%agent\nRésumé des données, s'il vous plaît."
@@ -101,6 +101,22 @@ def test_a_record_an_older_writer_glued_to_a_fragment_is_recovered(tmp_path: Pat
     assert [r["n"] for r in log.records()] == [1, 3]
     [problem] = log.verify()
     assert problem.line == 2 and "the complete record glued after it was recovered" in str(problem)
+
+
+def test_a_glued_record_of_another_shape_is_skipped_and_named_not_read(tmp_path: Path) -> None:
+    log = ResearchLog(tmp_path / "study.ipynb.agentlog.jsonl")
+    log.append(_record(1))
+    log.append(_record(2, "Résumé"))
+    _cut_last_line(log.path, at="é".encode())
+    edited = {**_record(3), "events": 5, "prev": ""}  # an older writer's line, then edited
+    edited["hash"] = _line_hash(edited)  # and its hash made to hold again
+    glued = json.dumps(edited, separators=(",", ":"))
+    log.path.write_bytes(log.path.read_bytes() + glued.encode() + b"\n")
+
+    assert [r["n"] for r in log.records()] == [1]  # read, not a crash on events that are 5
+    [problem] = log.damage()
+    assert problem.line == 2 and "the record glued after it was skipped too" in str(problem)
+    assert "'events' holds int" in str(problem)
 
 
 def test_a_record_missing_only_its_newline_is_intact_and_the_next_one_starts_a_line(

@@ -247,9 +247,14 @@ class ResearchLog:
                 continue
             glued = _glued(raw)
             if glued is not None:
-                records.append((number, glued))
-                last_hash = str(glued.get("hash", ""))
-                why += "; the complete record glued after it was recovered"
+                if isinstance(glued.get("hash"), str):
+                    last_hash = glued["hash"]
+                problem = _shape_problem(glued)
+                if problem is None:
+                    records.append((number, glued))
+                    why += "; the complete record glued after it was recovered"
+                else:
+                    why += f"; the record glued after it was skipped too: {problem}"
             damaged.append(
                 LogProblem(
                     number,
