@@ -68,7 +68,7 @@ exit codes:
      replayed them all (or --chain-only)
   1  no research log (for a notebook with agent cells), a broken hash chain, an agent cell
      without a complete recording, or a recording strict replay rejects
-  2  the dry run stopped at a cell error, or could not be made
+  2  the notebook cannot be read, or the dry run stopped at a cell error or could not be made
 
 what it writes: nothing. The dry run runs a temporary copy of the notebook's folder, in a
 fresh state folder, and throws it away. A research log is recorded by
@@ -172,13 +172,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_notebook(path: Path) -> NotebookNode:
+    """The notebook at `path`; one line on stderr and exit code 2 when it cannot be read (no
+    file, not JSON, not a notebook nbformat can convert)."""
     import nbformat
+    from nbformat import ValidationError
+
+    from jupyter_deepagent.cli.terminal import Terminal, visible
 
     try:
         return nbformat.read(path, as_version=4)
-    except (OSError, ValueError) as exc:
-        msg = f"cannot read the notebook {path}: {exc}"
-        raise SystemExit(msg) from None
+    except (OSError, ValueError, ValidationError) as exc:
+        problem = visible(f"cannot read the notebook {path}: {exc}")
+        print(Terminal(sys.stderr).error(problem), file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -262,13 +268,14 @@ def _shown_cells(path: Path) -> dict[str, str] | None:
     """The notebook's agent cells as Lab shows them (by cell id and by source key), or None
     when the notebook cannot be read."""
     import nbformat
+    from nbformat import ValidationError
 
     from jupyter_deepagent.cli.cell_labels import saved_labels
     from jupyter_deepagent.cli.recordings import agent_cells
 
     try:
         notebook = nbformat.read(path, as_version=4)
-    except (OSError, ValueError):
+    except (OSError, ValueError, ValidationError):
         return None
     labels = saved_labels(notebook)
     shown: dict[str, str] = {}
