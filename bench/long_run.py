@@ -7,7 +7,7 @@ an earlier source one time in ten and checks five of its lines (from the convers
 are still there, else with `read_file` on the file the conversation points to, else by fetching
 the source again), and the bench reports any wrong line. Every request is counted with the same
 token counter and priced by `prompt_cache.PromptCacheMeter`: raw tokens, the cached share, the
-input billed with implicit caching at 0.25x (Gemini 2.5, GPT-4.1) and 0.1x (GPT-5), and
+input billed with implicit caching at 0.25x (GPT-4.1) and 0.1x (Gemini 2.5, GPT-5), and
 Anthropic-style (reads 0.1x, writes 1.25x, at the breakpoints each harness places: those runs use
 a `ChatAnthropic` whose calls never leave the process). This project's agent and, when installed
 (`pip install -e '.[bench]'`), `deepagents.create_deep_agent` run side by side.

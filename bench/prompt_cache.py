@@ -4,8 +4,8 @@ Every provider now bills the leading part of a request that repeats an earlier o
 the price. `PromptCacheMeter` is told each request of a run in order and prices it three ways:
 
 - **implicit** (Gemini 2.5, OpenAI): the longest prefix identical to any earlier request of the
-  run is cached when it is at least 1,024 tokens; billed at 0.25x (Gemini 2.5, GPT-4.1) or 0.1x
-  (GPT-5), the rest at 1x;
+  run is cached when it is at least 1,024 tokens; billed at 0.25x (GPT-4.1) or 0.1x (Gemini 2.5,
+  GPT-5), the rest at 1x;
 - **Anthropic-style**: only prefixes ending at a `cache_control` breakpoint are written (1.25x the
   tokens after what was read), a later request reads (0.1x) the longest written prefix found at one
   of its breakpoints or up to 20 blocks before one; the rest at 1x; 1,024-token minimum.

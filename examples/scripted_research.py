@@ -3,7 +3,7 @@ dataset (offloaded to a file), hands a review to a subagent, takes notes, search
 report. Prints every run event, the prompt it assembled, the subagent results as a DataFrame and the
 files it left behind.
 
-Run with `make demo`. No API key and no network: the model is a ScriptedChatModel.
+Run with `.venv/bin/python examples/scripted_research.py`. No API key and no network: the model is a ScriptedChatModel.
 """
 
 from __future__ import annotations
