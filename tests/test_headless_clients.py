@@ -171,6 +171,25 @@ def test_the_quickstart_replays_strictly_under_a_client_that_names_no_notebook(
     assert after == shipped, f"strict replay appended {added} records to the research log"
 
 
+@pytest.mark.slow
+@LOOPBACK_ONLY
+def test_the_quickstart_replays_strictly_after_papermill_under_a_client_that_sends_cell_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # papermill sends no cell ids, `jupyter-deepagent run` does (as JupyterLab): one state folder
+    folder = _scratch_notebooks(tmp_path)
+    log = log_path_for(folder / "quickstart.ipynb")
+    shipped = log.read_bytes()
+    _nbclient(folder, tmp_path, monkeypatch)
+
+    command = [sys.executable, "-m", "jupyter_deepagent.cli", "run", "quickstart.ipynb"]
+    _run([*command, "--replay", "strict"], folder, tmp_path)
+    output = nbformat.read(_nbclient(folder, tmp_path, monkeypatch), as_version=4)
+
+    assert [_replay_of(cell) for cell in _agent_cells(output)] == [["replayed"]] * 3
+    assert log.read_bytes() == shipped  # no run went live
+
+
 def _small_notebook(path: Path, question: str) -> Path:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [

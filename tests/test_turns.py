@@ -62,6 +62,45 @@ def test_run_all_twice_and_restart_run_all_give_the_first_passs_conversation(
     assert model.remaining == 0  # played once; the re-runs were answered from the conversation
 
 
+@pytest.mark.parametrize(
+    ("first_ids", "then_ids"),
+    [(None, ["c-ask", "c-sum"]), (["c-ask", "c-sum"], None)],
+    ids=["papermill then Lab", "Lab then papermill"],
+)
+def test_a_client_with_cell_ids_and_one_without_rebuild_each_others_conversation(
+    notebook: Notebook,
+    monkeypatch: pytest.MonkeyPatch,
+    first_ids: list[str] | None,
+    then_ids: list[str] | None,
+) -> None:
+    # JupyterLab and `jupyter-deepagent run` send cell ids; papermill and nbconvert send none
+    model = _script()
+    notebook.session.configure(model=model)
+
+    _run_all(notebook, first_ids, monkeypatch)
+    first = _conversation(notebook)
+    _run_all(notebook, then_ids, monkeypatch)
+
+    assert _conversation(notebook) == first
+    assert model.remaining == 0  # the second client's pass asked the model nothing
+
+
+def test_two_cells_of_the_same_text_run_with_ids_after_a_pass_without_keep_two_turns(
+    notebook: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notebook.session.configure(model=scripted("first", "second"))
+    for cell_id in (None, None, "one", "two"):  # papermill's Run All, then JupyterLab's
+        parent = {"metadata": {"cellId": cell_id}} if cell_id else {}
+        monkeypatch.setattr(magics, "_parent", lambda shell, parent=parent: parent)
+        assert notebook.run("%%agent\nGo on.").error is None
+
+    # cell "one" takes over the turn papermill left; cell "two" does not take cell "one"'s new
+    # turn for its own (it has the same text): it goes on after it, as in JupyterLab alone
+    assert _conversation(notebook) == [
+        ("human", "Go on."), ("ai", "first"), ("human", "Go on."), ("ai", "second"),
+    ]
+
+
 def test_editing_a_cell_with_an_id_replaces_its_turn_and_drops_the_later_ones(
     notebook: Notebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:

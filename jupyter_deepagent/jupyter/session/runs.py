@@ -22,7 +22,11 @@ from jupyter_deepagent.jupyter.session.execution import after_failure, execute, 
 from jupyter_deepagent.jupyter.session.recording import CellRecordings
 from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.jupyter.session.thread_state import pending_requests, settle_thread
-from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY, rewind_to_turn
+from jupyter_deepagent.jupyter.session.turns import (
+    CELL_METADATA_KEY,
+    SOURCE_METADATA_KEY,
+    rewind_to_turn,
+)
 from jupyter_deepagent.project.settings.agent_config import AgentConfig
 from jupyter_deepagent.project.settings.paths import virtual_path
 from jupyter_deepagent.project.settings.spending import budget_option
@@ -208,9 +212,11 @@ class CellRuns:
             notes: list[str] = []
             payload: object = request
             if isinstance(request, str):
-                key = plan.config.get("metadata", {}).get(CELL_METADATA_KEY)
+                metadata = plan.config.get("metadata", {})
+                key = metadata.get(CELL_METADATA_KEY)
                 if key:
-                    rewind_to_turn(plan.agent, plan.storage.checkpointer, plan.config, key)
+                    source = metadata.get(SOURCE_METADATA_KEY)
+                    rewind_to_turn(plan.agent, plan.storage.checkpointer, plan.config, key, source)
                 notes = settle_thread(plan.agent, plan.config)
                 payload = new_request(plan, request)
             watch.start(notes)

@@ -27,6 +27,7 @@ from jupyter_deepagent.jupyter.session.run_options import RunOptions
 from jupyter_deepagent.jupyter.session.runs import CellRuns, RunOutcome, RunPlan, run_settings
 from jupyter_deepagent.jupyter.session.turns import (
     CELL_METADATA_KEY,
+    SOURCE_METADATA_KEY,
     TURN_METADATA_KEY,
     CellAddress,
     new_turn_id,
@@ -449,6 +450,7 @@ class Session:
             metadata["cell_id"] = cell_id
         if cell is not None:
             metadata[CELL_METADATA_KEY] = cell.key
+            metadata[SOURCE_METADATA_KEY] = cell.source_key
             metadata[TURN_METADATA_KEY] = new_turn_id()
         return RunPlan(
             thread=thread,

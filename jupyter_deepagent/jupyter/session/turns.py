@@ -5,7 +5,9 @@ Each `%%agent` run is one turn of its thread, tagged with the cell it came from 
 IPython). Re-running a cell that already has a turn on the thread's current branch forks the
 thread from the checkpoint where that turn began (a LangGraph fork), so the turns after it drop
 off the branch while staying in the checkpoint history. Run All twice, or a restart and Run All,
-thus rebuilds the first pass's conversation.
+thus rebuilds the first pass's conversation. A turn is also tagged with its text's key, so a
+client that sends cell ids (JupyterLab, `jupyter-deepagent run`) finds the turns one that sends
+none (papermill, nbconvert) left on the thread, and the other way round.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
     from jupyter_deepagent.jupyter.session.thread_state import ThreadAgent
 
 __all__ = [
     "CELL_METADATA_KEY",
+    "SOURCE_METADATA_KEY",
     "TURN_METADATA_KEY",
     "CellAddress",
     "cell_address",
@@ -33,6 +36,9 @@ __all__ = [
 
 CELL_METADATA_KEY = "agent_cell"
 """Checkpoint metadata key holding the cell a turn came from."""
+SOURCE_METADATA_KEY = "agent_source"
+"""Checkpoint metadata key holding the source key of the cell a turn came from (for a cell with
+an id, `CELL_METADATA_KEY` holds the id)."""
 TURN_METADATA_KEY = "agent_turn"
 """Checkpoint metadata key holding the turn's id (also the id of its user message)."""
 
@@ -89,27 +95,46 @@ def _head_message_ids(agent: ThreadAgent, config: RunnableConfig) -> set[str]:
 
 
 def rewind_to_turn(
-    agent: ThreadAgent, checkpointer: BaseCheckpointSaver, config: RunnableConfig, key: str
+    agent: ThreadAgent,
+    checkpointer: BaseCheckpointSaver,
+    config: RunnableConfig,
+    key: str,
+    source: str | None = None,
 ) -> str | None:
-    """Fork the thread of `config` from where the cell `key`'s turn began, if it has one.
+    """Fork the thread of `config` from where the turn of the cell `key` (`CellAddress.key`,
+    with `source` its source key) began, if it has one.
 
     The turn is found among the thread's checkpoints tagged with `key` whose user message is
-    still on the current branch; the earliest such is taken. Where it began is its input
-    checkpoint, or (runs save only their end: LangGraph's "exit" durability) the checkpoint its
-    first saved state grew from, the previous turn's end; a thread's first turn began empty.
-    Returns the turn's old id, or None when the cell has no turn on the branch (nothing changes).
+    still on the current branch; the earliest such is taken. When there is none, a turn another
+    kind of client left for the cell's text is taken: for a cell with an id, one tagged with its
+    source key (no id was sent then); for a cell without one, one tagged with its source key as
+    the text of a cell with an id. Where the turn began is its input checkpoint, or (runs save only
+    their end: LangGraph's "exit" durability) the checkpoint its first saved state grew from, the
+    previous turn's end; a thread's first turn began empty. Returns the turn's old id, or None
+    when the cell has no turn on the branch (nothing changes).
     """
     configurable = dict(config.get("configurable", {}))
     configurable.pop("checkpoint_id", None)
     thread_config: RunnableConfig = {"configurable": configurable}
-    try:
-        candidates = list(checkpointer.list(thread_config, filter={CELL_METADATA_KEY: key}))
-    except Exception:
-        return None
-    if not candidates:
-        return None
-    on_branch = _head_message_ids(agent, thread_config)
-    turns = [c for c in candidates if c.metadata.get(TURN_METADATA_KEY) in on_branch]
+    searches = [{CELL_METADATA_KEY: key}]
+    if source and source != key:  # a cell with an id: a turn of its text sent without one
+        searches.append({CELL_METADATA_KEY: source})
+    elif source:  # a cell without an id: a turn of its text sent with one
+        searches.append({SOURCE_METADATA_KEY: source})
+    on_branch: set[str] | None = None
+    turns: list[CheckpointTuple] = []
+    for tags in searches:
+        try:
+            candidates = list(checkpointer.list(thread_config, filter=tags))
+        except Exception:
+            return None
+        if not candidates:
+            continue
+        if on_branch is None:
+            on_branch = _head_message_ids(agent, thread_config)
+        turns = [c for c in candidates if c.metadata.get(TURN_METADATA_KEY) in on_branch]
+        if turns:
+            break
     if not turns:
         return None
     earliest = min(turns, key=lambda c: c.config["configurable"]["checkpoint_id"])
