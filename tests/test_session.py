@@ -203,6 +203,17 @@ def test_approval_pauses_the_cell_then_approve_reject_and_edit_continue(
     assert isinstance(nothing.error, UsageError) and "nothing is waiting" in str(nothing.error)
 
 
+def test_resume_on_a_thread_never_run_says_nothing_waits_not_that_a_key_is_missing(
+    notebook: Notebook,
+) -> None:
+    # the default model (Gemini) and no key: no model is made to find that nothing waits
+    for command in ("%agent resume approve", "%agent resume continue"):
+        nothing = notebook.run(command)
+
+        assert isinstance(nothing.error, UsageError), nothing.error
+        assert "it has no runs yet" in str(nothing.error) and "key" not in str(nothing.error)
+
+
 def test_a_new_request_while_an_approval_waits_drops_the_call(notebook: Notebook) -> None:
     model = scripted(call("write_file", file_path="/workspace/x.md", content="x"), "Moved on.")
     notebook.session.configure(model=model, interrupt_on=("write_file",))

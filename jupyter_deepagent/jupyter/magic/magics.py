@@ -301,7 +301,7 @@ class AgentMagics(Magics):
         session = self.session
         if via != "button":  # a click comes from the page, whatever request is current
             session.recorded_code.headless = _recorded_code_policy(self.shell)
-        plan = self._plan(session.resume_options(command.thread), cell=cell, resume=True)
+        plan = self._plan(self._ran_options(command.thread, "for approval"), cell=cell, resume=True)
         if shown is not None:
             still_waiting(plan.agent, plan.config, shown)
         state = plan.agent.get_state(plan.config)
@@ -344,6 +344,22 @@ class AgentMagics(Magics):
 
         return run
 
+    def _ran_options(self, thread: str | None, waiting: str) -> RunOptions:
+        """The options to resume `thread` with (`resume_options`).
+
+        Raises:
+            ValueError: The thread was never run, so nothing waits on it (`waiting`: "for
+                approval", "at its budget"); said before a model is made, which may need a key.
+        """
+        options = self.session.resume_options(thread)
+        saved = self.session.storage.checkpointer.get_tuple(
+            {"configurable": {"thread_id": options.thread}}
+        )
+        if saved is None:
+            msg = f"nothing is waiting {waiting} on thread {options.thread!r}: it has no runs yet"
+            raise ValueError(msg)
+        return options
+
     def _resume_budget(
         self,
         command: ResumeCommand,
@@ -370,7 +386,9 @@ class AgentMagics(Magics):
         session = self.session
         if via != "button":
             session.recorded_code.headless = _recorded_code_policy(self.shell)
-        plan = self._plan(session.resume_options(command.thread), cell=cell, resume=True)
+        plan = self._plan(
+            self._ran_options(command.thread, "at its budget"), cell=cell, resume=True
+        )
         if shown is not None:
             still_waiting(plan.agent, plan.config, shown)
         state = plan.agent.get_state(plan.config)
