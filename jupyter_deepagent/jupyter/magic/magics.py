@@ -301,7 +301,9 @@ class AgentMagics(Magics):
         session = self.session
         if via != "button":  # a click comes from the page, whatever request is current
             session.recorded_code.headless = _recorded_code_policy(self.shell)
-        plan = self._plan(self._ran_options(command.thread, "for approval"), cell=cell, resume=True)
+        plan = self._plan(
+            self._ran_options(command.thread, "for approval", shown), cell=cell, resume=True
+        )
         if shown is not None:
             still_waiting(plan.agent, plan.config, shown)
         state = plan.agent.get_state(plan.config)
@@ -344,14 +346,19 @@ class AgentMagics(Magics):
 
         return run
 
-    def _ran_options(self, thread: str | None, waiting: str) -> RunOptions:
+    def _ran_options(
+        self, thread: str | None, waiting: str, shown: tuple[str, ...] | None
+    ) -> RunOptions:
         """The options to resume `thread` with (`resume_options`).
 
         Raises:
-            ValueError: The thread was never run, so nothing waits on it (`waiting`: "for
+            ValueError: A command (not a button: `shown` is None; `still_waiting` answers those)
+                resumes a thread that never ran, so nothing waits on it (`waiting`: "for
                 approval", "at its budget"); said before a model is made, which may need a key.
         """
         options = self.session.resume_options(thread)
+        if shown is not None:
+            return options
         saved = self.session.storage.checkpointer.get_tuple(
             {"configurable": {"thread_id": options.thread}}
         )
@@ -387,7 +394,7 @@ class AgentMagics(Magics):
         if via != "button":
             session.recorded_code.headless = _recorded_code_policy(self.shell)
         plan = self._plan(
-            self._ran_options(command.thread, "at its budget"), cell=cell, resume=True
+            self._ran_options(command.thread, "at its budget", shown), cell=cell, resume=True
         )
         if shown is not None:
             still_waiting(plan.agent, plan.config, shown)
