@@ -128,13 +128,16 @@ def test_a_log_decides_only_between_a_notebook_and_its_own_output(
 
 
 def test_a_notebook_the_agent_wrote_is_no_candidate(tmp_path: Path) -> None:
-    from jupyter_deepagent.project.secrets.masked_text import AgentTexts
+    from jupyter_deepagent.project.secrets.masked_text import AgentTexts, file_identity
 
     forged = _notebook(tmp_path / "x.ipynb", ASK)
     written = AgentTexts()
-    written.wrote(forged.read_text())
+    written.wrote(file_identity(forged), forged.read_text())
 
-    found = NotebookFinder(written.is_own).find([tmp_path], ExecutingCell(ASK))
+    def agent_wrote(path: Path, text: str) -> bool:
+        return written.is_own(file_identity(path), text)
+
+    found = NotebookFinder(agent_wrote).find([tmp_path], ExecutingCell(ASK))
     unguarded = NotebookFinder().find([tmp_path], ExecutingCell(ASK))
 
     assert found.path is None and "no notebook in" in found.how

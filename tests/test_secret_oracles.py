@@ -18,7 +18,7 @@ import pytest
 from notebook_shell import Notebook, call, notebook  # noqa: F401
 from pydantic import PrivateAttr
 
-from jupyter_deepagent import ScriptedChatModel
+from jupyter_deepagent import PermissionDenied, ScriptedChatModel
 from jupyter_deepagent.harness.models._script_format import compile_step
 
 ENV_KEY = "AIza" + "SyD3mo-EnvKey_0123456789abcdefghij"  # 39 characters, Google's shape
@@ -378,8 +378,11 @@ def test_only_text_exactly_as_the_agent_wrote_it_is_read_back_unmasked(tmp_path:
     guard.delete("/gone.txt")
     (tmp_path / "gone.txt").write_text(f"{ENV_KEY}\nmore\n")  # not the agent's text
     assert guard.read("/gone.txt").lines == ["***", "more"]
-    (tmp_path / "copy.txt").write_text(f"{ENV_KEY}\n")  # exactly the agent's text: it knows it
-    assert guard.read("/copy.txt").lines == [ENV_KEY]
+    (tmp_path / "copy.txt").write_text(f"{ENV_KEY}\n")  # the agent's text, in a file it did not write
+    assert guard.read("/copy.txt").lines == ["***"]
+    (tmp_path / "link.txt").symlink_to(tmp_path / "mine2.txt")
+    guard.write("/mine2.txt", f"{ENV_KEY}\n")
+    assert guard.read("/link.txt").lines == [ENV_KEY]  # its own file, under another name
 
     outputs = MaskedFolder(OutputsBackend(), redact)
     outputs.save_output("/display-1.json", f'{{"in_use": "{ENV_KEY}"}}')  # the kernel's
@@ -387,6 +390,35 @@ def test_only_text_exactly_as_the_agent_wrote_it_is_read_back_unmasked(tmp_path:
     assert outputs.grep(ENV_KEY[:8], "/") == []
     outputs.write("/notes.md", f"key {ENV_KEY}")
     assert outputs.read("/notes.md").lines == [f"key {ENV_KEY}"]
+
+
+def test_a_guess_written_elsewhere_neither_unmasks_a_file_nor_unlocks_a_notebook(
+    tmp_path: Path,
+) -> None:
+    """Writing a guess of a whole file to a scratch file tells nothing: the file stays masked
+    whether the guess is right or not, and a notebook copied that way stays the user's."""
+    from jupyter_deepagent.backends import DiskBackend
+    from jupyter_deepagent.project.workspace import GuardedFolder
+    from jupyter_deepagent.project.secrets.redaction import Redactor
+
+    settings = 'DB_PASSWORD = "Summer2024"\n'
+    (tmp_path / "settings.py").write_text(settings)
+    (tmp_path / "analysis.ipynb").write_text('{"cells": [], "nbformat": 4}\n')
+    guard = GuardedFolder(DiskBackend(tmp_path), redact=Redactor(lambda: [], environ={}))
+    shown = []
+    for guess in ("Winter2023", "Summer2024"):
+        guard.write("/guess.txt", f'DB_PASSWORD = "{guess}"\n')
+        shown.append(guard.read("/settings.py").lines)
+
+    notebook = guard.read("/analysis.ipynb").lines
+    guard.write("/notes.txt", "\n".join(notebook) + "\n")
+    with pytest.raises(PermissionDenied, match="it is a notebook"):
+        guard.write("/analysis.ipynb", "planted")
+    with pytest.raises(PermissionDenied, match="it is a notebook"):
+        guard.edit("/analysis.ipynb", '"cells": []', '"cells": [1]')
+
+    assert shown == [['DB_PASSWORD = "***"']] * 2
+    assert (tmp_path / "analysis.ipynb").read_text() == '{"cells": [], "nbformat": 4}\n'
 
 
 def test_a_word_list_written_in_an_earlier_run_is_still_the_agents_own(

@@ -29,7 +29,12 @@ from jupyter_deepagent.backends.protocol import (
 )
 from jupyter_deepagent.backends.skipped_files import note_skipped_file
 from jupyter_deepagent.project.module_shadowing import ShadowedModules
-from jupyter_deepagent.project.secrets.masked_text import AgentTexts, MaskedTexts, masked_grep
+from jupyter_deepagent.project.secrets.masked_text import (
+    AgentTexts,
+    MaskedTexts,
+    file_identity,
+    masked_grep,
+)
 from jupyter_deepagent.project.secrets.redaction import Redactor
 from jupyter_deepagent.project.settings.agent_config import (
     CONFIG_FILE_NAMES,
@@ -151,7 +156,7 @@ class GuardedFolder(AsyncBackendMixin):
         self._modules = ShadowedModules(self.protected_modules, self.root, ("", *kernel_folders))
         self.backend = backend.with_guard(self.refusal)
         self.redact = redact
-        self._masked = MaskedTexts(own=agent_texts)
+        self._masked = MaskedTexts(own=agent_texts, place=self._file_identity)
 
     # -- deciding --------------------------------------------------------------------------------
     def refusal(
@@ -229,7 +234,8 @@ class GuardedFolder(AsyncBackendMixin):
 
     def _own_notebook(self, parts: tuple[str, ...]) -> bool:
         """Whether the agent may change the notebook at `parts`: none is there yet, or it holds
-        exactly a text the agent wrote (a notebook it made in this kernel, not the user's)."""
+        exactly the text the agent wrote to it (a notebook it made in this kernel, not the
+        user's)."""
         path = os.path.join(self.root, *parts)
         if not os.path.lexists(path):
             return True
@@ -237,9 +243,15 @@ class GuardedFolder(AsyncBackendMixin):
             if os.path.getsize(path) > _LARGEST_OWN_NOTEBOOK:
                 return False
             with open(path, encoding="utf-8", errors="surrogateescape") as stream:
-                return self._masked.own.is_own(stream.read())
+                return self._masked.owns("/" + "/".join(parts), stream.read())
         except OSError:
             return False
+
+    def _file_identity(self, virtual: str) -> tuple[int, int] | None:
+        """The identity on disk of the file at `virtual` (`file_identity`)."""
+        return file_identity(
+            os.path.join(self.root, *(part for part in virtual.split("/") if part))
+        )
 
     def _environment_above(self, parts: tuple[str, ...]) -> str | None:
         """The folder above `parts` (names from the top) that is a Python environment, a
@@ -296,7 +308,7 @@ class GuardedFolder(AsyncBackendMixin):
     def write(self, path: str, content: str) -> WriteResult:
         """Write a file unless it is hidden or protected (the agent reads it back as written)."""
         result = self.backend.write(self._check_change(path), content)
-        self._masked.wrote(content)
+        self._masked.wrote(normalize_virtual_path(path), content)
         return result
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
@@ -310,8 +322,10 @@ class GuardedFolder(AsyncBackendMixin):
             return self.backend.edit(path, old, new, replace_all)  # refused, with its message
         shown = self._masked.get(virtual, self.backend.read_text(path), self._redactor())
         text, count = shown.edited(virtual, old, new, replace_all)
+        own = self._masked.owns(virtual, shown.raw)  # the agent's own text stays its own
         self.backend.write(path, text)
-        self._masked.edited(shown, text)
+        if own:
+            self._masked.wrote(virtual, text)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:

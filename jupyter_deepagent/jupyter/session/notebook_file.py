@@ -90,7 +90,7 @@ class KernelNotebook:
         shell: The IPython shell (its namespace holds the frontend's variables, its kernel the
             execute request, its history the cells run before).
         given: The notebook file, when the session was told it.
-        agent_wrote: Whether a file's whole text is one the agent wrote: such a notebook is
+        agent_wrote: Whether a file's whole text is what the agent wrote to it: such a notebook is
             never adopted by its cells.
 
     Attributes:
@@ -102,7 +102,7 @@ class KernelNotebook:
         self,
         shell: object,
         given: str | None = None,
-        agent_wrote: Callable[[str], bool] | None = None,
+        agent_wrote: Callable[[Path, str], bool] | None = None,
     ) -> None:
         self.shell = shell
         self._given = given

@@ -87,10 +87,11 @@ class NotebookFinder:
     Each notebook is read once per size and modification time.
 
     Attributes:
-        agent_wrote: Whether a file's whole text is one the agent wrote (`AgentTexts.is_own`).
+        agent_wrote: Whether a file's whole text is what the agent wrote to it
+            (`AgentTexts.is_own`).
     """
 
-    agent_wrote: Callable[[str], bool] | None = None
+    agent_wrote: Callable[[Path, str], bool] | None = None
     _read: dict[Path, _Cells] = field(default_factory=dict)
 
     def find(
@@ -212,7 +213,7 @@ def _holds(cells: _Cells, cell: ExecutingCell) -> bool:
 
 
 def _read_cells(
-    path: Path, stamp: tuple[int, int], agent_wrote: Callable[[str], bool] | None = None
+    path: Path, stamp: tuple[int, int], agent_wrote: Callable[[Path, str], bool] | None = None
 ) -> _Cells:
     unreadable = _Cells(stamp, frozenset(), frozenset(), None)
     try:
@@ -220,7 +221,7 @@ def _read_cells(
         notebook = json.loads(raw)
     except (OSError, ValueError):
         return unreadable
-    if agent_wrote is not None and agent_wrote(raw.decode("utf-8", "replace")):
+    if agent_wrote is not None and agent_wrote(path, raw.decode("utf-8", "replace")):
         return unreadable
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         return unreadable

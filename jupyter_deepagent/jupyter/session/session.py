@@ -107,10 +107,12 @@ class Session:
         self.notes: list[str] = []
         self.notebook = KernelNotebook(shell, notebook_path, self._agent_wrote)
 
-    def _agent_wrote(self, text: str) -> bool:
-        """Whether `text` is exactly what the agent wrote in /workspace/ (a notebook it wrote is
-        never taken for the kernel's)."""
-        return self._agent_texts is not None and self._agent_texts.is_own(text)
+    def _agent_wrote(self, path: Path, text: str) -> bool:
+        """Whether `text`, the file at `path`'s whole text, is exactly what the agent wrote there
+        in /workspace/ (a notebook it wrote is never taken for the kernel's)."""
+        from jupyter_deepagent.project.secrets.masked_text import file_identity
+
+        return self._agent_texts is not None and self._agent_texts.is_own(file_identity(path), text)
 
     @property
     def last_trace(self) -> RunTrace | None:

@@ -90,13 +90,12 @@ class MaskedFolder(AsyncBackendMixin):
     def write(self, path: str, content: str) -> WriteResult:
         """Write a file for the agent: it reads this text back as it wrote it."""
         result = self.backend.write(path, content)
-        self._masked.wrote(content)
+        self._masked.wrote(normalize_virtual_path(path), content)
         return result
 
     def save_output(self, path: str, content: str) -> WriteResult:
         """Write a file the kernel made (a figure, a display of a `python` call): the agent
-        reads it masked, since it may show what the user's variables hold (unless its text is
-        exactly one the agent wrote)."""
+        reads it masked, since it may show what the user's variables hold."""
         return self.backend.write(path, content)
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
@@ -109,8 +108,10 @@ class MaskedFolder(AsyncBackendMixin):
         virtual = normalize_virtual_path(path)
         shown = self._masked.get(virtual, self.backend.read_text(virtual), self._redactor())
         text, count = shown.edited(virtual, old, new, replace_all)
+        own = self._masked.owns(virtual, shown.raw)  # the agent's own text stays its own
         self.backend.write(virtual, text)
-        self._masked.edited(shown, text)
+        if own:
+            self._masked.wrote(virtual, text)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:

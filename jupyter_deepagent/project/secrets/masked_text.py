@@ -13,19 +13,22 @@ on a line without a mask has the same position in both.
 
 A text the agent wrote itself is given back as written, unmasked: the agent knows it already,
 so masking it could protect nothing and would only tell which of its words are secrets (write
-a word list, grep it for `***`). `AgentTexts` records the digest of each such text, whatever
-path it was written to or is read from (a link to the same file is no way around it); a file
-whose content is no longer exactly such a text (the user, the kernel or a tool changed it) is
-masked again.
+a word list, grep it for `***`). `AgentTexts` records the digest of each such text with the
+file it was written to: that file (by its identity on disk, so a link to it or another spelling
+of its name is the same file) is read back unmasked while its content is exactly that text. A
+file the agent did not write is masked whatever its content, so writing a guess elsewhere tells
+nothing about a file that might hold it; a file whose content changed since (the user, the kernel
+or a tool changed it) is masked again.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
 from jupyter_deepagent._exceptions import EditConflict, PermissionDenied
@@ -33,7 +36,7 @@ from jupyter_deepagent.backends import grep_texts
 from jupyter_deepagent.backends.protocol import GrepMatch
 from jupyter_deepagent.project.secrets.redaction import MASK, Redactor, Span, apply_masks, merged
 
-__all__ = ["AgentTexts", "MaskedText", "MaskedTexts", "masked_grep", "masked_text"]
+__all__ = ["AgentTexts", "MaskedText", "MaskedTexts", "file_identity", "masked_grep", "masked_text"]
 
 
 @dataclass(frozen=True)
@@ -145,67 +148,87 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
 
 
-class AgentTexts:
-    """The texts the agent wrote itself (their digests): read back as written, wherever they are.
+def file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The file at `path` as the disk knows it (device and inode: the same through a link or
+    another spelling of its name), or None when there is none."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
 
-    A text counts by its content, not by the path it was written to: the same file reached
-    under a second name (a link, another spelling on a case-insensitive disk) or a copy is still
-    exactly what the agent wrote, and masking it there would tell which of its words are
-    secrets. Kept by the session for `/workspace/`, so a file the agent wrote in an earlier run
-    of the kernel is still its own; a file whose text changed since is not.
+
+class AgentTexts:
+    """The texts the agent wrote itself, each with the file it wrote it to (`place`: a file's
+    identity): that file is read back as written while it holds exactly that text.
+
+    A text counts only in the file it was written to: the same content elsewhere (the user's
+    file, which the agent guessed) is not the agent's, or a guess written to a scratch file
+    would unmask, or unlock for changes, any file it matched. Kept by the session for
+    `/workspace/`, so a file the agent wrote in an earlier run of the kernel is still its own; a
+    file whose text changed since is not.
     """
 
     def __init__(self) -> None:
-        self._written: set[bytes] = set()
+        self._written: set[tuple[Hashable, bytes]] = set()
         self._lock = threading.Lock()
 
-    def wrote(self, text: str) -> None:
-        """Record that the agent wrote the whole of `text` (it knows every word)."""
+    def wrote(self, place: Hashable | None, text: str) -> None:
+        """Record that the agent wrote the whole of `text` (it knows every word) to `place`
+        (None: a file that cannot be named, recorded nowhere)."""
+        if place is None:
+            return
         with self._lock:
-            self._written.add(_digest(text))
+            self._written.add((place, _digest(text)))
 
-    def edited(self, before: str, after: str) -> None:
-        """Record the text an agent's edit of `before` left: the agent's own if `before` was
-        (else the file stays masked)."""
+    def is_own(self, place: Hashable | None, raw: str) -> bool:
+        """Whether `raw`, the whole text of the file at `place`, is exactly what the agent wrote
+        there."""
+        if place is None:
+            return False
         with self._lock:
-            if _digest(before) in self._written:
-                self._written.add(_digest(after))
-
-    def is_own(self, raw: str) -> bool:
-        """Whether `raw`, a file's whole text, is exactly a text the agent wrote."""
-        with self._lock:
-            return _digest(raw) in self._written
+            return (place, _digest(raw)) in self._written
 
 
 class MaskedTexts:
     """The masked texts of the files read last, kept until their content or the secrets change
-    (paging through a big file masks it once); a text the agent wrote (`own`) is given back as
-    written.
+    (paging through a big file masks it once); a text the agent wrote to a file (`own`) is given
+    back as written there.
 
     Args:
         max_chars: Characters of real text kept in all (least recently used dropped first).
         own: The texts the agent wrote (by default, a record of this object's own).
+        place: The identity of the file at a path (`file_identity` for files on disk); by
+            default the path itself (a folder where each file has one name).
     """
 
-    def __init__(self, max_chars: int = 64_000_000, own: AgentTexts | None = None) -> None:
+    def __init__(
+        self,
+        max_chars: int = 64_000_000,
+        own: AgentTexts | None = None,
+        place: Callable[[str], Hashable | None] | None = None,
+    ) -> None:
         self.max_chars = max_chars
         self.own = own if own is not None else AgentTexts()
+        self.place: Callable[[str], Hashable | None] = place or _same_path
         self._kept: OrderedDict[tuple[str, int, int, int], MaskedText] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
 
-    def wrote(self, text: str) -> None:
-        """Record that the agent wrote the whole of `text`."""
-        self.own.wrote(text)
+    def wrote(self, path: str, text: str) -> None:
+        """Record that the agent wrote the whole of `text` to `path` (call it after the write:
+        a file replaced atomically is a new file)."""
+        self.own.wrote(self.place(path), text)
 
-    def edited(self, before: MaskedText, text: str) -> None:
-        """Record the text an agent's edit of `before` left."""
-        self.own.edited(before.raw, text)
+    def owns(self, path: str, raw: str) -> bool:
+        """Whether `raw`, the file at `path`'s whole text, is exactly what the agent wrote there
+        (an edit of such a text leaves the agent's own text: ask before the edit is written)."""
+        return self.own.is_own(self.place(path), raw)
 
     def get(self, path: str, raw: str, redact: Callable[[str], str] | None) -> MaskedText:
         """`masked_text(raw, redact)`, from the cache when this text was masked the same way;
         `raw` itself when it is the text the agent wrote at `path`."""
-        if self.own.is_own(raw):
+        if self.owns(path, raw):
             return MaskedText(raw, [], raw)
         secrets = redact.fingerprint() if isinstance(redact, Redactor) else id(redact)
         key = (path, len(raw), hash(raw), secrets)
@@ -222,6 +245,10 @@ class MaskedTexts:
             while self._chars > self.max_chars and self._kept:
                 self._chars -= len(self._kept.popitem(last=False)[1].raw)
         return made
+
+
+def _same_path(path: str) -> str:
+    return path
 
 
 def masked_grep(
