@@ -201,6 +201,10 @@ def test_keys_in_a_list_are_masked_and_a_vocabulary_is_not(notebook: Notebook) -
         ("os.environ.get('GH_TOKEN', 'gh-3f2c1a9e')", "os.environ.get('GH_TOKEN', '***')"),
         ('os.getenv("HOME", "/home/ada")', 'os.getenv("HOME", "/home/ada")'),
         ("ACGT" * 20, "ACGT" * 20),
+        # a notebook file's JSON: a cell's source line is a JSON string, its quotes escaped
+        ('    "DB_PASSWORD = \\"hunter2-Staging\\"\\n",', '    "DB_PASSWORD = \\"***\\"\\n",'),
+        ('"wandb_api_token = \\"d3b0c442\\""', '"wandb_api_token = \\"***\\""'),
+        ('"title = \\"Passwords, a history\\""', '"title = \\"Passwords, a history\\""'),
     ],
 )
 def test_common_credential_shapes_are_masked_and_ordinary_text_is_not(

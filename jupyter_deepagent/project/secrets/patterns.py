@@ -145,12 +145,14 @@ _ASSIGNED = re.compile(
     r"(?:\"\"\"(?P<triple>[^\"\r\n]{1,4096}+)\"\"\"|'''(?P<tsingle>[^'\r\n]{1,4096}+)'''"
     r"|\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
     r"|'(?P<single>(?:[^'\\\r\n]|\\[^\r\n]){1,4096}+)'"
+    # a double-quoted value inside a JSON string (a notebook's source: `"KEY = \\"...\\"\\n"`)
+    r"|\\\"(?P<escaped>(?:[^\"\\\r\n]|\\[^\"\r\n]){1,4096}+)\\\""
     r"|(?![\"'])(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?" + _VALUE_CHARS + r"{1,4096}+=*)"
     r"(?![^\s,;]))"
 )
 
 
-_VALUE_GROUPS = ("triple", "tsingle", "double", "single", "bare")
+_VALUE_GROUPS = ("triple", "tsingle", "double", "single", "escaped", "bare")
 
 
 def _word_end(text: str, start: int, end: int) -> int:
