@@ -29,14 +29,10 @@ def _a_word(line: str) -> bool:
 
 
 def _expected(text: str, redact: Redactor) -> list[str]:
-    shown = []
-    for line in text.splitlines():
-        masked = redact(line)
-        if len(line) > VIEW_LINE_CHARS:
-            more = len(line) - VIEW_LINE_CHARS
-            masked = f"{masked[:VIEW_LINE_CHARS]} … [{more:,} more characters]"
-        shown.append(masked)
-    return shown
+    """The masked lines of a text whose lines are all shorter than `VIEW_LINE_CHARS`."""
+    lines = text.splitlines()
+    assert all(len(line) <= VIEW_LINE_CHARS for line in lines)
+    return [redact(line) for line in lines]
 
 
 @pytest.fixture(autouse=True)
@@ -77,4 +73,24 @@ def test_a_line_longer_than_a_block_is_cut_and_still_masked(tmp_path) -> None:
     first, cut, last = paged.page(0, 3)
     assert (first, last) == ("first", "last")
     assert KEY[:10] not in cut and cut.endswith("more characters]")
+    paged.close()
+
+
+def test_a_long_line_is_cut_in_its_real_text_so_many_masks_do_not_pull_a_key_into_view(
+    tmp_path,
+) -> None:
+    # 120 masks make the masked line shorter than the real one by 4,000 characters: a cut in the
+    # masked text would reach past the part masked, to a key cut in two by the margin's end
+    redact = Redactor(extra=list, environ={"MAPS_API_KEY": KEY}).frozen()
+    keys = f"{KEY} " * 120
+    across = VIEW_LINE_CHARS + 4_096 - 20  # where the masked margin ends, 20 characters in
+    long_line = keys + "x" * (across - len(keys)) + KEY + "z" * 100
+    paged = PagedText([(long_line, 0, len(long_line))], redact, lambda: str(tmp_path))
+
+    [cut] = paged.page(0, 1)
+
+    assert KEY[:8] not in cut and cut.count("***") == 120
+    shown = cut.split(" … ")[0]
+    assert shown == "*** " * 120 + "x" * (VIEW_LINE_CHARS - len(keys))
+    assert cut.endswith(f"[{len(long_line) - VIEW_LINE_CHARS:,} more characters]")
     paged.close()

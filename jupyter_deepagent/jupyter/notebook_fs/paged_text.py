@@ -10,7 +10,8 @@ so a read seeks to the lines it asks for, and a search streams block by block. T
 
 Lines are those of `str.splitlines`, as every backend pages text. Lines longer than
 `VIEW_LINE_CHARS` are cut (the read tool shows 2,000 characters of a line anyway); each is
-masked on its first `VIEW_LINE_CHARS` plus a margin, so a secret across the cut is still caught.
+masked on its first `VIEW_LINE_CHARS` plus a margin, so a secret across the cut is still caught,
+and cut where its real text passes `VIEW_LINE_CHARS` (masks are shorter than what they hide).
 Masks never cross a line break, so masking a block alone gives what masking the whole text
 would, except inside a private-key block: a text holding one is masked in order, and a block
 that opens in one text block and goes on in the next is carried over (its marker line is put
@@ -28,12 +29,12 @@ import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, repeat
+from itertools import accumulate, repeat, takewhile
 from operator import add
 
 from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends import BlockSearch
-from jupyter_deepagent.project.secrets.redaction import Redactor, apply_masks
+from jupyter_deepagent.project.secrets.redaction import Redactor, Span, apply_masks
 
 __all__ = ["IN_MEMORY_BYTES", "VIEW_LINE_CHARS", "PagedText", "Piece"]
 
@@ -159,10 +160,18 @@ def _blocks(pieces: list[Piece]) -> Iterator[_Block]:
             first, at = first + count, stop
 
 
-def _cut(masked: str, raw_length: int) -> str:
-    if raw_length <= VIEW_LINE_CHARS:
-        return masked
-    return f"{masked[:VIEW_LINE_CHARS]} … [{raw_length - VIEW_LINE_CHARS:,} more characters]"
+def _cut(text: str, spans: list[Span], start: int, raw_length: int) -> str:
+    """The line of `text` at `start` (`raw_length` characters long) cut after its first
+    `VIEW_LINE_CHARS` characters, masked by `spans`: the cut is taken in the real text (a mask
+    across it is shown whole), since masks are shorter than what they hide and a cut in the
+    masked text would reach past the part masked."""
+    cut = start + VIEW_LINE_CHARS
+    first = bisect.bisect_left(spans, (start, start))
+    inside = list(takewhile(lambda span: span[0] < cut, spans[first:]))
+    if inside and inside[-1][1] > cut:
+        cut = inside[-1][1]
+    rest = raw_length - (cut - start)
+    return f"{apply_masks(text, inside, start, cut)} … [{rest:,} more characters]"
 
 
 def _open_key_line(text: str) -> str:
@@ -228,13 +237,15 @@ class PagedText:
         lines, lengths = self._raw_lines(block)
         chunk = "\n".join(lines)
         text, base = (f"{carry}\n{chunk}", len(carry) + 1) if carry else (chunk, 0)
-        masked_text = apply_masks(text, self.redact.spans(text, base), base)
+        spans = self.redact.spans(text, base)
+        masked_text = apply_masks(text, spans, base)
+        masked = masked_text.split("\n")
         if max(lengths, default=0) > VIEW_LINE_CHARS:
-            split = masked_text.split("\n")
-            masked = [_cut(line, n) for line, n in zip(split, lengths, strict=True)]
+            starts = accumulate((len(line) + 1 for line in lines), initial=base)  # one more
+            for number, (start, length) in enumerate(zip(starts, lengths, strict=False)):
+                if length > VIEW_LINE_CHARS:
+                    masked[number] = _cut(text, spans, start, length)
             masked_text = "\n".join(masked)
-        else:
-            masked = masked_text.split("\n")
         if masked_text.isascii():  # one byte a character: no line needs encoding alone
             sizes: Iterable[int] = map(len, masked)
             data = masked_text.encode("ascii")
