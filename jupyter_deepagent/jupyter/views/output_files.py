@@ -3,8 +3,8 @@ its path, in the order the run wrote them.
 
 `output_displays` turns every file into something `IPython.display.display` shows (and the
 notebook saves with the cell): formatted text for `.md`, a DataFrame for `.csv`, an image for
-`.svg` and for `.png`/`.jpg` written as base64 text, HTML, JSON, and plain text for anything
-else. `show_files` places them, each under its caption.
+`.svg` (in an `<img>`, where it runs no script) and for `.png`/`.jpg` written as base64 text,
+HTML, JSON, and plain text for anything else. `show_files` places them, each under its caption.
 
 What the agent writes is shown as untrusted: Markdown is rendered to HTML in the kernel with its
 raw HTML shown as text, then cleaned (`trace.safe_html.markdown_html`); an HTML page is cleaned
@@ -76,6 +76,15 @@ def _image(path: str, text: str, mime: str, meta: _MimeBundle) -> _Bundle:
     return _Bundle({mime: base64.b64encode(raw).decode("ascii"), "text/plain": label}, meta)
 
 
+def _svg(path: str, text: str, meta: _MimeBundle) -> _Bundle:
+    """An SVG file as an image: an `<img>` of it, where a browser runs none of its script and
+    loads nothing it names. Not as `image/svg+xml`, which the classic Notebook puts into the page
+    itself, where its `<script>` or `onload` would run (and reach the kernel)."""
+    encoded = base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")
+    tag = f'<img src="data:image/svg+xml;base64,{encoded}" alt="{html.escape(path)}">'
+    return _Bundle({"text/html": tag, "text/plain": f"[SVG image {path}]"}, meta)
+
+
 def _table(path: str, text: str, meta: _MimeBundle) -> FrameDisplay | _Bundle:
     import io
 
@@ -122,7 +131,7 @@ def output_displays(files: dict[str, str], mount: str = "/outputs") -> list[tupl
         elif suffix in _IMAGE_TYPES:
             obj = _image(path, text, _IMAGE_TYPES[suffix], meta)
         elif suffix == ".svg":
-            obj = _Bundle({"image/svg+xml": text, "text/plain": f"[SVG image {path}]"}, meta)
+            obj = _svg(path, text, meta)
         elif suffix in (".html", ".htm"):
             page = _sandboxed_html(clean_page_html(text))
             obj = _Bundle({"text/html": page, "text/plain": f"[HTML {path}]"}, meta)
