@@ -1,4 +1,5 @@
-"""`%%agent` (run the agent on the cell) and `%agent` (config, threads, show, reset, resume, help).
+"""`%%agent` (run the agent on the cell) and `%agent` (config, threads, show, inspect, reset, resume,
+notebook, help).
 
 Registered by `%load_ext jupyter_deepagent`. This module and what it imports at the top stay
 light (IPython, the session's plain-Python rooms, the settings): LangChain, LangGraph and the

@@ -338,7 +338,7 @@ def parse_line(line: str) -> LineCommand:
         return ThreadCommand(command, thread, all=every)
     msg = (
         f"unknown %agent command {command!r}. Write a request as a cell starting with %%agent, "
-        "or use one of: config, threads, show, reset, resume, notebook, help"
+        "or use one of: config, threads, show, inspect, reset, resume, notebook, help"
     )
     raise ValueError(msg)
 
