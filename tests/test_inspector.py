@@ -154,7 +154,24 @@ def test_gauge_and_marks_before_and_after_an_offload(tmp_path: Path) -> None:
     assert [s["tokens"] for s in after["steps"]] == [e["tokens"] for e in contexts]
     # the table went to a file: the request after it grew by a pointer, not by 30k tokens
     assert after["steps"][1]["tokens"] - after["steps"][0]["tokens"] < 1_000
-    assert after["share"] == round(after["tokens"] / 1_000_000, 4)
+    assert after["share"] == after["tokens"] / 1_000_000
+
+
+def test_the_context_tab_and_its_gauge_say_the_same_share() -> None:
+    # 5,295 of 32,000 is 16.547%: 16.5% in both, not 16.6% where a rounded share was rounded again
+    from jupyter_deepagent.events import CONTEXT, build_event
+    from jupyter_deepagent.trace.inspector.context_tab import ContextTracker
+    from jupyter_deepagent.trace.inspector.svg import gauge_svg
+
+    tracker = ContextTracker()
+    tracker.add(build_event(
+        CONTEXT, agent="main", task_id=None, step=1, tokens=5_295, window=32_000,
+        trigger=27_200, window_source="profile", messages=3, summaries=0, pointers=0, attempt=1,
+    ))
+    view = tracker.view()
+
+    assert f"{view['share']:.1%}" == "16.5%"
+    assert "5,295 of 32,000 tokens (16.5%)" in gauge_svg(view)
 
 
 def test_gauge_and_marks_before_and_after_a_summarization() -> None:

@@ -142,7 +142,7 @@ class ContextTracker:
             "window": window,
             "trigger": _int(last.get("trigger")),
             "window_source": last.get("window_source"),
-            "share": round(tokens / window, 4) if window else 0.0,
+            "share": tokens / window if window else 0.0,
             "step": last.get("step"),
             "peak": self.peak,
             "summaries": last.get("summaries", 0),
