@@ -263,7 +263,7 @@ def test_headless_replay_refuses_recorded_code_unless_approve_recorded_which_pri
     checked = _cli(tmp_path, "verify", str(path), "--chain-only")
     assert checked.returncode == 0, checked.stdout  # the chain is intact: verify cannot tell
     assert "does not prove who wrote it" in checked.stdout
-    assert "holds 1 recorded code-running call(s)" in checked.stdout
+    assert "holds 1 recorded code-running call (python)" in checked.stdout
 
     refused = run("--replay", "strict")
     assert not marker.exists()

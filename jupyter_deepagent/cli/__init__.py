@@ -316,8 +316,9 @@ def _verify(args: argparse.Namespace) -> int:
     code = _recorded_code_calls(args.notebook)
     if code:
         print(
-            f"The log holds {code} recorded code-running call(s) (python): a replay runs each "
-            "only once you approve its code (headless: run --approve-recorded prints it)."
+            f"The log holds {code} recorded code-running call{'' if code == 1 else 's'} (python): "
+            "a replay runs each only once you approve its code (headless: run --approve-recorded "
+            "prints it)."
         )
     if problems:
         return 1

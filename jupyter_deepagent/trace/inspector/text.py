@@ -62,9 +62,10 @@ def snapshot_text(snap: Snapshot) -> str:
         bar = ["█" if i < filled else "·" for i in range(width)]
         if 0 <= mark < width:
             bar[mark] = "|"
+        marks = len(context["marks"])
         lines.append(
             f"Context: [{''.join(bar)}] summarization at {context['trigger']:,}, "
-            f"{len(context['marks'])} compression events"
+            f"{marks} compression event{'' if marks == 1 else 's'}"
         )
     prompt = snap["prompt"]
     if prompt["sections"]:
@@ -95,7 +96,7 @@ def snapshot_text(snap: Snapshot) -> str:
     rows = snap["subagents"]["rows"]
     if rows:
         done = sum(1 for r in rows if r.get("status") == "ok")
-        lines.append(f"Subagents: {len(rows)} tasks, {done} ok")
+        lines.append(f"Subagents: {len(rows)} task{'' if len(rows) == 1 else 's'}, {done} ok")
     return "\n".join(lines)
 
 
