@@ -23,7 +23,11 @@ from notebook_shell import Notebook, call, notebook, scripted  # noqa: F401
 
 from jupyter_deepagent.events import CELL_PROPOSED
 from jupyter_deepagent.jupyter.session.turns import CELL_METADATA_KEY
-from jupyter_deepagent.jupyter.tools.proposed_cells import CELL_KEY_METADATA, MAX_PROPOSALS
+from jupyter_deepagent.jupyter.tools.proposed_cells import (
+    CELL_KEY_METADATA,
+    MAX_PROPOSALS,
+    inert_markdown,
+)
 from jupyter_deepagent.jupyter.views.proposed_cells import CELLS_TARGET, PROPOSALS_MIME
 
 CODE = "import math\nmath.sqrt(2)"
@@ -111,6 +115,25 @@ def test_a_proposed_markdown_cell_loads_nothing_by_itself(notebook: Notebook) ->
     assert "&lt;img" in shown and "&lt;video" in shown and "<img" not in shown
     assert "<https://example.org>" in shown and "a < b" in shown
     assert "> ~~~ text Mermaid\n> flowchart TD" in shown  # the diagram's source, not a diagram
+
+
+@pytest.mark.parametrize(
+    "fence",
+    ["```mermaid", "```\u00a0mermaid", "```\x0cmermaid", "```\u3000mermaid", "```\ufeffmermaid",
+     "Intro\r```mermaid", "   ~~~ MERMAID", "> - 1. ```{mermaid}"],
+)
+def test_no_spelling_of_a_mermaid_fence_is_left_for_jupyterlab_to_draw(fence: str) -> None:
+    # JupyterLab's parser trims any white space around the language and breaks lines at a lone \r
+    shown = inert_markdown(f"{fence}\nflowchart TD\n  A@{{ img: \"https://evil.example/m\" }}\n```")
+    assert "text " in shown and shown.replace("text ", "", 1) == f"{fence}\nflowchart TD\n" + (
+        '  A@{ img: "https://evil.example/m" }\n```'
+    )
+
+
+def test_lines_of_many_spaces_or_markers_are_made_inert_at_once() -> None:
+    # a pattern that tried every split of a run of spaces would take hours on these
+    for line in (" " * 5_000 + "x", " \t" * 5_000 + "x", "1.  " * 5_000 + "x", "> - " * 5_000):
+        assert inert_markdown(line) == line
 
 
 def test_at_most_ten_per_turn_the_eleventh_is_refused(notebook: Notebook) -> None:

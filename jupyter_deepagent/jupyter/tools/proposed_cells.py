@@ -39,11 +39,14 @@ _AUTOLINK = (
 _TAG = re.compile(rf"<(?!{_AUTOLINK})(?=[A-Za-z!/?])")
 """A `<` that opens raw HTML (a tag, a comment, a declaration), not an autolink."""
 _DIAGRAM_FENCE = re.compile(
-    r"^((?:[ \t]*(?:>|[-*+]|\d{1,9}[.)])?)*[ \t]*(?:`{3,}|~{3,})[ \t]*)(?=\{?mermaid\b)",
+    r"(?:^|(?<=\r))((?:[ \t]*+(?:>|[-*+]|\d{1,9}+[.)]))*+[ \t]*+(?:`{3,}+|~{3,}+)"
+    r"(?:[^\S\r\n]|\ufeff)*+)(?=\{?mermaid\b)",
     re.IGNORECASE | re.MULTILINE,
 )
 """The opening of a fenced block JupyterLab draws as a Mermaid diagram (```` ```mermaid ````, a
-MyST `{mermaid}` directive), in a list or a quote too: up to the language word."""
+MyST `{mermaid}` directive), in a list or a quote too, after a line break of any kind: up to the
+language word (JupyterLab's parser trims any white space before it). Possessive, so a line of
+many spaces or markers costs one pass."""
 
 _DESCRIPTION = f"""\
 Propose a notebook cell to the user: a code cell (Python for this notebook's kernel) or a \
