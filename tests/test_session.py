@@ -214,6 +214,20 @@ def test_resume_on_a_thread_never_run_says_nothing_waits_not_that_a_key_is_missi
         assert "it has no runs yet" in str(nothing.error) and "key" not in str(nothing.error)
 
 
+def test_resume_names_the_thread_as_threads_all_lists_it(notebook: Notebook) -> None:
+    model = scripted(call("write_file", file_path="/workspace/a.md", content="a"), "Wrote a.")
+    notebook.session.configure(model=model)
+    notebook.run("%agent config interrupt_on=write_file")
+    notebook.run("%%agent -t review\nwrite a")
+    user = notebook.session.owner.user
+
+    approved = notebook.run(f"%agent resume -t {user}/review approve")
+    theirs = notebook.run("%agent resume -t someone-else/review approve")
+
+    assert approved.error is None and approved.markdown[-1] == "Wrote a."
+    assert "is theirs" in str(theirs.error)
+
+
 def test_a_new_request_while_an_approval_waits_drops_the_call(notebook: Notebook) -> None:
     model = scripted(call("write_file", file_path="/workspace/x.md", content="x"), "Moved on.")
     notebook.session.configure(model=model, interrupt_on=("write_file",))

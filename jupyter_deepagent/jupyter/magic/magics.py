@@ -358,10 +358,10 @@ class AgentMagics(Magics):
                 approval", "at its budget"); said before a model is made, which may need a key.
         """
         options = self.session.resume_options(thread)
-        if shown is not None:
+        if shown is not None or options.thread is None:
             return options
         saved = self.session.storage.checkpointer.get_tuple(
-            {"configurable": {"thread_id": options.thread}}
+            {"configurable": {"thread_id": self.session.own_thread(options.thread)}}
         )
         if saved is None:
             msg = f"nothing is waiting {waiting} on thread {options.thread!r}: it has no runs yet"
