@@ -162,23 +162,30 @@ def test_verify_on_a_notebook_without_a_log_says_so_in_one_line(tmp_path: Path) 
     assert "does not exist" not in line and not checked.stderr
 
 
-def test_a_file_that_is_not_a_notebook_is_one_line_for_verify_and_unlabelled_for_log(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("{}", "ValidationError: Notebook could not be converted from version 1 to version 2"),
+     ("[]", "AttributeError: 'list' object has no attribute 'get'"),
+     ('{"cells": 5, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "TypeError")],
+    ids=["no cells", "a list", "cells not a list"],
+)
+def test_a_file_that_is_not_a_notebook_is_one_line_for_run_and_verify_and_unlabelled_for_log(
+    tmp_path: Path, text: str, why: str
 ) -> None:
     # JSON, but nothing nbformat can convert: the log beside it is still readable
     path = tmp_path / "study.ipynb"
-    path.write_text("{}")
+    path.write_text(text)
     shipped = Path(__file__).parents[1] / "notebooks" / "quickstart.ipynb.agentlog.jsonl"
     (tmp_path / "study.ipynb.agentlog.jsonl").write_bytes(shipped.read_bytes())
 
     checked = _in_a_pipe(tmp_path, "verify", str(path), "--chain-only")
+    ran = _in_a_pipe(tmp_path, "run", str(path))
     logged = _in_a_pipe(tmp_path, "log", str(path))
 
-    assert checked.returncode == 2, checked.stderr
-    assert checked.stderr.splitlines() == [
-        f"cannot read the notebook {path}: Notebook could not be converted from version 1 to "
-        "version 2 because it's missing a key: cells"
-    ]
+    for done, said in ((checked, "cannot read the notebook"), (ran, "cannot run")):
+        assert done.returncode == 2, done.stderr
+        [line] = done.stderr.splitlines()
+        assert line.startswith(f"{said} {path}: not a notebook nbformat can read ({why}")
     assert logged.returncode == 0, logged.stderr
     assert "Traceback" not in logged.stderr and "record 1" in logged.stdout
 

@@ -174,14 +174,12 @@ def _parser() -> argparse.ArgumentParser:
 def _read_notebook(path: Path) -> NotebookNode:
     """The notebook at `path`; one line on stderr and exit code 2 when it cannot be read (no
     file, not JSON, not a notebook nbformat can convert)."""
-    import nbformat
-    from nbformat import ValidationError
-
+    from jupyter_deepagent.cli.recordings import read_notebook
     from jupyter_deepagent.cli.terminal import Terminal, visible
 
     try:
-        return nbformat.read(path, as_version=4)
-    except (OSError, ValueError, ValidationError) as exc:
+        return read_notebook(path)
+    except (OSError, ValueError) as exc:
         problem = visible(f"cannot read the notebook {path}: {exc}")
         print(Terminal(sys.stderr).error(problem), file=sys.stderr)
         raise SystemExit(2) from None
@@ -267,15 +265,12 @@ def _log(args: argparse.Namespace) -> int:
 def _shown_cells(path: Path) -> dict[str, str] | None:
     """The notebook's agent cells as Lab shows them (by cell id and by source key), or None
     when the notebook cannot be read."""
-    import nbformat
-    from nbformat import ValidationError
-
     from jupyter_deepagent.cli.cell_labels import saved_labels
-    from jupyter_deepagent.cli.recordings import agent_cells
+    from jupyter_deepagent.cli.recordings import agent_cells, read_notebook
 
     try:
-        notebook = nbformat.read(path, as_version=4)
-    except (OSError, ValueError, ValidationError):
+        notebook = read_notebook(path)
+    except (OSError, ValueError):
         return None
     labels = saved_labels(notebook)
     shown: dict[str, str] = {}

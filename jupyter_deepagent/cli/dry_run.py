@@ -138,12 +138,10 @@ def dry_run(
 
 def _cells_that_replay_live(path: Path) -> list[str]:
     """The agent cells whose own `--replay` option is not strict, as Lab shows them."""
-    import nbformat
-
     from jupyter_deepagent.cli.cell_labels import saved_labels
-    from jupyter_deepagent.cli.recordings import agent_cells
+    from jupyter_deepagent.cli.recordings import agent_cells, read_notebook
 
-    notebook = nbformat.read(path, as_version=4)
+    notebook = read_notebook(path)
     labels = saved_labels(notebook)
     found = []
     for cell in agent_cells(notebook):

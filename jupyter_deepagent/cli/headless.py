@@ -214,16 +214,15 @@ def run_notebook(
         KeyboardInterrupt: Ctrl-C; the kernel was shut down and `output` not written.
         OSError: The notebook cannot be read, or `output`'s folder is missing or read-only
             (found before anything runs; a write that fails after the run is `write_error`).
-        nbformat.ValidationError: The file is not a valid notebook.
+        ValueError: The file is not a notebook (`read_notebook`).
     """
-    import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     from tqdm import tqdm
 
     from jupyter_deepagent.cli.cell_labels import cell_label
     from jupyter_deepagent.cli.kernel_output import KernelOutput
-    from jupyter_deepagent.cli.recordings import agent_cells
+    from jupyter_deepagent.cli.recordings import agent_cells, read_notebook
     from jupyter_deepagent.cli.terminal import one_line
     from jupyter_deepagent.jupyter.session.notebook_file import NOTEBOOK_ENV
     from jupyter_deepagent.jupyter.session.recorded_code import PRINTED_HEADER, RUNNER_TOKEN_ENV
@@ -232,7 +231,7 @@ def run_notebook(
     from jupyter_deepagent.project.storage.database_url import DATABASE_URL_VARIABLE
 
     path = path.resolve()
-    notebook = nbformat.read(path, as_version=4)
+    notebook = read_notebook(path)
     if output is not None:
         _check_writable(output)  # before a cell runs (and a live model is paid)
     agents = {cell.index: cell for cell in agent_cells(notebook)}

@@ -1,5 +1,5 @@
-"""A notebook's agent cells as the command line sees them: which cells run `%%agent`, the keys
-their research-log records carry, and whether each has a complete recording."""
+"""A notebook's agent cells as the command line sees them: the notebook file read, which cells run
+`%%agent`, the keys their research-log records carry, and whether each has a complete recording."""
 
 from __future__ import annotations
 
@@ -15,7 +15,25 @@ from jupyter_deepagent.trace.research_log.log import LogProblem, ResearchLog, lo
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
-__all__ = ["AgentCell", "agent_cells", "check_recordings"]
+__all__ = ["AgentCell", "agent_cells", "check_recordings", "read_notebook"]
+
+
+def read_notebook(path: Path) -> NotebookNode:
+    """The notebook file at `path`, as version 4.
+
+    Raises:
+        OSError: The file cannot be read.
+        ValueError: It is not a notebook nbformat can read (not JSON, or JSON of another shape).
+    """
+    import nbformat
+    from nbformat import ValidationError
+
+    try:
+        return nbformat.read(path, as_version=4)
+    except (ValidationError, AttributeError, TypeError, KeyError) as exc:
+        # nbformat reads any JSON: another shape fails where it is first used
+        msg = f"not a notebook nbformat can read ({type(exc).__name__}: {exc})"
+        raise ValueError(msg) from None
 
 
 @dataclass(frozen=True)
