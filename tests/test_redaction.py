@@ -205,6 +205,14 @@ def test_keys_in_a_list_are_masked_and_a_vocabulary_is_not(notebook: Notebook) -
         ('    "DB_PASSWORD = \\"hunter2-Staging\\"\\n",', '    "DB_PASSWORD = \\"***\\"\\n",'),
         ('"wandb_api_token = \\"d3b0c442\\""', '"wandb_api_token = \\"***\\""'),
         ('"title = \\"Passwords, a history\\""', '"title = \\"Passwords, a history\\""'),
+        ('"config = {\\"password\\": \\"hunter2-Staging\\"}\\n",',
+         '"config = {\\"password\\": \\"***\\"}\\n",'),
+        ('"os.environ[\\"DB_PASSWORD\\"] = \\"hunter2-Staging\\"\\n",',
+         '"os.environ[\\"DB_PASSWORD\\"] = \\"***\\"\\n",'),
+        ('"os.environ.setdefault(\\"DB_PASSWORD\\", \\"hunter2x\\")\\n",',
+         '"os.environ.setdefault(\\"DB_PASSWORD\\", \\"***\\")\\n",'),
+        # the password's own quote, escaped in Python and again in JSON: no tail left after it
+        ('"DB_PASSWORD = \\"pa\\\\\\"ss-word-123\\"\\n",', '"DB_PASSWORD = \\"***\\"\\n",'),
     ],
 )
 def test_common_credential_shapes_are_masked_and_ordinary_text_is_not(

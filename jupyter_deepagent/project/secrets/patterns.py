@@ -39,6 +39,10 @@ Span = tuple[int, int]
 
 _WORD_START = r"(?<![A-Za-z0-9_\-])"
 _VALUE_CHARS = r"[^\s\"'`,;:=()\[\]{}<>]"
+_JSON_QUOTED_CHAR = r"""(?:[^"\\\r\n]|\\[^"\\\r\n]|\\\\(?:\\["\\]|[^"\\\r\n]|\\[^"\\\r\n]))"""
+"""One character of a double-quoted Python string as a notebook file holds it, inside the JSON
+string of a cell's source (where its quotes are written `\\"`): neither a quote nor a backslash,
+an escape other than a quote's, or an escaped backslash and the character it escapes."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,17 @@ _CONTEXTS = (
         ("environ", "getenv"),
         name_group=1,
     ),
+    # the same inside a JSON string, a notebook file's cell source: os.environ[\"NAME\"] = \"value\"
+    _Rule(
+        re.compile(
+            r"""(?:environ(?:\.setdefault\(|\.get\(|\[)|getenv\()[ \t]*"""
+            r"""\\"([A-Za-z_][A-Za-z0-9_]*+)\\"[ \t]*(?:\][ \t]*=|,)[ \t]*"""
+            r"""\\"(""" + _JSON_QUOTED_CHAR + r"""{1,4096}+)\\\""""
+        ),
+        2,
+        ("environ", "getenv"),
+        name_group=1,
+    ),
     # --context key=value (every --context value is for tools only)
     _Rule(
         re.compile(
@@ -146,7 +161,7 @@ _ASSIGNED = re.compile(
     r"|\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
     r"|'(?P<single>(?:[^'\\\r\n]|\\[^\r\n]){1,4096}+)'"
     # a double-quoted value inside a JSON string (a notebook's source: `"KEY = \\"...\\"\\n"`)
-    r"|\\\"(?P<escaped>(?:[^\"\\\r\n]|\\[^\"\r\n]){1,4096}+)\\\""
+    r"|\\\"(?P<escaped>" + _JSON_QUOTED_CHAR + r"{1,4096}+)\\\""
     r"|(?![\"'])(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?" + _VALUE_CHARS + r"{1,4096}+=*)"
     r"(?![^\s,;]))"
 )
@@ -221,6 +236,12 @@ def _assignment_spans(
         quote = text[word_start - 1] if word_start > start else ""
         if quote in ("'", '"') and text.startswith(quote, word_end):
             name_end += 1
+        elif (
+            quote == '"'
+            and text[word_start - 2 : word_start] == '\\"'
+            and text.startswith('\\"', word_end)
+        ):  # a quoted name inside a JSON string (a notebook's source: `{\\"password\\": ...}`)
+            name_end += 2
         value = _ASSIGNED.match(text, name_end, end)
         if value is None or not is_secret(text[word_start:word_end]):
             continue
