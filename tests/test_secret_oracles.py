@@ -390,6 +390,15 @@ def test_only_text_exactly_as_the_agent_wrote_it_is_read_back_unmasked(tmp_path:
     assert outputs.grep(ENV_KEY[:8], "/") == []
     outputs.write("/notes.md", f"key {ENV_KEY}")
     assert outputs.read("/notes.md").lines == [f"key {ENV_KEY}"]
+    # a guess written where the kernel's next display will be saved, then deleted: the display
+    # is the kernel's, masked whether the guess was right or not
+    outputs.write("/display-2.json", f'{{"in_use": "{ENV_KEY}"}}')
+    outputs.delete("/display-2.json")
+    outputs.save_output("/display-2.json", f'{{"in_use": "{ENV_KEY}"}}')
+    assert outputs.read("/display-2.json").lines == ['{"in_use": "***"}']
+    outputs.write("/display-3.json", f'{{"in_use": "{ENV_KEY}"}}')
+    outputs.save_output("/display-3.json", f'{{"in_use": "{ENV_KEY}"}}')  # over the agent's
+    assert outputs.read("/display-3.json").lines == ['{"in_use": "***"}']
 
 
 def test_a_guess_written_elsewhere_neither_unmasks_a_file_nor_unlocks_a_notebook(

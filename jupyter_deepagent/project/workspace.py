@@ -330,7 +330,9 @@ class GuardedFolder(AsyncBackendMixin):
 
     def delete(self, path: str) -> None:
         """Delete a file or folder unless it is, or holds, something hidden or protected."""
-        self.backend.delete(self._check_change(path))
+        self._check_change(path)
+        self._masked.forget(normalize_virtual_path(path))  # a file's identity could be reused
+        self.backend.delete(path)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
         """Matching files, hidden ones left out."""

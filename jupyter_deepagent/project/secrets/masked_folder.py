@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from jupyter_deepagent._exceptions import BackendError
 from jupyter_deepagent.backends import every_file, normalize_virtual_path
 from jupyter_deepagent.backends.protocol import (
     DEFAULT_READ_LIMIT,
@@ -96,7 +97,9 @@ class MaskedFolder(AsyncBackendMixin):
     def save_output(self, path: str, content: str) -> WriteResult:
         """Write a file the kernel made (a figure, a display of a `python` call): the agent
         reads it masked, since it may show what the user's variables hold."""
-        return self.backend.write(path, content)
+        result = self.backend.write(path, content)
+        self._masked.forget(normalize_virtual_path(path))
+        return result
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
         """Replace `old`, found in the masked text; refused on a line that holds a mask.
@@ -116,7 +119,14 @@ class MaskedFolder(AsyncBackendMixin):
 
     def delete(self, path: str) -> None:
         """Delete a file, or a folder with everything under it."""
-        self.backend.delete(path)
+        virtual = normalize_virtual_path(path)
+        try:
+            gone = every_file(self.backend, virtual)
+        except BackendError:  # nothing there: the delete says so
+            gone = []
+        for info in gone:
+            self._masked.forget(info.path)
+        self.backend.delete(virtual)
 
     def grep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False

@@ -170,24 +170,30 @@ class AgentTexts:
     """
 
     def __init__(self) -> None:
-        self._written: set[tuple[Hashable, bytes]] = set()
+        self._written: dict[Hashable, bytes] = {}
         self._lock = threading.Lock()
 
     def wrote(self, place: Hashable | None, text: str) -> None:
         """Record that the agent wrote the whole of `text` (it knows every word) to `place`
-        (None: a file that cannot be named, recorded nowhere)."""
+        (None: a file that cannot be named, recorded nowhere); only its last text counts."""
         if place is None:
             return
         with self._lock:
-            self._written.add((place, _digest(text)))
+            self._written[place] = _digest(text)
+
+    def forget(self, place: Hashable | None) -> None:
+        """Record that someone else wrote the file at `place`, or that it is gone: a file made
+        there later is not the agent's, whatever it holds."""
+        with self._lock:
+            self._written.pop(place, None)
 
     def is_own(self, place: Hashable | None, raw: str) -> bool:
-        """Whether `raw`, the whole text of the file at `place`, is exactly what the agent wrote
-        there."""
+        """Whether `raw`, the whole text of the file at `place`, is exactly what the agent last
+        wrote there."""
         if place is None:
             return False
         with self._lock:
-            return (place, _digest(raw)) in self._written
+            return self._written.get(place) == _digest(raw)
 
 
 class MaskedTexts:
@@ -219,6 +225,11 @@ class MaskedTexts:
         """Record that the agent wrote the whole of `text` to `path` (call it after the write:
         a file replaced atomically is a new file)."""
         self.own.wrote(self.place(path), text)
+
+    def forget(self, path: str) -> None:
+        """Record that someone else wrote the file at `path`, or that it is gone (call it before
+        a delete: a gone file has no identity on disk)."""
+        self.own.forget(self.place(path))
 
     def owns(self, path: str, raw: str) -> bool:
         """Whether `raw`, the file at `path`'s whole text, is exactly what the agent wrote there
