@@ -429,6 +429,14 @@ def test_a_guess_written_elsewhere_neither_unmasks_a_file_nor_unlocks_a_notebook
     assert shown == [['DB_PASSWORD = "***"']] * 2
     assert (tmp_path / "analysis.ipynb").read_text() == '{"cells": [], "nbformat": 4}\n'
 
+    # the file a guess was written to, replaced: the disk may give its identity to the next file
+    # made, the kernel's, which must not pass for the agent's however alike they are
+    for step in range(20):
+        guard.write(f"/reuse{step}.txt", settings)
+        guard.write(f"/reuse{step}.txt", "something else\n")
+        (tmp_path / f"kernel{step}.txt").write_text(settings)
+        assert guard.read(f"/kernel{step}.txt").lines == ['DB_PASSWORD = "***"']
+
 
 def test_a_word_list_written_in_an_earlier_run_is_still_the_agents_own(
     with_db_env: Notebook,

@@ -218,13 +218,14 @@ def test_resume_names_the_thread_as_threads_all_lists_it(notebook: Notebook) -> 
     model = scripted(call("write_file", file_path="/workspace/a.md", content="a"), "Wrote a.")
     notebook.session.configure(model=model)
     notebook.run("%agent config interrupt_on=write_file")
-    notebook.run("%%agent -t review\nwrite a")
+    notebook.run('%%agent -t review --system "Answer as SYS-MARK-42."\nwrite a')
     user = notebook.session.owner.user
 
     approved = notebook.run(f"%agent resume -t {user}/review approve")
     theirs = notebook.run("%agent resume -t someone-else/review approve")
 
     assert approved.error is None and approved.markdown[-1] == "Wrote a."
+    assert "SYS-MARK-42" in str(model.requests[-1].messages[0].text)  # the cell's own options
     assert "is theirs" in str(theirs.error)
 
 

@@ -247,7 +247,7 @@ class GuardedFolder(AsyncBackendMixin):
         except OSError:
             return False
 
-    def _file_identity(self, virtual: str) -> tuple[int, int] | None:
+    def _file_identity(self, virtual: str) -> tuple[int, int, int] | None:
         """The identity on disk of the file at `virtual` (`file_identity`)."""
         return file_identity(
             os.path.join(self.root, *(part for part in virtual.split("/") if part))
@@ -307,8 +307,10 @@ class GuardedFolder(AsyncBackendMixin):
 
     def write(self, path: str, content: str) -> WriteResult:
         """Write a file unless it is hidden or protected (the agent reads it back as written)."""
-        result = self.backend.write(self._check_change(path), content)
-        self._masked.wrote(normalize_virtual_path(path), content)
+        virtual = normalize_virtual_path(self._check_change(path))
+        replaced = self._masked.place(virtual)
+        result = self.backend.write(path, content)
+        self._masked.wrote(virtual, content, replaced=replaced)
         return result
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
@@ -323,15 +325,21 @@ class GuardedFolder(AsyncBackendMixin):
         shown = self._masked.get(virtual, self.backend.read_text(path), self._redactor())
         text, count = shown.edited(virtual, old, new, replace_all)
         own = self._masked.owns(virtual, shown.raw)  # the agent's own text stays its own
+        replaced = self._masked.place(virtual)
         self.backend.write(path, text)
         if own:
-            self._masked.wrote(virtual, text)
+            self._masked.wrote(virtual, text, replaced=replaced)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
         """Delete a file or folder unless it is, or holds, something hidden or protected."""
-        self._check_change(path)
-        self._masked.forget(normalize_virtual_path(path))  # a file's identity could be reused
+        virtual = normalize_virtual_path(self._check_change(path))
+        try:  # each file's identity on disk could be reused
+            gone = [info.path for info in every_file(self.backend, virtual)]
+        except BackendError:  # nothing there: the delete says so
+            gone = []
+        for file_path in (virtual, *gone):
+            self._masked.forget(file_path)
         self.backend.delete(path)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:

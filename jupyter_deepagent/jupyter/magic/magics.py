@@ -361,7 +361,7 @@ class AgentMagics(Magics):
         if shown is not None or options.thread is None:
             return options
         saved = self.session.storage.checkpointer.get_tuple(
-            {"configurable": {"thread_id": self.session.own_thread(options.thread)}}
+            {"configurable": {"thread_id": options.thread}}
         )
         if saved is None:
             msg = f"nothing is waiting {waiting} on thread {options.thread!r}: it has no runs yet"

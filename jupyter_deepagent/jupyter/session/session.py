@@ -488,6 +488,10 @@ class Session:
 
     def resume_options(self, thread: str | None = None) -> RunOptions:
         """The options of the last run planned on `thread` in this kernel (its model, tools,
-        runtime context...), so resuming it continues with the same; else the defaults."""
-        name = thread or self.thread
+        runtime context...), so resuming it continues with the same; else the defaults.
+
+        Raises:
+            InputError: `thread` is another user's (`own_thread`).
+        """
+        name = self.own_thread(thread) if thread else self.thread
         return self._run_options.get(name) or RunOptions(thread=name)

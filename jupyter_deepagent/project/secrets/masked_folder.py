@@ -12,6 +12,7 @@ itself is given back as written (it knows the text; masking it would only be an 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
@@ -65,6 +66,9 @@ class MaskedFolder(AsyncBackendMixin):
         self.backend = backend
         self.redact = redact
         self._masked = MaskedTexts()
+        self._changing = threading.Lock()
+        """Held over a change and its record, so the kernel's display saved while the agent
+        writes the same file cannot be recorded as the agent's text."""
 
     def __repr__(self) -> str:
         return f"MaskedFolder({self.backend!r})"
@@ -90,15 +94,17 @@ class MaskedFolder(AsyncBackendMixin):
 
     def write(self, path: str, content: str) -> WriteResult:
         """Write a file for the agent: it reads this text back as it wrote it."""
-        result = self.backend.write(path, content)
-        self._masked.wrote(normalize_virtual_path(path), content)
+        with self._changing:
+            result = self.backend.write(path, content)
+            self._masked.wrote(normalize_virtual_path(path), content)
         return result
 
     def save_output(self, path: str, content: str) -> WriteResult:
         """Write a file the kernel made (a figure, a display of a `python` call): the agent
         reads it masked, since it may show what the user's variables hold."""
-        result = self.backend.write(path, content)
-        self._masked.forget(normalize_virtual_path(path))
+        with self._changing:
+            result = self.backend.write(path, content)
+            self._masked.forget(normalize_virtual_path(path))
         return result
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> EditResult:
@@ -109,24 +115,26 @@ class MaskedFolder(AsyncBackendMixin):
             PermissionDenied: If a line the edit touches holds a masked secret.
         """
         virtual = normalize_virtual_path(path)
-        shown = self._masked.get(virtual, self.backend.read_text(virtual), self._redactor())
-        text, count = shown.edited(virtual, old, new, replace_all)
-        own = self._masked.owns(virtual, shown.raw)  # the agent's own text stays its own
-        self.backend.write(virtual, text)
-        if own:
-            self._masked.wrote(virtual, text)
+        with self._changing:
+            shown = self._masked.get(virtual, self.backend.read_text(virtual), self._redactor())
+            text, count = shown.edited(virtual, old, new, replace_all)
+            own = self._masked.owns(virtual, shown.raw)  # the agent's own text stays its own
+            self.backend.write(virtual, text)
+            if own:
+                self._masked.wrote(virtual, text)
         return EditResult(path=virtual, replacements=count)
 
     def delete(self, path: str) -> None:
         """Delete a file, or a folder with everything under it."""
         virtual = normalize_virtual_path(path)
-        try:
-            gone = every_file(self.backend, virtual)
-        except BackendError:  # nothing there: the delete says so
-            gone = []
-        for info in gone:
-            self._masked.forget(info.path)
-        self.backend.delete(virtual)
+        with self._changing:
+            try:
+                gone = every_file(self.backend, virtual)
+            except BackendError:  # nothing there: the delete says so
+                gone = []
+            for info in gone:
+                self._masked.forget(info.path)
+            self.backend.delete(virtual)
 
     def grep(
         self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False

@@ -148,14 +148,15 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
 
 
-def file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """The file at `path` as the disk knows it (device and inode: the same through a link or
-    another spelling of its name), or None when there is none."""
+def file_identity(path: str | os.PathLike[str]) -> tuple[int, int, int] | None:
+    """The file at `path` as the disk knows it (device, inode and the time its inode last
+    changed: the same through a link or another spelling of its name, another once the file is
+    replaced, rewritten or its inode reused), or None when there is none."""
     try:
         found = os.stat(path)
     except (OSError, ValueError):
         return None
-    return found.st_dev, found.st_ino
+    return found.st_dev, found.st_ino, found.st_ctime_ns
 
 
 class AgentTexts:
@@ -221,9 +222,11 @@ class MaskedTexts:
         self._chars = 0
         self._lock = threading.Lock()
 
-    def wrote(self, path: str, text: str) -> None:
+    def wrote(self, path: str, text: str, *, replaced: Hashable | None = None) -> None:
         """Record that the agent wrote the whole of `text` to `path` (call it after the write:
-        a file replaced atomically is a new file)."""
+        a file replaced atomically is a new file); `replaced` is the file it replaced (its
+        `place` before the write), forgotten, since the disk may give its identity to another."""
+        self.own.forget(replaced)
         self.own.wrote(self.place(path), text)
 
     def forget(self, path: str) -> None:
