@@ -166,8 +166,11 @@ def test_verify_on_a_notebook_without_a_log_says_so_in_one_line(tmp_path: Path) 
     ("text", "why"),
     [("{}", "ValidationError: Notebook could not be converted from version 1 to version 2"),
      ("[]", "AttributeError: 'list' object has no attribute 'get'"),
-     ('{"cells": 5, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "TypeError")],
-    ids=["no cells", "a list", "cells not a list"],
+     ('{"cells": 5, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "TypeError"),
+     ('{"cells": [{"cell_type": "code", "id": "a", "source": 1, "metadata": {}, "outputs": []}], '
+      '"metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "its cells are not a list"),
+     ("[" * 100_000 + "]" * 100_000, "RecursionError")],
+    ids=["no cells", "a list", "cells not a list", "a source not text", "nested too deep"],
 )
 def test_a_file_that_is_not_a_notebook_is_one_line_for_run_and_verify_and_unlabelled_for_log(
     tmp_path: Path, text: str, why: str

@@ -29,11 +29,25 @@ def read_notebook(path: Path) -> NotebookNode:
     from nbformat import ValidationError
 
     try:
-        return nbformat.read(path, as_version=4)
-    except (ValidationError, AttributeError, TypeError, KeyError) as exc:
-        # nbformat reads any JSON: another shape fails where it is first used
+        notebook = nbformat.read(path, as_version=4)
+    except (
+        ValidationError,
+        AttributeError,
+        TypeError,
+        KeyError,
+        AssertionError,
+        RecursionError,
+        UnicodeError,
+    ) as exc:  # nbformat reads any JSON: another shape fails where it is first used
         msg = f"not a notebook nbformat can read ({type(exc).__name__}: {exc})"
         raise ValueError(msg) from None
+    cells = notebook.get("cells")
+    if not isinstance(cells, list) or not all(
+        isinstance(cell, dict) and isinstance(cell.get("source"), str) for cell in cells
+    ):  # nbformat only warns about a version 4 file it cannot validate
+        msg = "not a notebook nbformat can read (its cells are not a list of cells with a source)"
+        raise ValueError(msg)
+    return notebook
 
 
 @dataclass(frozen=True)
