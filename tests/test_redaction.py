@@ -211,6 +211,11 @@ def test_keys_in_a_list_are_masked_and_a_vocabulary_is_not(notebook: Notebook) -
          '"os.environ[\\"DB_PASSWORD\\"] = \\"***\\"\\n",'),
         ('"os.environ.setdefault(\\"DB_PASSWORD\\", \\"hunter2x\\")\\n",',
          '"os.environ.setdefault(\\"DB_PASSWORD\\", \\"***\\")\\n",'),
+        # and as the JSON string of a cell's source writes them: quotes, triple quotes, a prefix, a tab
+        ("\"DB_PASSWORD = 'Zq8h\\\\'unter2Xy'\"", "\"DB_PASSWORD = '***'\""),
+        ("\"DB_PASSWORD = \\\"\\\"\\\"Zq8hunter2Xy\\\"\\\"\\\"\"", "\"DB_PASSWORD = \\\"\\\"\\\"***\\\"\\\"\\\"\""),
+        ("\"DB_PASSWORD = b\\\"Zq8hunter2Xy\\\"\"", "\"DB_PASSWORD = b\\\"***\\\"\""),
+        ("\"DB_PASSWORD\\t= \\\"Zq8hunter2Xy\\\"\"", "\"DB_PASSWORD\\t= \\\"***\\\"\""),
         # the password's own quote, escaped in Python and again in JSON: no tail left after it
         ('"DB_PASSWORD = \\"pa\\\\\\"ss-word-123\\"\\n",', '"DB_PASSWORD = \\"***\\"\\n",'),
     ],

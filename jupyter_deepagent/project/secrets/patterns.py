@@ -155,19 +155,24 @@ _ASSIGNED = re.compile(
     # `=` or `:`, or a Python annotation then `=` (`API_KEY: str = "..."`, `: str | None =`),
     # then the value: quoted (triple-quoted too, with a Python string prefix: `b"..."`, not an
     # f-string, a template rather than a value), or bare
-    r"[ \t]*(?::[ \t]*+" + _ANNOTATION + r"(?:[ \t]*+\|[ \t]*+" + _ANNOTATION + r"){0,4}"
-    r"[ \t]*+=|[:=])[ \t]*(?:[bBrRuU]{1,2}(?=[\"']))?"
+    # (white space may be a JSON string's `\t`, in a notebook file's cell source)
+    r"(?:[ \t]|\\t)*+(?::[ \t]*+" + _ANNOTATION + r"(?:[ \t]*+\|[ \t]*+" + _ANNOTATION + r"){0,4}"
+    r"[ \t]*+=|[:=])(?:[ \t]|\\t)*+(?:[bBrRuU]{1,2}(?=\\?[\"']))?"
     r"(?:\"\"\"(?P<triple>[^\"\r\n]{1,4096}+)\"\"\"|'''(?P<tsingle>[^'\r\n]{1,4096}+)'''"
     r"|\"(?P<double>(?:[^\"\\\r\n]|\\[^\r\n]){1,4096}+)\""
+    # single-quoted: first as a JSON string holds it, where the value's own `\'` is `\\'` (where
+    # both read the value, this one reads the longer)
+    r"|'(?P<jsingle>(?:[^'\\\r\n]|\\\\'|\\[^\r\n]){1,4096}+)'"
     r"|'(?P<single>(?:[^'\\\r\n]|\\[^\r\n]){1,4096}+)'"
-    # a double-quoted value inside a JSON string (a notebook's source: `"KEY = \\"...\\"\\n"`)
+    # double-quoted, triple too, inside a JSON string (a notebook's source: `"KEY = \\"...\\"\\n"`)
+    r"|\\\"\\\"\\\"(?P<jtriple>(?:[^\"\\\r\n]|\\[^\"\r\n]){1,4096}+)\\\"\\\"\\\""
     r"|\\\"(?P<escaped>" + _JSON_QUOTED_CHAR + r"{1,4096}+)\\\""
     r"|(?![\"'])(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?" + _VALUE_CHARS + r"{1,4096}+=*)"
     r"(?![^\s,;]))"
 )
 
 
-_VALUE_GROUPS = ("triple", "tsingle", "double", "single", "escaped", "bare")
+_VALUE_GROUPS = ("triple", "tsingle", "double", "jsingle", "single", "jtriple", "escaped", "bare")
 
 
 def _word_end(text: str, start: int, end: int) -> int:
